@@ -1,0 +1,33 @@
+//! # ratekeeper-core
+//!
+//! Rate-limiting algorithms as pure state machines. Every operation takes the
+//! current time as an argument (whole microseconds since the limiter was
+//! created); the core has no clock, no lock and never allocates, so it runs
+//! anywhere `#![no_std]` does and gives the same answer for the same inputs
+//! on every platform and from every language binding.
+//!
+//! The `ratekeeper` crate wraps these state machines with clocks, thread
+//! safety and blocking/async waits; most users want that crate.
+//!
+//! ## Algorithms
+//!
+//! * [`SmoothRateLimiter`] — Guava 31.1's `SmoothBursty` and
+//!   `SmoothWarmingUp`, reproduced bit for bit.
+//!
+//! ```
+//! use ratekeeper_core::SmoothRateLimiter;
+//!
+//! // Guava's RateLimiter.create(1.0): one permit per second.
+//! let mut limiter = SmoothRateLimiter::bursty(1.0, 1.0).unwrap();
+//! assert_eq!(limiter.reserve(1, 0), Ok(0)); // granted at once
+//! assert_eq!(limiter.reserve(1, 0), Ok(1_000_000)); // waits one second
+//! ```
+#![no_std]
+#![warn(missing_docs)]
+
+mod error;
+mod java;
+pub mod smooth;
+
+pub use error::{Error, InvalidArgument, Value};
+pub use smooth::{SmoothKind, SmoothRateLimiter};

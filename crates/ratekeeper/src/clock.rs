@@ -1,0 +1,199 @@
+//! Clocks: where a limiter's "now" comes from, and how its waits are slept.
+//!
+//! The core state machines take the time as an argument; this module is the
+//! only place that reads a real clock. A [`Clock`] gives whole microseconds
+//! from an arbitrary origin that never go backwards, and knows how to sleep.
+//!
+//! * [`MonotonicClock`] reads the CPU's invariant time-stamp counter through
+//!   `quanta` (the same clock governor uses): a read costs a few nanoseconds,
+//!   against ~20–25 ns for `std::time::Instant::now`, and the read dominates
+//!   the cost of a rate-limiting decision. Where the TSC is missing or not
+//!   invariant, quanta falls back to the OS monotonic clock by itself.
+//! * [`ManualClock`] moves only when told to, and sleeping on it advances it
+//!   (as Guava's test stopwatch does), so code built on a limiter can be
+//!   tested deterministically and instantly.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A source of time for limiters.
+///
+/// Implementations must be monotonic: `now_micros` never returns less than an
+/// earlier call returned, on any thread.
+pub trait Clock: Send + Sync {
+    /// Whole microseconds since this clock's origin (an arbitrary fixed
+    /// moment, usually its creation).
+    fn now_micros(&self) -> i64;
+
+    /// Blocks the calling thread for `micros` microseconds (nothing when
+    /// `micros <= 0`). A manual clock advances itself instead.
+    fn sleep_micros(&self, micros: i64);
+}
+
+/// The default clock: monotonic wall time from the CPU's time-stamp counter.
+///
+/// Cloning is cheap; every clone shares the same origin.
+#[derive(Debug, Clone)]
+pub struct MonotonicClock {
+    clock: quanta::Clock,
+    origin_raw: u64,
+}
+
+impl MonotonicClock {
+    /// A clock whose origin is now. The first clock in a process calibrates
+    /// the TSC against the OS clock (a few milliseconds, once).
+    pub fn new() -> Self {
+        let clock = quanta::Clock::new();
+        let origin_raw = clock.raw();
+        MonotonicClock { clock, origin_raw }
+    }
+}
+
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for MonotonicClock {
+    #[inline]
+    fn now_micros(&self) -> i64 {
+        // Truncating nanoseconds to microseconds, as Guava's
+        // `Stopwatch.elapsed(MICROSECONDS)`.
+        let nanos = self.clock.delta_as_nanos(self.origin_raw, self.clock.raw());
+        (nanos / 1_000) as i64
+    }
+
+    fn sleep_micros(&self, micros: i64) {
+        if micros > 0 {
+            std::thread::sleep(Duration::from_micros(micros as u64));
+        }
+    }
+}
+
+/// A clock that moves only when told to. Sleeping on it advances it by the
+/// time slept, so a limiter's blocking calls return at once with the wait
+/// they would have slept, as with Guava's fake stopwatch in its own tests.
+///
+/// It counts whole microseconds (like the limiters); the sub-microsecond part
+/// of a [`Duration`] passed to [`advance`](Self::advance) is dropped. It
+/// saturates at `i64::MAX` microseconds (about 292,000 years).
+///
+/// Share it with a limiter through an `Arc` (or a reference) and keep a
+/// handle to move time:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use ratekeeper::{ManualClock, RateLimiter};
+///
+/// let clock = Arc::new(ManualClock::new());
+/// let limiter = RateLimiter::builder(2.0).clock(Arc::clone(&clock)).build().unwrap();
+/// assert_eq!(limiter.acquire(1).unwrap(), Duration::ZERO);
+/// assert_eq!(limiter.acquire(1).unwrap(), Duration::from_millis(500)); // returns at once
+/// assert_eq!(clock.now(), Duration::from_millis(500)); // the "sleep" moved the clock
+/// ```
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    micros: AtomicI64,
+}
+
+impl ManualClock {
+    /// A manual clock reading zero.
+    pub const fn new() -> Self {
+        ManualClock { micros: AtomicI64::new(0) }
+    }
+
+    /// Moves the clock forward by `by` (whole microseconds).
+    pub fn advance(&self, by: Duration) {
+        self.advance_micros(i64::try_from(by.as_micros()).unwrap_or(i64::MAX));
+    }
+
+    /// Moves the clock forward by `micros` microseconds, saturating at
+    /// `i64::MAX`. Negative values are ignored: the clock never goes back.
+    pub fn advance_micros(&self, micros: i64) {
+        if micros <= 0 {
+            return;
+        }
+        // fetch_update never fails here: the closure always returns Some.
+        let _ = self.micros.fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| Some(t.saturating_add(micros)));
+    }
+
+    /// The time since the clock was created, as moved by `advance` and sleeps.
+    pub fn now(&self) -> Duration {
+        Duration::from_micros(self.micros.load(Ordering::Acquire) as u64)
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_micros(&self) -> i64 {
+        self.micros.load(Ordering::Acquire)
+    }
+
+    fn sleep_micros(&self, micros: i64) {
+        self.advance_micros(micros);
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    #[inline]
+    fn now_micros(&self) -> i64 {
+        (**self).now_micros()
+    }
+
+    fn sleep_micros(&self, micros: i64) {
+        (**self).sleep_micros(micros)
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now_micros(&self) -> i64 {
+        (**self).now_micros()
+    }
+
+    fn sleep_micros(&self, micros: i64) {
+        (**self).sleep_micros(micros)
+    }
+}
+
+/// Converts a duration to whole microseconds for the core, saturating at
+/// `i64::MAX` (Guava's `TimeUnit.toMicros` saturates likewise).
+pub(crate) fn duration_to_micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// Converts a wait from the core (never negative) to a `Duration`.
+pub(crate) fn micros_to_duration(micros: i64) -> Duration {
+    Duration::from_micros(micros.max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_clock_moves_forward_and_sleeps() {
+        let clock = MonotonicClock::new();
+        let a = clock.now_micros();
+        clock.sleep_micros(2_000);
+        let b = clock.now_micros();
+        assert!(b - a >= 2_000, "{a} -> {b}");
+        assert!(b - a < 2_000_000, "{a} -> {b}");
+    }
+
+    #[test]
+    fn manual_clock_moves_only_when_told() {
+        let clock = ManualClock::new();
+        assert_eq!(clock.now_micros(), 0);
+        clock.advance(Duration::from_nanos(1_999));
+        assert_eq!(clock.now_micros(), 1);
+        clock.sleep_micros(10);
+        assert_eq!(clock.now_micros(), 11);
+        clock.advance_micros(-5);
+        assert_eq!(clock.now_micros(), 11);
+        clock.advance_micros(i64::MAX);
+        assert_eq!(clock.now_micros(), i64::MAX);
+    }
+}

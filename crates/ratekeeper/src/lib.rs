@@ -1,0 +1,41 @@
+//! # ratekeeper
+//!
+//! Rate limiting that behaves identically — to the microsecond — from Rust,
+//! Python, Node.js and C.
+//!
+//! This crate is the std layer: it puts the pure state machines of
+//! [`ratekeeper_core`] behind a [`Clock`] and a lock, so they can be shared
+//! between threads, and sleeps the waits they compute.
+//!
+//! * [`RateLimiter`] — Guava's `RateLimiter` (`SmoothBursty` and
+//!   `SmoothWarmingUp`), bit for bit, plus what Guava's users asked for and
+//!   never got: [`time_until_available`](RateLimiter::time_until_available)
+//!   and [`can_acquire`](RateLimiter::can_acquire), which take nothing.
+//! * [`MonotonicClock`] (TSC-based, the default) and [`ManualClock`] (moves
+//!   when told; sleeping on it advances it) for deterministic tests.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use ratekeeper::{ManualClock, RateLimiter};
+//!
+//! let clock = Arc::new(ManualClock::new());
+//! let limiter = RateLimiter::builder(5.0).clock(Arc::clone(&clock)).build()?;
+//! assert!(limiter.try_acquire(1, Duration::ZERO)?);
+//! assert!(!limiter.try_acquire(1, Duration::ZERO)?); // next permit in 200 ms
+//! clock.advance(Duration::from_millis(200));
+//! assert!(limiter.try_acquire(1, Duration::ZERO)?);
+//! # Ok::<(), ratekeeper::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod clock;
+mod rate_limiter;
+mod state_lock;
+
+pub use clock::{Clock, ManualClock, MonotonicClock};
+pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
+pub use ratekeeper_core::{Error, InvalidArgument, SmoothKind, SmoothRateLimiter, Value};
+
+/// The core state machines, for callers that bring their own clock and lock.
+pub use ratekeeper_core as core;
