@@ -123,7 +123,7 @@ pub fn check_permits(permits: u32) -> Result<(), Error> {
 /// [`check_permits`], with negative and oversized values reported as given.
 pub fn permits_from_i64(permits: i64) -> Result<u32, Error> {
     match u32::try_from(permits) {
-        Ok(p) if p >= 1 && p <= MAX_PERMITS_PER_REQUEST => Ok(p),
+        Ok(p) if (1..=MAX_PERMITS_PER_REQUEST).contains(&p) => Ok(p),
         _ => Err(Error::invalid_int("permits", permits, "must be between 1 and 2147483647")),
     }
 }
