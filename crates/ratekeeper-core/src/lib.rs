@@ -27,7 +27,9 @@
 
 mod error;
 mod java;
+mod packed;
 pub mod smooth;
 
 pub use error::{Error, InvalidArgument, Value};
+pub use packed::Packed;
 pub use smooth::{SmoothKind, SmoothRateLimiter};

@@ -160,11 +160,15 @@ impl<C: Clock + ?Sized> Clock for &C {
 
 /// Converts a duration to whole microseconds for the core, saturating at
 /// `i64::MAX` (Guava's `TimeUnit.toMicros` saturates likewise).
+#[inline]
 pub(crate) fn duration_to_micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+    // In u64 arithmetic: cheaper than `as_micros`'s u128 on the hot path.
+    let micros = d.as_secs().saturating_mul(1_000_000).saturating_add(u64::from(d.subsec_micros()));
+    i64::try_from(micros).unwrap_or(i64::MAX)
 }
 
 /// Converts a wait from the core (never negative) to a `Duration`.
+#[inline]
 pub(crate) fn micros_to_duration(micros: i64) -> Duration {
     Duration::from_micros(micros.max(0) as u64)
 }

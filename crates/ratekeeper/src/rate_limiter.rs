@@ -5,23 +5,21 @@
 //!
 //! ## Concurrency
 //!
-//! The state machine sits in a [`StateLock`]; beside it, an atomic copy of
-//! Guava's `nextFreeTicketMicros`. A `try_acquire` that must refuse reads
-//! only that copy, so refusals never write shared memory and never wait for
-//! each other. One that may succeed reads the lock's version *before* the
-//! clock and takes the lock only if the version has not moved since: so the
-//! times fed to the state machine are in the same order as the decisions,
-//! exactly as if each had read the clock inside Guava's `synchronized`
-//! block. Sleeping always happens after the lock is released.
+//! The state machine sits in a [`SeqCell`]. Every decision reads a copy of
+//! it, then the clock, decides on the copy, and publishes the result only if
+//! nobody published since the copy was taken (otherwise it decides again on
+//! a fresh copy). A refusal writes nothing. Because the copy's version is
+//! read before the clock, the times fed to the state machine are in the
+//! order of the decisions, exactly as if each had read the clock inside
+//! Guava's `synchronized` block. Sleeping always happens afterwards.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use ratekeeper_core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
-use ratekeeper_core::{Error, SmoothKind, SmoothRateLimiter};
+use ratekeeper_core::{Error, Packed, SmoothKind, SmoothRateLimiter};
 
 use crate::clock::{duration_to_micros, micros_to_duration, Clock, MonotonicClock};
-use crate::state_lock::{StateGuard, StateLock};
+use crate::seq_cell::{Backoff, SeqCell};
 
 /// A rate limiter with Guava's `RateLimiter` semantics (`SmoothBursty` or
 /// `SmoothWarmingUp`), safe to share between threads (`&self` everywhere;
@@ -47,22 +45,11 @@ use crate::state_lock::{StateGuard, StateLock};
 /// the following `acquire(1)` waits 100 s.
 #[derive(Debug)]
 pub struct RateLimiter<C: Clock = MonotonicClock> {
-    shared: Shared,
+    state: SeqCell<SmoothRateLimiter, 9>,
     clock: C,
     /// The clock's reading when the limiter was created: Guava's stopwatch
     /// starts at creation, and the core counts from 0.
     origin_micros: i64,
-}
-
-/// The mutable part, on its own cache lines so that it does not share one
-/// with whatever the allocator puts next to the limiter.
-#[derive(Debug)]
-#[repr(align(128))]
-struct Shared {
-    state: StateLock<SmoothRateLimiter>,
-    /// Guava's `nextFreeTicketMicros`, copied here under the lock after every
-    /// change so that it can be read without taking it.
-    next_free_micros: AtomicI64,
 }
 
 impl RateLimiter<MonotonicClock> {
@@ -100,8 +87,7 @@ impl<C: Clock> RateLimiter<C> {
     /// Wraps a core state machine created at the current time of `clock`.
     pub fn from_core(limiter: SmoothRateLimiter, clock: C) -> Self {
         let origin_micros = clock.now_micros();
-        let next_free_micros = AtomicI64::new(limiter.earliest_available_micros());
-        RateLimiter { shared: Shared { state: StateLock::new(limiter), next_free_micros }, clock, origin_micros }
+        RateLimiter { state: SeqCell::new(&limiter), clock, origin_micros }
     }
 
     /// Microseconds since the limiter was created.
@@ -110,25 +96,12 @@ impl<C: Clock> RateLimiter<C> {
         self.clock.now_micros().saturating_sub(self.origin_micros)
     }
 
-    /// Runs `f` on the state machine under the lock, at the current time, and
-    /// refreshes the lock-free copy of the next free ticket.
+    /// Runs `f` on the state machine atomically, at the current time.
     #[inline]
-    fn with_state<R>(&self, f: impl FnOnce(&mut SmoothRateLimiter, i64) -> R) -> R {
-        let mut state = self.shared.state.lock();
-        // Read the clock inside the lock, as Guava does inside `synchronized`.
-        let now = self.now_micros();
-        self.finish(&mut state, |s| f(s, now))
-    }
-
-    #[inline]
-    fn finish<R>(
-        &self,
-        state: &mut StateGuard<'_, SmoothRateLimiter>,
-        f: impl FnOnce(&mut SmoothRateLimiter) -> R,
-    ) -> R {
-        let result = f(state);
-        self.shared.next_free_micros.store(state.earliest_available_micros(), Ordering::Relaxed);
-        result
+    fn with_state<R>(&self, mut f: impl FnMut(&mut SmoothRateLimiter, i64) -> R) -> R {
+        // The clock is read after the copy's version, so no later decision
+        // can have used an earlier time.
+        self.state.update(|s| f(s, self.now_micros()))
     }
 
     /// Guava's `acquire(permits)`: takes `permits`, sleeping until they are
@@ -136,9 +109,11 @@ impl<C: Clock> RateLimiter<C> {
     ///
     /// Errors, taking nothing, when `permits` is 0 or above `i32::MAX`.
     pub fn acquire(&self, permits: u32) -> Result<Duration, Error> {
-        let wait = self.reserve(permits)?;
-        self.clock.sleep_micros(duration_to_micros(wait));
-        Ok(wait)
+        let wait = self.with_state(|s, now| s.reserve(permits, now))?;
+        if wait > 0 {
+            self.clock.sleep_micros(wait);
+        }
+        Ok(micros_to_duration(wait))
     }
 
     /// Guava's `tryAcquire(permits, timeout)`: takes `permits` if they can be
@@ -146,10 +121,13 @@ impl<C: Clock> RateLimiter<C> {
     /// returns `false` at once, taking nothing, if they cannot.
     ///
     /// Errors, taking nothing, when `permits` is 0 or above `i32::MAX`.
+    #[inline]
     pub fn try_acquire(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
-        match self.try_reserve(permits, timeout)? {
+        match self.try_reserve_micros(permits, duration_to_micros(timeout))? {
             Some(wait) => {
-                self.clock.sleep_micros(duration_to_micros(wait));
+                if wait > 0 {
+                    self.clock.sleep_micros(wait);
+                }
                 Ok(true)
             }
             None => Ok(false),
@@ -169,25 +147,24 @@ impl<C: Clock> RateLimiter<C> {
     /// when the permits were taken and the caller must wait `wait` (at most
     /// `timeout`), `None` when they could not be had within `timeout`.
     pub fn try_reserve(&self, permits: u32, timeout: Duration) -> Result<Option<Duration>, Error> {
-        ratekeeper_core::smooth::check_permits(permits)?;
-        let timeout_micros = duration_to_micros(timeout);
-        let mut spins = 0;
+        Ok(self.try_reserve_micros(permits, duration_to_micros(timeout))?.map(micros_to_duration))
+    }
+
+    /// The hot path of `try_acquire`, in the core's microseconds.
+    #[inline]
+    fn try_reserve_micros(&self, permits: u32, timeout_micros: i64) -> Result<Option<i64>, Error> {
+        let mut backoff = Backoff::default();
         loop {
-            // The version first, then the clock: if the lock is still at this
-            // version below, no decision was made after our clock read.
-            let version = self.shared.state.version();
+            let (version, words) = self.state.read_unchecked();
+            let mut state = SmoothRateLimiter::unpack(words);
             let now = self.now_micros();
-            let next_free = self.shared.next_free_micros.load(Ordering::Relaxed);
-            // Guava's `canAcquire`, on the lock-free copy: a refusal writes
-            // nothing. Checked again under the lock by the core.
-            if next_free.wrapping_sub(timeout_micros) > now {
-                return Ok(None);
+            match state.try_reserve(permits, timeout_micros, now)? {
+                // A refusal changes nothing, so there is nothing to publish;
+                // but it must have been made on a consistent copy.
+                None if self.state.unchanged_since(version) => return Ok(None),
+                Some(wait) if self.state.try_write_hot(version, &words, &state) => return Ok(Some(wait)),
+                _ => backoff.wait(),
             }
-            if let Some(mut state) = self.shared.state.lock_at(version) {
-                let wait = self.finish(&mut state, |s| s.try_reserve(permits, timeout_micros, now))?;
-                return Ok(wait.map(micros_to_duration));
-            }
-            StateLock::<SmoothRateLimiter>::back_off(&mut spins);
         }
     }
 
@@ -197,16 +174,16 @@ impl<C: Clock> RateLimiter<C> {
     /// else.
     pub fn time_until_available(&self, permits: u32) -> Result<Duration, Error> {
         ratekeeper_core::smooth::check_permits(permits)?;
-        let next_free = self.shared.next_free_micros.load(Ordering::Relaxed);
-        Ok(micros_to_duration(next_free.wrapping_sub(self.now_micros()).max(0)))
+        let state = self.state.get();
+        Ok(micros_to_duration(state.time_until_available_micros(self.now_micros())))
     }
 
     /// Whether `try_acquire(permits, timeout)` would succeed now, without
     /// taking anything (Guava's package-private `canAcquire`).
     pub fn can_acquire(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
         ratekeeper_core::smooth::check_permits(permits)?;
-        let next_free = self.shared.next_free_micros.load(Ordering::Relaxed);
-        Ok(next_free.wrapping_sub(duration_to_micros(timeout)) <= self.now_micros())
+        let state = self.state.get();
+        Ok(state.can_acquire(duration_to_micros(timeout), self.now_micros()))
     }
 
     /// Guava's `setRate`. Requests already waiting keep their wait; the next
@@ -220,17 +197,17 @@ impl<C: Clock> RateLimiter<C> {
 
     /// Guava's `getRate`, bit for bit.
     pub fn rate(&self) -> f64 {
-        self.shared.state.lock().rate()
+        self.state.get().rate()
     }
 
     /// Bursty or warming up, with the fixed parameters.
     pub fn kind(&self) -> SmoothKind {
-        self.shared.state.lock().kind()
+        self.state.get().kind()
     }
 
     /// A copy of the core state machine, for inspection.
     pub fn snapshot(&self) -> SmoothRateLimiter {
-        self.shared.state.lock().clone()
+        self.state.get()
     }
 
     /// The limiter's clock.
@@ -239,8 +216,8 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     /// Consumes the limiter and returns its state machine.
-    pub fn into_core(mut self) -> SmoothRateLimiter {
-        self.shared.state.get_mut().clone()
+    pub fn into_core(self) -> SmoothRateLimiter {
+        self.state.get()
     }
 }
 
