@@ -5,18 +5,18 @@
 //!
 //! ## Concurrency
 //!
-//! The state machine sits in a [`SeqCell`]. Every decision reads a copy of
-//! it, then the clock, decides on the copy, and publishes the result only if
-//! nobody published since the copy was taken (otherwise it decides again on
-//! a fresh copy). A refusal writes nothing. Because the copy's version is
-//! read before the clock, the times fed to the state machine are in the
-//! order of the decisions, exactly as if each had read the clock inside
+//! The state machine sits in a [`SeqCell`]. A decision reads the clock,
+//! takes a copy of the state, decides on the copy at `max(clock, time of the
+//! latest decision)`, and publishes the result only if nobody published
+//! since the copy was taken (otherwise it decides again on a fresh copy). A
+//! refusal writes nothing. The times fed to the state machine therefore
+//! never go backwards, exactly as if each decision had read the clock inside
 //! Guava's `synchronized` block. Sleeping always happens afterwards.
 
 use std::time::Duration;
 
 use ratekeeper_core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
-use ratekeeper_core::{Error, Packed, SmoothKind, SmoothRateLimiter};
+use ratekeeper_core::{Error, SmoothKind, SmoothRateLimiter};
 
 use crate::clock::{duration_to_micros, micros_to_duration, Clock, MonotonicClock};
 use crate::seq_cell::{Backoff, SeqCell};
@@ -87,21 +87,19 @@ impl<C: Clock> RateLimiter<C> {
     /// Wraps a core state machine created at the current time of `clock`.
     pub fn from_core(limiter: SmoothRateLimiter, clock: C) -> Self {
         let origin_micros = clock.now_micros();
-        RateLimiter { state: SeqCell::new(&limiter), clock, origin_micros }
+        RateLimiter { state: SeqCell::new(&limiter, 0), clock, origin_micros }
     }
 
     /// Microseconds since the limiter was created.
     #[inline]
     fn now_micros(&self) -> i64 {
-        self.clock.now_micros().saturating_sub(self.origin_micros)
+        self.clock.now_micros().wrapping_sub(self.origin_micros)
     }
 
     /// Runs `f` on the state machine atomically, at the current time.
     #[inline]
-    fn with_state<R>(&self, mut f: impl FnMut(&mut SmoothRateLimiter, i64) -> R) -> R {
-        // The clock is read after the copy's version, so no later decision
-        // can have used an earlier time.
-        self.state.update(|s| f(s, self.now_micros()))
+    fn with_state<R>(&self, f: impl FnMut(&mut SmoothRateLimiter, i64) -> R) -> R {
+        self.state.update(self.now_micros(), f)
     }
 
     /// Guava's `acquire(permits)`: takes `permits`, sleeping until they are
@@ -153,16 +151,17 @@ impl<C: Clock> RateLimiter<C> {
     /// The hot path of `try_acquire`, in the core's microseconds.
     #[inline]
     fn try_reserve_micros(&self, permits: u32, timeout_micros: i64) -> Result<Option<i64>, Error> {
+        let now = self.now_micros();
         let mut backoff = Backoff::default();
         loop {
-            let (version, words) = self.state.read_unchecked();
-            let mut state = SmoothRateLimiter::unpack(words);
-            let now = self.now_micros();
-            match state.try_reserve(permits, timeout_micros, now)? {
+            let copy = self.state.read_unchecked();
+            let time = copy.time(now);
+            let mut state: SmoothRateLimiter = copy.value();
+            match state.try_reserve(permits, timeout_micros, time)? {
                 // A refusal changes nothing, so there is nothing to publish;
                 // but it must have been made on a consistent copy.
-                None if self.state.unchanged_since(version) => return Ok(None),
-                Some(wait) if self.state.try_write_hot(version, &words, &state) => return Ok(Some(wait)),
+                None if self.state.unchanged_since(&copy) => return Ok(None),
+                Some(wait) if self.state.try_write_hot(&copy, time, &state) => return Ok(Some(wait)),
                 _ => backoff.wait(),
             }
         }
@@ -174,16 +173,18 @@ impl<C: Clock> RateLimiter<C> {
     /// else.
     pub fn time_until_available(&self, permits: u32) -> Result<Duration, Error> {
         ratekeeper_core::smooth::check_permits(permits)?;
-        let state = self.state.get();
-        Ok(micros_to_duration(state.time_until_available_micros(self.now_micros())))
+        let now = self.now_micros();
+        let copy = self.state.read();
+        Ok(micros_to_duration(copy.value::<SmoothRateLimiter>().time_until_available_micros(copy.time(now))))
     }
 
     /// Whether `try_acquire(permits, timeout)` would succeed now, without
     /// taking anything (Guava's package-private `canAcquire`).
     pub fn can_acquire(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
         ratekeeper_core::smooth::check_permits(permits)?;
-        let state = self.state.get();
-        Ok(state.can_acquire(duration_to_micros(timeout), self.now_micros()))
+        let now = self.now_micros();
+        let copy = self.state.read();
+        Ok(copy.value::<SmoothRateLimiter>().can_acquire(duration_to_micros(timeout), copy.time(now)))
     }
 
     /// Guava's `setRate`. Requests already waiting keep their wait; the next
