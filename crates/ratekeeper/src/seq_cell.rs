@@ -164,8 +164,10 @@ impl<T: Packed<N>, const N: usize> SeqCell<T, N> {
         if !self.begin_write(copy, time) {
             return false;
         }
-        for (slot, word) in self.words[..T::HOT].iter().zip(new) {
-            slot.store(word, Ordering::Relaxed);
+        for ((slot, &before), after) in self.words[..T::HOT].iter().zip(&copy.words).zip(new) {
+            if before != after {
+                slot.store(after, Ordering::Relaxed);
+            }
         }
         self.end_write(copy);
         true
