@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ratekeeper::{Clock, MonotonicClock};
 
-#[path = "contenders.rs"]
-mod contenders;
-use contenders::Contenders;
+use ratekeeper_benches::Contenders;
 
 /// Runs `f` `iters` times on each of two threads at once and returns the
 /// slower thread's time: the per-call cost under contention.

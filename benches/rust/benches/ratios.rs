@@ -14,9 +14,7 @@ use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-#[path = "contenders.rs"]
-mod contenders;
-use contenders::{Call, Contenders};
+use ratekeeper_benches::{Call, Contenders};
 
 /// ns per call of `f` run `iters` times on `threads` threads at once (the
 /// slowest thread's time).

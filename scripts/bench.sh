@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the benchmarks: `make bench` runs this. Prints the interleaved ratio
+# table (the figures the README quotes), then criterion's detailed run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cargo bench --locked -p ratekeeper-benches --bench ratios
+cargo bench --locked -p ratekeeper-benches --bench rate_limiter
