@@ -4,6 +4,9 @@
 //! algorithm returns. Errors are only for arguments no limiter can be built
 //! or asked with. Every such case leaves the limiter's state untouched, so a
 //! caller may keep using a limiter after an error.
+//!
+//! [`Error`] is 16 bytes, so a `Result<bool, Error>` comes back in two
+//! registers: a rate limiter's hot path returns one on every call.
 
 use core::fmt;
 
@@ -15,23 +18,65 @@ pub enum Error {
     InvalidArgument(InvalidArgument),
 }
 
-/// A rejected argument: its name, the value given and what was required.
+/// Every argument the library checks, each with its requirement.
 ///
-/// Argument names are the Rust parameter names in `snake_case`
-/// (`permits_per_second`, `permits`, `warmup`, …); bindings translate them to
-/// their own language's spelling.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Bindings map these to their own spelling (`permitsPerSecond` in
+/// JavaScript) from [`name`](Argument::name), the Rust parameter name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Argument {
+    /// A rate in permits per second, as Guava checks it: `> 0`, not NaN
+    /// (`+Infinity` allowed).
+    PermitsPerSecond,
+    /// A number of permits for Guava's algorithms: a positive Java `int`.
+    Permits,
+    /// A warm-up period in microseconds: not negative.
+    Warmup,
+    /// A warm-up cold factor: finite and at least 1.
+    ColdFactor,
+    /// A bursty limiter's saved-up seconds: finite and not negative.
+    MaxBurstSeconds,
+}
+
+impl Argument {
+    /// The Rust parameter's name, in `snake_case`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Argument::PermitsPerSecond => "permits_per_second",
+            Argument::Permits => "permits",
+            Argument::Warmup => "warmup",
+            Argument::ColdFactor => "cold_factor",
+            Argument::MaxBurstSeconds => "max_burst_seconds",
+        }
+    }
+
+    /// What a valid value is, as a phrase: "must be …".
+    pub const fn requirement(self) -> &'static str {
+        match self {
+            Argument::PermitsPerSecond => "must be positive and not NaN",
+            Argument::Permits => "must be between 1 and 2147483647",
+            Argument::Warmup => "must not be negative",
+            Argument::ColdFactor => "must be finite and at least 1.0",
+            Argument::MaxBurstSeconds => "must be finite and not negative",
+        }
+    }
+
+    /// Whether the argument is a floating-point number (else an integer).
+    pub const fn is_float(self) -> bool {
+        matches!(self, Argument::PermitsPerSecond | Argument::ColdFactor | Argument::MaxBurstSeconds)
+    }
+}
+
+/// A rejected argument and the value that was passed.
+#[derive(Clone, Copy, PartialEq)]
 pub struct InvalidArgument {
-    /// The parameter's name, e.g. `"permits_per_second"`.
-    pub name: &'static str,
-    /// The value that was passed.
-    pub value: Value,
-    /// What the value must be, e.g. `"must be positive"`.
-    pub requirement: &'static str,
+    argument: Argument,
+    /// The value's bits: an `f64`'s or an `i64`'s, as the argument says.
+    bits: u64,
 }
 
 /// The value of a rejected argument, kept in its own type so that messages
-/// print it exactly (`NaN`, `-0`, `9223372036854775807`).
+/// print it exactly (`NaN`, `-0.0`, `9223372036854775807`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     /// A floating-point argument such as a rate.
@@ -40,15 +85,47 @@ pub enum Value {
     Int(i64),
 }
 
-impl Error {
-    /// Shorthand for an [`Error::InvalidArgument`] on a floating-point value.
-    pub const fn invalid_float(name: &'static str, value: f64, requirement: &'static str) -> Self {
-        Error::InvalidArgument(InvalidArgument { name, value: Value::Float(value), requirement })
+impl InvalidArgument {
+    /// Which argument.
+    pub const fn argument(&self) -> Argument {
+        self.argument
     }
 
-    /// Shorthand for an [`Error::InvalidArgument`] on an integer value.
-    pub const fn invalid_int(name: &'static str, value: i64, requirement: &'static str) -> Self {
-        Error::InvalidArgument(InvalidArgument { name, value: Value::Int(value), requirement })
+    /// The parameter's name, e.g. `"permits_per_second"`.
+    pub const fn name(&self) -> &'static str {
+        self.argument.name()
+    }
+
+    /// What the value must be, e.g. `"must be positive and not NaN"`.
+    pub const fn requirement(&self) -> &'static str {
+        self.argument.requirement()
+    }
+
+    /// The value that was passed.
+    pub const fn value(&self) -> Value {
+        if self.argument.is_float() {
+            Value::Float(f64::from_bits(self.bits))
+        } else {
+            Value::Int(self.bits as i64)
+        }
+    }
+}
+
+impl fmt::Debug for InvalidArgument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InvalidArgument").field("argument", &self.argument).field("value", &self.value()).finish()
+    }
+}
+
+impl Error {
+    /// An [`Error::InvalidArgument`] for a floating-point argument.
+    pub const fn invalid_float(argument: Argument, value: f64) -> Self {
+        Error::InvalidArgument(InvalidArgument { argument, bits: value.to_bits() })
+    }
+
+    /// An [`Error::InvalidArgument`] for an integer argument.
+    pub const fn invalid_int(argument: Argument, value: i64) -> Self {
+        Error::InvalidArgument(InvalidArgument { argument, bits: value as u64 })
     }
 }
 
@@ -63,7 +140,7 @@ impl fmt::Display for Value {
 
 impl fmt::Display for InvalidArgument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid argument {} = {}: {}", self.name, self.value, self.requirement)
+        write!(f, "invalid argument {} = {}: {}", self.name(), self.value(), self.requirement())
     }
 }
 
@@ -85,11 +162,20 @@ mod tests {
 
     #[test]
     fn messages_name_the_argument_and_value() {
-        let e = Error::invalid_float("permits_per_second", f64::NAN, "must be positive");
-        assert_eq!(e.to_string(), "invalid argument permits_per_second = NaN: must be positive");
-        let e = Error::invalid_float("permits_per_second", -0.0, "must be positive");
-        assert_eq!(e.to_string(), "invalid argument permits_per_second = -0.0: must be positive");
-        let e = Error::invalid_int("permits", i64::MIN, "must be at least 1");
-        assert_eq!(e.to_string(), "invalid argument permits = -9223372036854775808: must be at least 1");
+        let e = Error::invalid_float(Argument::PermitsPerSecond, f64::NAN);
+        assert_eq!(e.to_string(), "invalid argument permits_per_second = NaN: must be positive and not NaN");
+        let e = Error::invalid_float(Argument::PermitsPerSecond, -0.0);
+        assert_eq!(e.to_string(), "invalid argument permits_per_second = -0.0: must be positive and not NaN");
+        let e = Error::invalid_int(Argument::Permits, i64::MIN);
+        assert_eq!(e.to_string(), "invalid argument permits = -9223372036854775808: must be between 1 and 2147483647");
+        let Error::InvalidArgument(arg) = e;
+        assert_eq!(arg.value(), Value::Int(i64::MIN));
+        assert_eq!(arg.argument(), Argument::Permits);
+    }
+
+    #[test]
+    fn results_fit_in_two_registers() {
+        assert!(core::mem::size_of::<Error>() <= 16);
+        assert!(core::mem::size_of::<Result<bool, Error>>() <= 16);
     }
 }

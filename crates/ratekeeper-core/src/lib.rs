@@ -30,6 +30,6 @@ mod java;
 mod packed;
 pub mod smooth;
 
-pub use error::{Error, InvalidArgument, Value};
+pub use error::{Argument, Error, InvalidArgument, Value};
 pub use packed::Packed;
 pub use smooth::{SmoothKind, SmoothRateLimiter};

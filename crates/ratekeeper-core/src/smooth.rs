@@ -29,7 +29,7 @@
 //! [`reserve`](SmoothRateLimiter::reserve) is the debt left by earlier
 //! requests, not the cost of this one.
 
-use crate::error::Error;
+use crate::error::{Argument, Error};
 use crate::java;
 use crate::packed::Packed;
 
@@ -107,7 +107,7 @@ fn check_rate(permits_per_second: f64) -> Result<(), Error> {
     if permits_per_second > 0.0 {
         Ok(())
     } else {
-        Err(Error::invalid_float("permits_per_second", permits_per_second, "must be positive and not NaN"))
+        Err(Error::invalid_float(Argument::PermitsPerSecond, permits_per_second))
     }
 }
 
@@ -115,7 +115,7 @@ fn check_rate(permits_per_second: f64) -> Result<(), Error> {
 #[inline]
 pub fn check_permits(permits: u32) -> Result<(), Error> {
     if permits == 0 || permits > MAX_PERMITS_PER_REQUEST {
-        Err(Error::invalid_int("permits", i64::from(permits), "must be between 1 and 2147483647"))
+        Err(Error::invalid_int(Argument::Permits, i64::from(permits)))
     } else {
         Ok(())
     }
@@ -126,7 +126,7 @@ pub fn check_permits(permits: u32) -> Result<(), Error> {
 pub fn permits_from_i64(permits: i64) -> Result<u32, Error> {
     match u32::try_from(permits) {
         Ok(p) if (1..=MAX_PERMITS_PER_REQUEST).contains(&p) => Ok(p),
-        _ => Err(Error::invalid_int("permits", permits, "must be between 1 and 2147483647")),
+        _ => Err(Error::invalid_int(Argument::Permits, permits)),
     }
 }
 
@@ -141,11 +141,7 @@ impl SmoothRateLimiter {
     /// accepted, as in Guava); `max_burst_seconds` negative, NaN or infinite.
     pub fn bursty(permits_per_second: f64, max_burst_seconds: f64) -> Result<Self, Error> {
         if !(max_burst_seconds >= 0.0 && max_burst_seconds.is_finite()) {
-            return Err(Error::invalid_float(
-                "max_burst_seconds",
-                max_burst_seconds,
-                "must be finite and not negative",
-            ));
+            return Err(Error::invalid_float(Argument::MaxBurstSeconds, max_burst_seconds));
         }
         Self::create(Shape::Bursty { max_burst_seconds }, permits_per_second)
     }
@@ -162,10 +158,10 @@ impl SmoothRateLimiter {
     /// cold factor; a factor below 1 would make a cold limiter *faster*).
     pub fn warming_up(permits_per_second: f64, warmup_micros: i64, cold_factor: f64) -> Result<Self, Error> {
         if warmup_micros < 0 {
-            return Err(Error::invalid_int("warmup", warmup_micros, "must not be negative"));
+            return Err(Error::invalid_int(Argument::Warmup, warmup_micros));
         }
         if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
-            return Err(Error::invalid_float("cold_factor", cold_factor, "must be finite and at least 1.0"));
+            return Err(Error::invalid_float(Argument::ColdFactor, cold_factor));
         }
         let shape =
             Shape::WarmingUp { warmup_period_micros: warmup_micros, cold_factor, slope: 0.0, threshold_permits: 0.0 };
@@ -568,10 +564,7 @@ mod tests {
         assert_eq!(permits_from_i64(1), Ok(1));
         assert_eq!(permits_from_i64(i64::from(i32::MAX)), Ok(i32::MAX as u32));
         for bad in [0, -1, i64::from(i32::MAX) + 1, i64::MIN, i64::MAX] {
-            assert_eq!(
-                permits_from_i64(bad),
-                Err(Error::invalid_int("permits", bad, "must be between 1 and 2147483647"))
-            );
+            assert_eq!(permits_from_i64(bad), Err(Error::invalid_int(Argument::Permits, bad)));
         }
     }
 

@@ -35,7 +35,7 @@ mod seq_cell;
 
 pub use clock::{Clock, ManualClock, MonotonicClock};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
-pub use ratekeeper_core::{Error, InvalidArgument, Packed, SmoothKind, SmoothRateLimiter, Value};
+pub use ratekeeper_core::{Argument, Error, InvalidArgument, Packed, SmoothKind, SmoothRateLimiter, Value};
 
 /// The core state machines, for callers that bring their own clock and lock.
 pub use ratekeeper_core as core;
