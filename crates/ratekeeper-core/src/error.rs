@@ -36,6 +36,10 @@ pub enum Argument {
     ColdFactor,
     /// A bursty limiter's saved-up seconds: finite and not negative.
     MaxBurstSeconds,
+    /// A timeout in seconds (bindings): not NaN. Negative means "do not wait".
+    Timeout,
+    /// A warm-up period in seconds (bindings): finite and not negative.
+    WarmupSeconds,
 }
 
 impl Argument {
@@ -47,6 +51,8 @@ impl Argument {
             Argument::Warmup => "warmup",
             Argument::ColdFactor => "cold_factor",
             Argument::MaxBurstSeconds => "max_burst_seconds",
+            Argument::Timeout => "timeout",
+            Argument::WarmupSeconds => "warmup",
         }
     }
 
@@ -58,12 +64,21 @@ impl Argument {
             Argument::Warmup => "must not be negative",
             Argument::ColdFactor => "must be finite and at least 1.0",
             Argument::MaxBurstSeconds => "must be finite and not negative",
+            Argument::Timeout => "must not be NaN",
+            Argument::WarmupSeconds => "must be finite and not negative",
         }
     }
 
     /// Whether the argument is a floating-point number (else an integer).
     pub const fn is_float(self) -> bool {
-        matches!(self, Argument::PermitsPerSecond | Argument::ColdFactor | Argument::MaxBurstSeconds)
+        matches!(
+            self,
+            Argument::PermitsPerSecond
+                | Argument::ColdFactor
+                | Argument::MaxBurstSeconds
+                | Argument::Timeout
+                | Argument::WarmupSeconds
+        )
     }
 }
 

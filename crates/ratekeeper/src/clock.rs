@@ -189,6 +189,55 @@ impl<C: Clock + ?Sized> Clock for &C {
     }
 }
 
+/// A clock chosen at run time: the monotonic clock, or a shared manual one.
+///
+/// The language bindings use this one type for every limiter, so that a
+/// Python, Node.js or C caller can pass a `ManualClock` or nothing.
+#[derive(Debug, Clone)]
+pub enum AnyClock {
+    /// [`MonotonicClock`], the default.
+    Monotonic(MonotonicClock),
+    /// A [`ManualClock`] shared with the caller.
+    Manual(Arc<ManualClock>),
+}
+
+impl AnyClock {
+    /// Whether this is a manual clock (sleeping on it advances it, so an
+    /// asynchronous wait should not wait for real).
+    pub fn is_manual(&self) -> bool {
+        matches!(self, AnyClock::Manual(_))
+    }
+}
+
+impl Default for AnyClock {
+    fn default() -> Self {
+        AnyClock::Monotonic(MonotonicClock::new())
+    }
+}
+
+impl From<Arc<ManualClock>> for AnyClock {
+    fn from(clock: Arc<ManualClock>) -> Self {
+        AnyClock::Manual(clock)
+    }
+}
+
+impl Clock for AnyClock {
+    #[inline]
+    fn now_micros(&self) -> i64 {
+        match self {
+            AnyClock::Monotonic(c) => c.now_micros(),
+            AnyClock::Manual(c) => c.now_micros(),
+        }
+    }
+
+    fn sleep_micros(&self, micros: i64) {
+        match self {
+            AnyClock::Monotonic(c) => c.sleep_micros(micros),
+            AnyClock::Manual(c) => c.sleep_micros(micros),
+        }
+    }
+}
+
 /// Converts a duration to whole microseconds for the core, saturating at
 /// `i64::MAX` (Guava's `TimeUnit.toMicros` saturates likewise).
 #[inline]
