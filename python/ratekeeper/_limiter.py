@@ -21,9 +21,10 @@ from ratekeeper import _ratekeeper
 from ratekeeper._ratekeeper import RateLimitExceeded
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from ratekeeper._ratekeeper import ManualClock
 
-_Limiter = TypeVar("_Limiter", bound="RateLimiter")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -44,14 +45,14 @@ class RateLimiter(_ratekeeper.RateLimiter):
 
     @classmethod
     def create(
-        cls: type[_Limiter],
+        cls,
         permits_per_second: float,
         warmup: float | timedelta | None = None,
         *,
         max_burst_seconds: float | None = None,
         cold_factor: float | None = None,
         clock: ManualClock | None = None,
-    ) -> _Limiter:
+    ) -> Self:
         """Guava's ``RateLimiter.create``.
 
         Without ``warmup``: a ``SmoothBursty`` limiter that saves up at most
@@ -86,9 +87,7 @@ class RateLimiter(_ratekeeper.RateLimiter):
             await asyncio.sleep(to_sleep)
         return waited
 
-    async def try_acquire_async(
-        self, permits: int = 1, timeout: float | timedelta = 0.0
-    ) -> bool:
+    async def try_acquire_async(self, permits: int = 1, timeout: float | timedelta = 0.0) -> bool:
         """``try_acquire`` for ``asyncio``: if ``permits`` can be had within
         ``timeout``, takes them, sleeps out the wait with ``asyncio.sleep``
         and returns ``True``; otherwise returns ``False`` at once, taking
@@ -180,8 +179,6 @@ class RateLimiter(_ratekeeper.RateLimiter):
         return call_limited
 
 
-def _exceeded(
-    f: Callable[..., Any], permits: int, timeout: float | timedelta
-) -> RateLimitExceeded:
+def _exceeded(f: Callable[..., Any], permits: int, timeout: float | timedelta) -> RateLimitExceeded:
     name = getattr(f, "__qualname__", repr(f))
     return RateLimitExceeded(f"{name}: {permits} permit(s) not available within {timeout!r}")

@@ -1,42 +1,46 @@
-"""The native part of ratekeeper; import from ``ratekeeper`` instead."""
+# Stubs of the native module (bindings/python); its docstrings are at run time.
+# `python -m mypy.stubtest ratekeeper` (scripts/test.sh) keeps them true.
 
 from datetime import timedelta
 from typing import final
 
+from typing_extensions import Self, disjoint_base
+
+__all__ = [
+    "ArgumentTypeError",
+    "InvalidArgumentError",
+    "ManualClock",
+    "RateLimitError",
+    "RateLimitExceeded",
+    "RateLimiter",
+    "__version__",
+]
+
 __version__: str
 
-class RateLimitError(Exception):
-    """The base class of every error ratekeeper raises."""
+class RateLimitError(Exception): ...
 
 class InvalidArgumentError(RateLimitError, ValueError):
-    """An argument's value is outside what the operation accepts."""
-
     argument: str | None
     value: object
 
 class ArgumentTypeError(RateLimitError, TypeError):
-    """An argument has the wrong type."""
-
     argument: str | None
     value: object
 
-class RateLimitExceeded(RateLimitError):
-    """A rate-limited call could not get its permits within its timeout."""
+class RateLimitExceeded(RateLimitError): ...
 
 @final
 class ManualClock:
-    """A clock that moves only when told to, for deterministic tests."""
-
-    def __new__(cls) -> ManualClock: ...
+    def __new__(cls) -> Self: ...
     def advance(self, seconds: float | timedelta) -> None: ...
     @property
     def now(self) -> float: ...
     @property
     def now_micros(self) -> int: ...
 
+@disjoint_base
 class RateLimiter:
-    """Guava's ``RateLimiter`` (the native class; use ``ratekeeper.RateLimiter``)."""
-
     def __new__(
         cls,
         permits_per_second: float,
@@ -45,7 +49,7 @@ class RateLimiter:
         max_burst_seconds: float | None = None,
         cold_factor: float | None = None,
         clock: ManualClock | None = None,
-    ) -> RateLimiter: ...
+    ) -> Self: ...
     def acquire(self, permits: int = 1) -> float: ...
     def try_acquire(self, permits: int = 1, timeout: float | timedelta = 0.0) -> bool: ...
     def time_until_available(self, permits: int = 1) -> float: ...
@@ -57,6 +61,4 @@ class RateLimiter:
     @property
     def clock(self) -> ManualClock | None: ...
     def _reserve(self, permits: int = 1) -> tuple[float, float]: ...
-    def _try_reserve(
-        self, permits: int = 1, timeout: float | timedelta = 0.0
-    ) -> float | None: ...
+    def _try_reserve(self, permits: int = 1, timeout: float | timedelta = 0.0) -> float | None: ...

@@ -57,7 +57,7 @@ impl PyManualClock {
         i64::try_from(self.clock.now().as_micros()).unwrap_or(i64::MAX)
     }
 
-    fn __repr__(&self) -> String {
-        format!("ManualClock(now={:?})", self.now())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("ManualClock(now={})", crate::float_repr(py, self.now())?))
     }
 }

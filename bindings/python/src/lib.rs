@@ -18,6 +18,13 @@ mod rate_limiter;
 mod wait;
 
 use pyo3::prelude::*;
+use pyo3::types::PyFloat;
+
+/// A float as Python's `repr` prints it (`1e+20`, not Rust's `1e20`), for
+/// the `__repr__`s.
+fn float_repr(py: Python<'_>, value: f64) -> PyResult<String> {
+    Ok(PyFloat::new(py, value).repr()?.to_string())
+}
 
 /// The native part of ratekeeper; import from ``ratekeeper`` instead.
 #[pymodule]

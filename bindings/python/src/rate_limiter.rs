@@ -15,7 +15,7 @@ use ratekeeper::{wait_as_seconds, AnyClock, Argument, RateLimiter, SmoothKind};
 use crate::args::{self, Permits, Timeout};
 use crate::clock::PyManualClock;
 use crate::errors::{from_rust, wrong_type};
-use crate::wait;
+use crate::{float_repr, wait};
 
 /// Guava's ``RateLimiter``: hands out permits at a configurable rate, and is
 /// safe to share between threads.
@@ -189,18 +189,22 @@ impl PyRateLimiter {
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let this = slf.get();
+        let (py, this) = (slf.py(), slf.get());
         let name = slf.get_type().name()?;
         let shape = match this.limiter.kind() {
-            SmoothKind::Bursty { max_burst_seconds } => format!("max_burst_seconds={max_burst_seconds:?}"),
-            SmoothKind::WarmingUp { warmup_micros, cold_factor } => {
-                format!("warmup={:?}, cold_factor={cold_factor:?}", warmup_micros as f64 / 1e6)
+            SmoothKind::Bursty { max_burst_seconds } => {
+                format!("max_burst_seconds={}", float_repr(py, max_burst_seconds)?)
             }
+            SmoothKind::WarmingUp { warmup_micros, cold_factor } => format!(
+                "warmup={}, cold_factor={}",
+                float_repr(py, warmup_micros as f64 / 1e6)?,
+                float_repr(py, cold_factor)?
+            ),
         };
         let clock = match &this.clock {
             Some(clock) => format!(", clock={}", clock.bind(slf.py()).repr()?),
             None => String::new(),
         };
-        Ok(format!("{name}({:?}, {shape}{clock})", this.limiter.rate()))
+        Ok(format!("{name}({}, {shape}{clock})", float_repr(py, this.limiter.rate())?))
     }
 }

@@ -133,9 +133,7 @@ def _run_step(limiter: RateLimiter, clock: ManualClock, step: Any) -> None:
         expected = double_field(step, "permits_per_second")
         actual = limiter.rate
         if not same_double(actual, expected):
-            raise CaseFailure(
-                f"expected permits_per_second {_show(expected)}, got {_show(actual)}"
-            )
+            raise CaseFailure(f"expected permits_per_second {_show(expected)}, got {_show(actual)}")
         return
     call: Callable[[], str | None]
     if op == "acquire":
@@ -169,7 +167,7 @@ def _run_step(limiter: RateLimiter, clock: ManualClock, step: Any) -> None:
         raise CaseFailure(f"unknown op {op!r}")
 
     try:
-        actual = call()
+        outcome = call()
     except InvalidArgumentError as e:
         if expects_error == "invalid_argument":
             return
@@ -180,9 +178,9 @@ def _run_step(limiter: RateLimiter, clock: ManualClock, step: Any) -> None:
     except Exception as e:
         raise CaseFailure(f"unexpected {type(e).__name__}: {e}") from None
     if expects_error is not None:
-        raise CaseFailure(f"expected error {expects_error}, got {actual or 'success'}")
-    if actual is not None:
-        raise CaseFailure(f"expected {_expected_value(step)}, got {actual}")
+        raise CaseFailure(f"expected error {expects_error}, got {outcome or 'success'}")
+    if outcome is not None:
+        raise CaseFailure(f"expected {_expected_value(step)}, got {outcome}")
 
 
 def _micros(micros: int) -> timedelta:
