@@ -3,6 +3,7 @@
 #   source scripts/python-env.sh
 #   rk_python_venv              # .venv exists (with pip); prints nothing
 #   rk_python_dev_tools         # + python/requirements-dev.txt (pytest, mypy, ruff)
+#   rk_python_requirements FILE # + a pinned requirements file
 #   rk_python_package           # + ratekeeper built from this tree by `pip install ./python`
 #   "$RK_VENV/bin/python" ...
 #
@@ -42,15 +43,20 @@ rk_python_venv() {
   fi
 }
 
-rk_python_dev_tools() {
+rk_python_requirements() {
   rk_python_venv
-  local req="$RK_ROOT/python/requirements-dev.txt" stamp="$RK_VENV/.dev-tools-installed"
+  local req="$1"
+  local stamp="$RK_VENV/.installed-$(echo "$req" | tr '/' '_')"
   if [ -f "$stamp" ] && [ ! "$req" -nt "$stamp" ]; then
     return 0
   fi
-  rk_python_log "pip install -r python/requirements-dev.txt"
+  rk_python_log "pip install -r ${req#"$RK_ROOT"/}"
   "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
   touch "$stamp"
+}
+
+rk_python_dev_tools() {
+  rk_python_requirements "$RK_ROOT/python/requirements-dev.txt"
 }
 
 rk_python_package() {

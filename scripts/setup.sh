@@ -4,9 +4,11 @@
 #
 #   scripts/setup.sh
 #
-# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH. Installs with
-# apt-get (as root, or through sudo): a JDK and Debian's libguava-java (the
-# oracle of the Guava differential test).
+# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH, and CPython
+# >= 3.9 as python3 (or $PYTHON). Installs with apt-get (as root, or through
+# sudo): a JDK and Debian's libguava-java (the oracle of the Guava
+# differential test). Makes the project's Python venv, .venv, with the
+# pinned tools of python/requirements-dev.txt (scripts/python-env.sh).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -40,4 +42,8 @@ for component in rustfmt clippy; do
     command -v rustup >/dev/null 2>&1 && rustup component add "$component"
   fi
 done
+# shellcheck source=python-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
+rk_python_dev_tools
+
 log "ok"

@@ -5,9 +5,10 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, unit/doc/property tests, the
-# conformance vectors through every language's runner, and the differential
-# test against the real Guava jar (GUAVA_DIFF_SCENARIOS, default 2000, with a
-# fresh seed each run; GUAVA_DIFF_SEED pins one).
+# conformance vectors through every language's runner, the Python package
+# (built by `pip install ./python`; ruff, strict mypy, stubtest, pytest), and
+# the differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
+# default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -33,6 +34,37 @@ cargo run --locked -q -p ratekeeper-examples --bin guava-demo
 
 stage "conformance: rust"
 tests/conformance/run rust
+
+# shellcheck source=python-env.sh
+source scripts/python-env.sh
+
+stage "python: pip install ./python (maturin builds bindings/python)"
+rk_python_package
+
+stage "python: ruff"
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python)
+
+stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
+(cd python && "$RK_VENV"/bin/mypy)
+"$RK_VENV"/bin/python -m mypy.stubtest ratekeeper
+
+stage "python: pytest"
+# pytest exits 5 when it collected no test: that is a failure here too.
+pytest_status=0
+(cd python && "$RK_VENV"/bin/pytest) || pytest_status=$?
+if [ "$pytest_status" -eq 5 ]; then
+  echo "pytest collected no tests" >&2
+  exit 1
+elif [ "$pytest_status" -ne 0 ]; then
+  exit "$pytest_status"
+fi
+
+stage "conformance: python"
+tests/conformance/run python
+
+stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
+benches/python/run --debug-single-value --quiet
 
 stage "Guava differential test"
 seed_args=()
