@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 from typing import TYPE_CHECKING, Callable
@@ -86,3 +87,19 @@ def test_threads_sharing_a_limiter_get_exactly_the_permits_available() -> None:
         t.join()
     assert sum(granted) == 101
     assert limiter.time_until_available() == 0.01
+
+
+def test_ctrl_c_interrupts_a_long_wait_and_the_permits_stay_taken() -> None:
+    limiter = RateLimiter.create(0.01)  # the next permit is 100 s away
+    limiter.acquire()
+    timer = threading.Timer(0.1, _thread.interrupt_main)  # as if SIGINT arrived
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            limiter.acquire()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.0
+    # The interrupted request keeps its reservation, as a completed one would.
+    assert limiter.time_until_available() > 150
