@@ -26,6 +26,9 @@ from ratekeeper._ratekeeper import (
     __version__,
 )
 
+# Shown and documented under the name users import it by.
+RateLimiter.__module__ = __name__
+
 __all__ = [
     "ArgumentTypeError",
     "InvalidArgumentError",
