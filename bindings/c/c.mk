@@ -23,6 +23,9 @@ RK_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -I$(RK_ROOT)/include
 # native-static-libs`). The static link of the C tests checks the list.
 RK_STATIC_DEPS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 
+# Every C test runs under this: any error, or a leak of any kind, fails.
+RK_VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all
+
 # Linking against the build tree: the shared library (found at run time
 # through the rpath), or the static one.
 RK_LINK_SHARED := -L$(RK_LIBDIR) -Wl,-rpath,$(RK_LIBDIR) -lratekeeper
