@@ -133,7 +133,7 @@ extern "C" {
 
 /**
  * The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
- * the header and the pkg-config file carry too.
+ * the pkg-config file carries too (`pkg-config --modversion ratekeeper`).
  *
  * Never fails; the string is static.
  */
