@@ -7,7 +7,10 @@
 # Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH, and CPython
 # >= 3.9 as python3 (or $PYTHON). Installs with apt-get (as root, or through
 # sudo): a JDK and Debian's libguava-java (the oracle of the Guava
-# differential test). Makes the project's Python venv, .venv, with the
+# differential test); for the C library's tests, libcjson-dev (the C
+# conformance runner's JSON parser), valgrind, pkg-config and g++ (the header
+# must compile as C++). With cargo: cbindgen, pinned, which generates
+# include/ratekeeper.h. Makes the project's Python venv, .venv, with the
 # pinned tools of python/requirements-dev.txt (scripts/python-env.sh).
 set -euo pipefail
 
@@ -32,6 +35,10 @@ apt_install() {
 need_pkgs=()
 command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 [ -f /usr/share/java/guava.jar ] || need_pkgs+=(libguava-java)
+[ -f /usr/include/cjson/cJSON.h ] || need_pkgs+=(libcjson-dev)
+command -v valgrind >/dev/null 2>&1 || need_pkgs+=(valgrind)
+command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
+command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi
@@ -42,6 +49,16 @@ for component in rustfmt clippy; do
     command -v rustup >/dev/null 2>&1 && rustup component add "$component"
   fi
 done
+
+# cbindgen, at the version the committed header was generated with (the
+# header names it); CI regenerates the header and fails on any difference.
+CBINDGEN_VERSION=0.29.4
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
+  log "cargo install cbindgen $CBINDGEN_VERSION"
+  cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
+fi
+
 # shellcheck source=python-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
 rk_python_dev_tools

@@ -4,10 +4,12 @@
 #   scripts/test.sh
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
-# with warnings as errors, the no_std check, unit/doc/property tests, the
-# conformance vectors through every language's runner, the Python package
-# (built by `pip install ./python`; ruff, strict mypy, stubtest, pytest), and
-# the differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
+# with warnings as errors, the no_std check, the C header's drift check,
+# unit/doc/property tests, the C tests (valgrind, ASan), the examples, the
+# conformance vectors through every language's runner, an install of the C
+# library used from outside the repository, the Python package (built by
+# `pip install ./python`; ruff, strict mypy, stubtest, pytest), and the
+# differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,6 +18,9 @@ stage() { echo; echo "=== $*"; }
 
 stage "setup"
 scripts/setup.sh
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH" # where setup put cbindgen
+# Make's own output of the C builds below: quiet, without directory lines.
+make_c() { make -s --no-print-directory "$@"; }
 
 stage "cargo fmt --check"
 cargo fmt --all --check
@@ -26,14 +31,33 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 stage "no_std: ratekeeper-core builds beside a #[panic_handler] of its own"
 cargo build --locked -p ratekeeper-nostd-check
 
+stage "C header: include/ratekeeper.h is what cbindgen generates"
+cbindgen --config bindings/c/cbindgen.toml --crate ratekeeper-c --output include/ratekeeper.h bindings/c
+git diff --exit-code -- include/ratekeeper.h
+
 stage "cargo test"
 cargo test --workspace --locked
 
 stage "examples"
 cargo run --locked -q -p ratekeeper-examples --bin guava-demo
 
+stage "C tests: linked shared and static, under valgrind; under ASan+UBSan"
+make_c -C tests/c check
+
+stage "C example"
+make_c -C examples/c run
+
 stage "conformance: rust"
 tests/conformance/run rust
+
+stage "conformance: c"
+tests/conformance/run c
+
+stage "conformance: c, under valgrind, and the runner's self-test"
+make_c -C tests/conformance/c valgrind
+
+stage "C library: make install, then a program outside the repository via pkg-config"
+tests/c/install-check.sh
 
 # shellcheck source=python-env.sh
 source scripts/python-env.sh
