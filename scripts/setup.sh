@@ -4,12 +4,14 @@
 #
 #   scripts/setup.sh
 #
-# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH. Installs with
-# apt-get (as root, or through sudo): a JDK and Debian's libguava-java (the
-# oracle of the Guava differential test); for the C library's tests,
-# libcjson-dev (the C conformance runner's JSON parser), valgrind,
-# pkg-config and g++ (the header must compile as C++). With cargo: cbindgen,
-# pinned, which generates include/ratekeeper.h.
+# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH, and CPython
+# >= 3.9 as python3 (or $PYTHON). Installs with apt-get (as root, or through
+# sudo): a JDK and Debian's libguava-java (the oracle of the Guava
+# differential test); for the C library's tests, libcjson-dev (the C
+# conformance runner's JSON parser), valgrind, pkg-config and g++ (the header
+# must compile as C++). With cargo: cbindgen, pinned, which generates
+# include/ratekeeper.h. Makes the project's Python venv, .venv, with the
+# pinned tools of python/requirements-dev.txt (scripts/python-env.sh).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -56,4 +58,9 @@ if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
   log "cargo install cbindgen $CBINDGEN_VERSION"
   cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
 fi
+
+# shellcheck source=python-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
+rk_python_dev_tools
+
 log "ok"

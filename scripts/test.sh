@@ -7,9 +7,10 @@
 # with warnings as errors, the no_std check, the C header's drift check,
 # unit/doc/property tests, the C tests (valgrind, ASan), the examples, the
 # conformance vectors through every language's runner, an install of the C
-# library used from outside the repository, and the differential test
-# against the real Guava jar (GUAVA_DIFF_SCENARIOS, default 2000, with a
-# fresh seed each run; GUAVA_DIFF_SEED pins one).
+# library used from outside the repository, the Python package (built by
+# `pip install ./python`; ruff, strict mypy, stubtest, pytest), and the
+# differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
+# default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -57,6 +58,37 @@ make_c -C tests/conformance/c valgrind
 
 stage "C library: make install, then a program outside the repository via pkg-config"
 tests/c/install-check.sh
+
+# shellcheck source=python-env.sh
+source scripts/python-env.sh
+
+stage "python: pip install ./python (maturin builds bindings/python)"
+rk_python_package
+
+stage "python: ruff"
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python)
+
+stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
+(cd python && "$RK_VENV"/bin/mypy)
+"$RK_VENV"/bin/python -m mypy.stubtest ratekeeper
+
+stage "python: pytest"
+# pytest exits 5 when it collected no test: that is a failure here too.
+pytest_status=0
+(cd python && "$RK_VENV"/bin/pytest) || pytest_status=$?
+if [ "$pytest_status" -eq 5 ]; then
+  echo "pytest collected no tests" >&2
+  exit 1
+elif [ "$pytest_status" -ne 0 ]; then
+  exit "$pytest_status"
+fi
+
+stage "conformance: python"
+tests/conformance/run python
+
+stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
+benches/python/run --debug-single-value --quiet
 
 stage "Guava differential test"
 seed_args=()

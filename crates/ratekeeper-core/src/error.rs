@@ -40,6 +40,9 @@ pub enum Argument {
     Timeout,
     /// A warm-up period in seconds (bindings): finite and not negative.
     WarmupSeconds,
+    /// Seconds to move a manual clock forward (bindings): finite and not
+    /// negative, because a clock never goes back.
+    AdvanceSeconds,
 }
 
 impl Argument {
@@ -53,6 +56,7 @@ impl Argument {
             Argument::MaxBurstSeconds => "max_burst_seconds",
             Argument::Timeout => "timeout",
             Argument::WarmupSeconds => "warmup",
+            Argument::AdvanceSeconds => "seconds",
         }
     }
 
@@ -66,6 +70,7 @@ impl Argument {
             Argument::MaxBurstSeconds => "must be finite and not negative",
             Argument::Timeout => "must not be NaN",
             Argument::WarmupSeconds => "must be finite and not negative",
+            Argument::AdvanceSeconds => "must be finite and not negative",
         }
     }
 
@@ -78,6 +83,7 @@ impl Argument {
                 | Argument::MaxBurstSeconds
                 | Argument::Timeout
                 | Argument::WarmupSeconds
+                | Argument::AdvanceSeconds
         )
     }
 }

@@ -37,7 +37,7 @@ mod units;
 pub use clock::{AnyClock, Clock, ManualClock, MonotonicClock};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::{Argument, Error, InvalidArgument, Packed, SmoothKind, SmoothRateLimiter, Value};
-pub use units::{micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
+pub use units::{advance_micros_from_secs, micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
 
 /// The core state machines, for callers that bring their own clock and lock.
 pub use ratekeeper_core as core;
