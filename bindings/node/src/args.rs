@@ -33,11 +33,14 @@ pub(crate) fn permits(value: Js) -> Result<u32, Failure> {
     if x >= 1.0 && x <= f64::from(i32::MAX) && x.fract() == 0.0 {
         return Ok(x as u32);
     }
+    // The library's own check decides an integer; a fraction, NaN, an
+    // infinity or an integer beyond 2^53 is refused before. Either way the
+    // error shows the value as given (`-0`, not the library's `0`).
     if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER {
-        // An integer out of range: the library's own check and error.
-        return Ok(permits_from_i64(x as i64)?);
+        if let Ok(p) = permits_from_i64(x as i64) {
+            return Ok(p);
+        }
     }
-    // A fraction, NaN, an infinity or an integer beyond 2^53.
     Err(Failure::OutOfRange { argument: "permits", value, requirement: PERMITS_REQUIREMENT })
 }
 
