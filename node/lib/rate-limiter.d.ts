@@ -97,10 +97,10 @@ export class RateLimiter {
      */
     static create(permitsPerSecond: number, options?: RateLimiterOptions): RateLimiter;
     /**
-     * Use `RateLimiter.create`. (Anything but a handle from the native module
-     * is refused by it with a `TypeError`.)
+     * Use `RateLimiter.create`.
      * @private
-     * @param {import('./binding.js').ExternalObject<'ratekeeper.RateLimiter'>} handle
+     * @param {symbol} token
+     * @param {import('./binding.js').SmoothMethods} methods
      */
     private constructor();
     /**

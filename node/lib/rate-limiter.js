@@ -3,15 +3,22 @@
  * `RateLimiter`: Guava's `RateLimiter` (`SmoothBursty`, `SmoothWarmingUp`),
  * bit for bit, in JavaScript's idiom.
  *
- * The class is a thin shell over plain native functions (lib/binding.js):
- * the decisions are the Rust library's, the waiting is a timer. The
- * synchronous `tryAcquire()` calls a native function bound to this limiter
- * alone, the cheapest call Node-API has (see bindings/node/src/fast_call.rs).
+ * The class is a thin shell over native functions bound to one limiter
+ * (lib/binding.js; bindings/node/src/bound.rs says why: they are the
+ * cheapest call Node-API has): the decisions are the Rust library's, the
+ * waiting is a timer.
  * @module
  */
 
 const native = require('./binding.js');
+const { readOptions } = require('./options.js');
 const { sleep } = require('./sleep.js');
+
+const CREATE_OPTIONS = Object.freeze(['warmupMs', 'warmupMicros', 'coldFactor', 'maxBurstSeconds', 'clock']);
+const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
+
+/** Proves a call of the constructor came from `RateLimiter.create`. */
+const CREATE = Symbol('RateLimiter.create');
 
 /**
  * @typedef {object} RateLimiterOptions
@@ -58,23 +65,30 @@ const { sleep } = require('./sleep.js');
  * if (await limiter.tryAcquire(1, { timeoutMs: 100 })) { ... }
  */
 class RateLimiter {
-  /** @type {import('./binding.js').ExternalObject<'ratekeeper.RateLimiter'>} */
-  #handle;
-  /** @type {(permits?: number) => boolean} */
+  /** @type {import('./binding.js').SmoothMethods} */
+  #native;
+  /** The hot path, held directly: `#native.tryAcquire`. */
   #tryNow;
   /** Whether waits are real (false on a `ManualClock`, whose waits advance it). */
   #waitsForReal;
 
   /**
-   * Use `RateLimiter.create`. (Anything but a handle from the native module
-   * is refused by it with a `TypeError`.)
+   * Use `RateLimiter.create`.
    * @private
-   * @param {import('./binding.js').ExternalObject<'ratekeeper.RateLimiter'>} handle
+   * @param {symbol} token
+   * @param {import('./binding.js').SmoothMethods} methods
    */
-  constructor(handle) {
-    this.#handle = handle;
-    this.#tryNow = native.smoothTryNowFunction(handle);
-    this.#waitsForReal = !native.smoothIsManual(handle);
+  constructor(token, methods) {
+    if (token !== CREATE) {
+      // The one error not made by the native module: there is no argument
+      // to blame, only a constructor that is private.
+      throw Object.assign(new TypeError('RateLimiter has no public constructor: use RateLimiter.create(permitsPerSecond, options)'), {
+        code: native.errorCodes().invalidArgType,
+      });
+    }
+    this.#native = methods;
+    this.#tryNow = methods.tryAcquire;
+    this.#waitsForReal = !methods.manualClock;
   }
 
   /**
@@ -87,7 +101,16 @@ class RateLimiter {
    * @returns {RateLimiter}
    */
   static create(permitsPerSecond, options) {
-    return new RateLimiter(native.smoothCreate(permitsPerSecond, options));
+    const o = readOptions(options, CREATE_OPTIONS);
+    const methods = native.smoothCreate(
+      permitsPerSecond,
+      o.warmupMs,
+      o.warmupMicros,
+      o.coldFactor,
+      o.maxBurstSeconds,
+      o.clock,
+    );
+    return new RateLimiter(CREATE, methods);
   }
 
   /**
@@ -97,7 +120,7 @@ class RateLimiter {
    * @returns {Promise<number>}
    */
   async acquire(permits = 1) {
-    const seconds = native.smoothAcquire(this.#handle, permits);
+    const seconds = this.#native.acquire(permits);
     if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3);
     return seconds;
   }
@@ -136,7 +159,8 @@ class RateLimiter {
    * @returns {Promise<boolean>}
    */
   async #tryAcquireWithin(permits = 1, options) {
-    const seconds = native.smoothTryAcquireWithin(this.#handle, permits, options);
+    const o = readOptions(options, TIMEOUT_OPTIONS);
+    const seconds = this.#native.tryAcquireWithin(permits, o.timeoutMs, o.timeoutMicros);
     if (seconds < 0) return false;
     if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3);
     return true;
@@ -149,7 +173,8 @@ class RateLimiter {
    * @returns {boolean}
    */
   canAcquire(permits = 1, options) {
-    return native.smoothCanAcquire(this.#handle, permits, options);
+    const o = readOptions(options, TIMEOUT_OPTIONS);
+    return this.#native.canAcquire(permits, o.timeoutMs, o.timeoutMicros);
   }
 
   /**
@@ -160,7 +185,7 @@ class RateLimiter {
    * @returns {number}
    */
   timeUntilAvailable(permits = 1) {
-    return native.smoothTimeUntilAvailable(this.#handle, permits);
+    return this.#native.timeUntilAvailable(permits);
   }
 
   /**
@@ -170,11 +195,11 @@ class RateLimiter {
    * @type {number}
    */
   get rate() {
-    return native.smoothRate(this.#handle);
+    return this.#native.rate();
   }
 
   set rate(permitsPerSecond) {
-    native.smoothSetRate(this.#handle, permitsPerSecond);
+    this.#native.setRate(permitsPerSecond);
   }
 
   get [Symbol.toStringTag]() {

@@ -11,8 +11,6 @@
 //! `Date.now`) or as exact whole microseconds (`…Micros`, the library's
 //! unit: a number or a bigint).
 
-use std::ffi::CStr;
-
 use ratekeeper::core::smooth::permits_from_i64;
 
 use crate::error::{Failure, PERMITS_REQUIREMENT};
@@ -85,90 +83,61 @@ pub(crate) fn micros(value: Js, argument: &'static str) -> Result<i64, Failure> 
     }
 }
 
-/// A duration given either in milliseconds (`ms_key`) or in exact
-/// microseconds (`micros_key`).
-pub(crate) struct DurationKeys {
-    pub(crate) ms: (&'static CStr, &'static str),
-    pub(crate) micros: (&'static CStr, &'static str),
+/// Checks an options object: `undefined`, or an object whose own
+/// enumerable keys are all `known`. (The JavaScript classes read the options
+/// themselves and pass them on as arguments; they call this, through
+/// `checkOptions`, only when their own quick look finds something amiss,
+/// so that the error is made here like every other.)
+pub(crate) fn check_options(value: Js, known: &[String]) -> Result<(), Failure> {
+    match value.kind() {
+        Kind::Undefined => return Ok(()),
+        Kind::Object => {}
+        _ => return Err(Failure::WrongType { argument: "options", value, expected: "an object" }),
+    }
+    for key in value.own_keys()? {
+        if !known.contains(&key) {
+            return Err(Failure::InvalidOption(format!(
+                "unknown option {key:?} (known options: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
-/// What a duration option holds after the shared checks.
+/// A duration option given in milliseconds or in exact microseconds.
 pub(crate) enum Duration {
-    /// Given in milliseconds: the number (checked by the caller's rules) and
-    /// its microseconds.
+    /// Given in milliseconds: the value (for errors) and the number.
     Millis(Js, f64),
     /// Given in exact microseconds.
     Micros(i64),
 }
 
-/// An options object: `undefined` (no options) or a plain object whose
-/// own keys are all known. Options set to `undefined` count as absent.
-pub(crate) struct Options {
-    object: Option<Js>,
-}
-
-impl Options {
-    pub(crate) fn read(value: Js, known: &[&str]) -> Result<Self, Failure> {
-        match value.kind() {
-            Kind::Undefined => return Ok(Options { object: None }),
-            Kind::Object => {}
-            _ => return Err(Failure::WrongType { argument: "options", value, expected: "an object" }),
-        }
-        for key in value.own_keys()? {
-            if !known.contains(&key.as_str()) {
-                return Err(Failure::InvalidOption(format!(
-                    "unknown option {key:?} (known options: {})",
-                    known.join(", ")
-                )));
-            }
-        }
-        Ok(Options { object: Some(value) })
-    }
-
-    /// The option's value, `None` when absent or `undefined`.
-    pub(crate) fn get(&self, key: &CStr) -> Result<Option<Js>, Failure> {
-        match self.object {
-            None => Ok(None),
-            Some(object) => {
-                let value = object.get(key)?;
-                Ok((!value.is_undefined()).then_some(value))
-            }
-        }
-    }
-
-    /// A duration given by one of two keys, not both.
-    pub(crate) fn duration(&self, keys: &DurationKeys) -> Result<Option<Duration>, Failure> {
-        let (ms_key, ms_name) = keys.ms;
-        let (micros_key, micros_name) = keys.micros;
-        match (self.get(ms_key)?, self.get(micros_key)?) {
-            (Some(_), Some(_)) => {
-                Err(Failure::InvalidOption(format!("options {ms_name} and {micros_name} exclude each other: pass one")))
-            }
-            (Some(ms), None) => {
-                let x = number(ms, ms_name)?;
-                Ok(Some(Duration::Millis(ms, x)))
-            }
-            (None, Some(micros_value)) => Ok(Some(Duration::Micros(micros(micros_value, micros_name)?))),
-            (None, None) => Ok(None),
+/// A duration given by one of two options (`undefined` when absent), not
+/// both: `names` are their JavaScript names, milliseconds first.
+pub(crate) fn duration(ms: Js, micros: Js, names: (&'static str, &'static str)) -> Result<Option<Duration>, Failure> {
+    match (ms.is_undefined(), micros.is_undefined()) {
+        (true, true) => Ok(None),
+        (false, true) => Ok(Some(Duration::Millis(ms, number(ms, names.0)?))),
+        (true, false) => Ok(Some(Duration::Micros(self::micros(micros, names.1)?))),
+        (false, false) => {
+            Err(Failure::InvalidOption(format!("options {} and {} exclude each other: pass one", names.0, names.1)))
         }
     }
 }
 
-/// `timeoutMs` / `timeoutMicros`: absent means 0; negative means "do not
-/// wait", as Guava's `tryAcquire` treats it; `NaN` is refused.
-pub(crate) const TIMEOUT: DurationKeys =
-    DurationKeys { ms: (c"timeoutMs", "timeoutMs"), micros: (c"timeoutMicros", "timeoutMicros") };
-
-/// The timeout of `options`, in microseconds, never negative.
-pub(crate) fn timeout_micros(options: &Options) -> Result<i64, Failure> {
-    Ok(match options.duration(&TIMEOUT)? {
+/// A timeout (`timeoutMs` or `timeoutMicros`) in microseconds, never
+/// negative: absent means 0, negative means "do not wait" (Guava's
+/// `tryAcquire`), `NaN` is refused.
+pub(crate) fn timeout_micros(ms: Js, micros: Js) -> Result<i64, Failure> {
+    Ok(match duration(ms, micros, ("timeoutMs", "timeoutMicros"))? {
         None => 0,
         Some(Duration::Micros(m)) => m.max(0),
-        Some(Duration::Millis(value, ms)) => {
-            if ms.is_nan() {
+        Some(Duration::Millis(value, x)) => {
+            if x.is_nan() {
                 return Err(Failure::OutOfRange { argument: "timeoutMs", value, requirement: "must not be NaN" });
             }
-            micros_from_millis(ms).max(0)
+            micros_from_millis(x).max(0)
         }
     })
 }

@@ -1,6 +1,6 @@
 //! `ManualClock` for JavaScript, and the clock option every limiter takes.
 //!
-//! A limiter runs on the library's monotonic clock unless `options.clock` is
+//! A limiter runs on the library's monotonic clock unless its `clock` option is
 //! a `ManualClock`; then it reads that clock, and its waits advance it
 //! instead of sleeping (so `await limiter.acquire()` resolves at once with
 //! the wait it would have slept), as Guava's fake stopwatch does in Guava's
@@ -14,7 +14,7 @@ use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 use ratekeeper::AnyClock;
 
-use crate::args::{self, Options};
+use crate::args;
 use crate::error::{guarded, Failure};
 use crate::js::{Js, Kind};
 
@@ -90,11 +90,12 @@ impl ManualClock {
     }
 }
 
-/// The clock named by `options.clock`: absent means the monotonic clock.
-pub(crate) fn from_options(options: &Options) -> Result<AnyClock, Failure> {
-    let Some(value) = options.get(c"clock")? else {
+/// The clock of a limiter: the monotonic one when `value` is `undefined`,
+/// else it must be a `ManualClock`.
+pub(crate) fn from_option(value: Js) -> Result<AnyClock, Failure> {
+    if value.is_undefined() {
         return Ok(AnyClock::default());
-    };
+    }
     manual_clock(value).map(|manual| AnyClock::from(Arc::clone(&manual.clock))).ok_or(Failure::WrongType {
         argument: "clock",
         value,

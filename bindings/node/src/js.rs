@@ -195,15 +195,6 @@ impl Js {
         }
     }
 
-    /// `value[key]` (runs getters, which may throw: then [`Failure::Thrown`]).
-    pub(crate) fn get(self, key: &CStr) -> Result<Js, Failure> {
-        let mut out = ptr::null_mut();
-        // SAFETY: `key` is NUL-terminated; the value is a live object.
-        let status = unsafe { sys::napi_get_named_property(self.env, self.raw, key.as_ptr(), &mut out) };
-        check(self.env, status, "get property")?;
-        Ok(Js::new(self.env, out))
-    }
-
     /// The object's own enumerable string keys (`Object.keys`).
     pub(crate) fn own_keys(self) -> Result<Vec<String>, Failure> {
         let mut names = ptr::null_mut();

@@ -1,10 +1,11 @@
 //! # ratekeeper-node
 //!
 //! The native half of the npm package `ratekeeper` (`node/` at the root of
-//! the repository), built with napi-rs. It exports plain functions on
-//! opaque handles, one group per algorithm; the package's JavaScript classes
-//! (`node/lib/`) wrap them in JavaScript's idiom — camelCase, Promises for
-//! anything that waits, timers instead of blocked threads.
+//! the repository), built with napi-rs. Creating a limiter returns an object
+//! of native functions bound to it ([`bound`]); the package's JavaScript
+//! classes (`node/lib/`) wrap them in JavaScript's idiom — camelCase,
+//! options objects, Promises for anything that waits, timers instead of
+//! blocked threads.
 //!
 //! Like every binding of the project it is thin: it converts arguments
 //! ([`args`]), calls the `ratekeeper` crate and maps errors ([`error`], the
@@ -15,26 +16,27 @@
 //! |---|---|
 //! | [`args`] | argument checks and unit conversions shared by every class |
 //! | [`error`] | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
-//! | [`fast_call`] | the hot path: a synchronous `tryAcquire` as one raw Node-API call |
+//! | [`bound`] | native functions bound to one limiter: the call path, measured |
 //! | [`clock`] | `ManualClock` and the `clock` option |
 //! | [`smooth`] | Guava's `RateLimiter` |
 //! | [`js`] | raw JavaScript values for the above |
 //!
-//! A new algorithm is a module like [`smooth`] (its functions, its
-//! [`fast_call::TryNow`]) plus a class in `node/lib/`.
+//! A new algorithm is a module like [`smooth`] (a create function and its
+//! table of [`bound::Method`]s) plus a class in `node/lib/`.
 
 // napi-derive registers the exports only outside `cfg(test)`: in the unit
 // tests everything they reach looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod bound;
 mod clock;
 mod error;
-mod fast_call;
 mod js;
 mod smooth;
 
-use napi::Env;
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, JsValue};
 use napi_derive::napi;
 
 /// Stable `code` values of the errors ratekeeper throws, for JavaScript.
@@ -72,4 +74,13 @@ pub fn error_codes() -> ErrorCodes {
 #[napi]
 pub fn panic_for_tests(env: &Env) -> napi::Result<()> {
     error::guarded(env, || -> Result<(), error::Failure> { panic!("deliberate panic for the tests") })
+}
+
+/// Throws the error for a bad options object — not an object, or an
+/// unknown key — and returns when there is none. The JavaScript classes read
+/// their options themselves and call this only when their quick look finds
+/// something amiss, so that the error is made in `error` like every other.
+#[napi(ts_args_type = "options: unknown, known: string[]")]
+pub fn check_options(env: &Env, options: Unknown<'_>, known: Vec<String>) -> napi::Result<()> {
+    error::guarded(env, || args::check_options(js::Js::new(env.raw(), options.raw()), &known))
 }

@@ -1,68 +1,144 @@
 //! Guava's `RateLimiter` (`SmoothBursty`, `SmoothWarmingUp`) for
-//! JavaScript: plain functions on a handle, which the `RateLimiter` class of
+//! JavaScript: `smoothCreate` returns an object of functions bound to one
+//! limiter (see `bound`), which the `RateLimiter` class of
 //! `node/lib/rate-limiter.js` wraps.
 //!
-//! Nothing here decides anything: each function converts its arguments,
-//! calls [`ratekeeper::RateLimiter`] and converts the result. Waiting is the
+//! Nothing here decides anything: each method converts its arguments, calls
+//! [`ratekeeper::RateLimiter`] and converts the result. Waiting is the
 //! JavaScript side's (a timer, never a blocked thread); on a `ManualClock`
-//! the functions that reserve a wait advance the clock by it instead, as the
+//! the methods that reserve a wait advance the clock by it instead, as the
 //! library's own blocking calls do.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{External, FromNapiValue, Unknown};
+use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
 use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
 use ratekeeper::{wait_as_seconds, AnyClock, RateLimiter, SmoothRateLimiter};
 
-use crate::args::{self, Duration as GivenDuration, DurationKeys, Options};
+use crate::args::{self, Duration as GivenDuration};
+use crate::bound::{self, Args, Named, Returned};
 use crate::clock;
 use crate::error::{guarded, Failure};
-use crate::fast_call::{self, TryNow};
 use crate::js::Js;
 
 /// One JavaScript `RateLimiter`.
-pub struct Smooth {
+struct Smooth {
     limiter: RateLimiter<AnyClock>,
 }
 
-impl TryNow for Smooth {
-    #[inline]
-    fn try_now(&self, permits: u32) -> Result<bool, Failure> {
-        Ok(self.limiter.try_acquire(permits, Duration::ZERO)?)
-    }
+/// The object `smoothCreate` returns: functions bound to one limiter.
+/// (Declarations only: napi-rs writes this interface into
+/// `lib/binding.d.ts`; the object itself is built by `bound::bind`.)
+#[allow(dead_code)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct SmoothMethods {
+    /// Takes `permits` if they are available now; never waits.
+    #[napi(ts_type = "(permits?: number) => boolean")]
+    pub try_acquire: (),
+    /// Takes `permits` now: the seconds to wait (Guava's `acquire` value).
+    /// On a `ManualClock`, the clock has advanced by them.
+    #[napi(ts_type = "(permits: number) => number")]
+    pub acquire: (),
+    /// Guava's `tryAcquire(permits, timeout)` without the sleep: the seconds
+    /// to wait when taken, -1 when refused (nothing taken). On a
+    /// `ManualClock`, the clock has advanced by the wait.
+    #[napi(ts_type = "(permits: number, timeoutMs: unknown, timeoutMicros: unknown) => number")]
+    pub try_acquire_within: (),
+    /// Whether `tryAcquireWithin` would take the permits now; takes nothing.
+    #[napi(ts_type = "(permits: number, timeoutMs: unknown, timeoutMicros: unknown) => boolean")]
+    pub can_acquire: (),
+    /// Milliseconds until a request for `permits` would be granted.
+    #[napi(ts_type = "(permits: number) => number")]
+    pub time_until_available: (),
+    /// Guava's `getRate()`.
+    #[napi(ts_type = "() => number")]
+    pub rate: (),
+    /// Guava's `setRate(permitsPerSecond)`.
+    #[napi(ts_type = "(permitsPerSecond: number) => void")]
+    pub set_rate: (),
+    /// Whether the limiter runs on a `ManualClock` (whose waits need no timer).
+    #[napi(ts_type = "boolean")]
+    pub manual_clock: (),
 }
 
-/// The handle JavaScript holds.
-type Handle = External<Arc<Smooth>>;
-
-fn smooth<'a>(env: &Env, handle: Unknown<'a>) -> Result<&'a Arc<Smooth>, Failure> {
-    // SAFETY: a live value of the running call; napi-rs checks that it is
-    // an `External` this module made for this type.
-    match unsafe { <&Handle as FromNapiValue>::from_napi_value(env.raw(), handle.raw()) } {
-        Ok(external) => Ok(external),
-        Err(_) => Err(Failure::WrongType {
-            argument: "handle",
-            value: Js::new(env.raw(), handle.raw()),
-            expected: "a RateLimiter handle",
-        }),
-    }
+fn try_acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    let permits = args.permits(0)?;
+    Ok(Returned::Bool(s.limiter.try_acquire(permits, Duration::ZERO)?))
 }
 
-fn js(env: &Env, value: Unknown<'_>) -> Js {
-    Js::new(env.raw(), value.raw())
+fn acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    let permits = args.permits(0)?;
+    let wait = if s.limiter.clock().is_manual() {
+        s.limiter.acquire(permits)? // sleeping on a manual clock advances it
+    } else {
+        s.limiter.reserve(permits)?
+    };
+    Ok(Returned::Number(wait_as_seconds(wait)))
 }
 
-const CREATE_OPTIONS: &[&str] = &["warmupMs", "warmupMicros", "coldFactor", "maxBurstSeconds", "clock"];
-const WARMUP: DurationKeys = DurationKeys { ms: (c"warmupMs", "warmupMs"), micros: (c"warmupMicros", "warmupMicros") };
-const TIMEOUT_OPTIONS: &[&str] = &["timeoutMs", "timeoutMicros"];
+fn timeout(args: &Args) -> Result<Duration, Failure> {
+    Ok(Duration::from_micros(args::timeout_micros(args.get(1), args.get(2))? as u64))
+}
 
-fn create(env: &Env, permits_per_second: Unknown<'_>, options: Unknown<'_>) -> Result<Smooth, Failure> {
-    let rate = args::number(js(env, permits_per_second), "permitsPerSecond")?;
-    let options = Options::read(js(env, options), CREATE_OPTIONS)?;
-    let warmup_micros = match options.duration(&WARMUP)? {
+fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    let permits = args.permits(0)?;
+    let timeout = timeout(args)?;
+    Ok(Returned::Number(if s.limiter.clock().is_manual() {
+        if s.limiter.try_acquire(permits, timeout)? {
+            0.0
+        } else {
+            -1.0
+        }
+    } else {
+        s.limiter.try_reserve(permits, timeout)?.map_or(-1.0, wait_as_seconds)
+    }))
+}
+
+fn can_acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    let permits = args.permits(0)?;
+    Ok(Returned::Bool(s.limiter.can_acquire(permits, timeout(args)?)?))
+}
+
+fn time_until_available(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    let wait = s.limiter.time_until_available(args.permits(0)?)?;
+    Ok(Returned::Number(wait.as_micros() as f64 / 1e3))
+}
+
+fn rate(s: &Smooth, _args: &Args) -> Result<Returned, Failure> {
+    Ok(Returned::Number(s.limiter.rate()))
+}
+
+fn set_rate(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+    s.limiter.set_rate(args::number(args.get(0), "permitsPerSecond")?)?;
+    Ok(Returned::Undefined)
+}
+
+const METHODS: &[Named<Smooth>] = &[
+    (c"tryAcquire", 1, try_acquire),
+    (c"acquire", 1, acquire),
+    (c"tryAcquireWithin", 3, try_acquire_within),
+    (c"canAcquire", 3, can_acquire),
+    (c"timeUntilAvailable", 1, time_until_available),
+    (c"rate", 0, rate),
+    (c"setRate", 1, set_rate),
+];
+
+/// The arguments of `smoothCreate`, as JavaScript values.
+struct CreateArgs {
+    permits_per_second: Js,
+    warmup_ms: Js,
+    warmup_micros: Js,
+    cold_factor: Js,
+    max_burst_seconds: Js,
+    clock: Js,
+}
+
+fn create(a: &CreateArgs) -> Result<Smooth, Failure> {
+    let rate = args::number(a.permits_per_second, "permitsPerSecond")?;
+    let warmup_micros = match args::duration(a.warmup_ms, a.warmup_micros, ("warmupMs", "warmupMicros"))? {
         None => None,
         Some(GivenDuration::Micros(m)) => Some(m), // a negative one is the library's error
         Some(GivenDuration::Millis(value, ms)) => {
@@ -76,8 +152,9 @@ fn create(env: &Env, permits_per_second: Unknown<'_>, options: Unknown<'_>) -> R
             Some(args::micros_from_millis(ms))
         }
     };
-    let cold_factor = options.get(c"coldFactor")?.map(|v| args::number(v, "coldFactor")).transpose()?;
-    let max_burst = options.get(c"maxBurstSeconds")?.map(|v| args::number(v, "maxBurstSeconds")).transpose()?;
+    let optional = |value: Js, name| (!value.is_undefined()).then(|| args::number(value, name)).transpose();
+    let cold_factor = optional(a.cold_factor, "coldFactor")?;
+    let max_burst = optional(a.max_burst_seconds, "maxBurstSeconds")?;
     let core = match warmup_micros {
         // Guava's SmoothWarmingUp.
         Some(warmup) => {
@@ -100,119 +177,40 @@ fn create(env: &Env, permits_per_second: Unknown<'_>, options: Unknown<'_>) -> R
         }
     };
     // The clock is read last: the limiter starts at the clock's "now".
-    let clock = clock::from_options(&options)?;
+    let clock = clock::from_option(a.clock)?;
     Ok(Smooth { limiter: RateLimiter::from_core(core, clock) })
 }
 
-/// Creates a limiter: Guava's `RateLimiter.create(permitsPerSecond)`, or
-/// with `warmupMs`/`warmupMicros` the warming-up one.
+/// Creates a limiter — Guava's `RateLimiter.create(permitsPerSecond)`, or
+/// with a warm-up its `SmoothWarmingUp` — and returns its bound functions.
+/// The options arrive one by one (`undefined` when absent).
 #[napi(
-    ts_args_type = "permitsPerSecond: number, options?: object",
-    ts_return_type = "ExternalObject<'ratekeeper.RateLimiter'>"
+    ts_args_type = "permitsPerSecond: number, warmupMs: unknown, warmupMicros: unknown, coldFactor: unknown, maxBurstSeconds: unknown, clock: unknown",
+    ts_return_type = "SmoothMethods"
 )]
-pub fn smooth_create(env: &Env, permits_per_second: Unknown<'_>, options: Unknown<'_>) -> napi::Result<Handle> {
-    guarded(env, || Ok(External::new(Arc::new(create(env, permits_per_second, options)?))))
-}
-
-/// The limiter's synchronous `tryAcquire(permits = 1)` as a function of its
-/// own: the hot path (see `fast_call`).
-#[napi(
-    ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>",
-    ts_return_type = "(permits?: number) => boolean"
-)]
-pub fn smooth_try_now_function<'env>(env: &'env Env, handle: Unknown<'_>) -> napi::Result<Unknown<'env>> {
+#[allow(clippy::too_many_arguments)]
+pub fn smooth_create<'env>(
+    env: &'env Env,
+    permits_per_second: Unknown<'_>,
+    warmup_ms: Unknown<'_>,
+    warmup_micros: Unknown<'_>,
+    cold_factor: Unknown<'_>,
+    max_burst_seconds: Unknown<'_>,
+    clock: Unknown<'_>,
+) -> napi::Result<Unknown<'env>> {
+    let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
-        let function = fast_call::bind_try_now(env.raw(), c"tryAcquire", Arc::clone(smooth(env, handle)?))?;
+        let smooth = create(&CreateArgs {
+            permits_per_second: js(permits_per_second),
+            warmup_ms: js(warmup_ms),
+            warmup_micros: js(warmup_micros),
+            cold_factor: js(cold_factor),
+            max_burst_seconds: js(max_burst_seconds),
+            clock: js(clock),
+        })?;
+        let manual = smooth.limiter.clock().is_manual();
+        let object = bound::bind(env.raw(), Arc::new(smooth), METHODS, &[(c"manualClock", manual)])?;
         // SAFETY: a value just created in this call's environment.
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), function) })
-    })
-}
-
-/// Whether the limiter runs on a `ManualClock` (whose waits need no timer).
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>")]
-pub fn smooth_is_manual(env: &Env, handle: Unknown<'_>) -> napi::Result<bool> {
-    guarded(env, || Ok(smooth(env, handle)?.limiter.clock().is_manual()))
-}
-
-/// Takes `permits` now and returns the seconds the caller must wait (Guava's
-/// `acquire` value). On a `ManualClock` the clock has advanced by the wait.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>, permits: number")]
-pub fn smooth_acquire(env: &Env, handle: Unknown<'_>, permits: Unknown<'_>) -> napi::Result<f64> {
-    guarded(env, || {
-        let limiter = &smooth(env, handle)?.limiter;
-        let permits = args::permits_or_one(js(env, permits))?;
-        let wait = if limiter.clock().is_manual() {
-            limiter.acquire(permits)? // sleeping on a manual clock advances it
-        } else {
-            limiter.reserve(permits)?
-        };
-        Ok(wait_as_seconds(wait))
-    })
-}
-
-/// Guava's `tryAcquire(permits, timeout)` without the sleep: the seconds to
-/// wait when the permits were taken, or -1 when they cannot be had within
-/// the timeout (nothing taken). On a `ManualClock` the clock has advanced.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>, permits: number, options: object")]
-pub fn smooth_try_acquire_within(
-    env: &Env,
-    handle: Unknown<'_>,
-    permits: Unknown<'_>,
-    options: Unknown<'_>,
-) -> napi::Result<f64> {
-    guarded(env, || {
-        let limiter = &smooth(env, handle)?.limiter;
-        let permits = args::permits_or_one(js(env, permits))?;
-        let timeout =
-            Duration::from_micros(args::timeout_micros(&Options::read(js(env, options), TIMEOUT_OPTIONS)?)? as u64);
-        if limiter.clock().is_manual() {
-            Ok(if limiter.try_acquire(permits, timeout)? { 0.0 } else { -1.0 })
-        } else {
-            Ok(limiter.try_reserve(permits, timeout)?.map_or(-1.0, wait_as_seconds))
-        }
-    })
-}
-
-/// Guava's `getRate()`.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>")]
-pub fn smooth_rate(env: &Env, handle: Unknown<'_>) -> napi::Result<f64> {
-    guarded(env, || Ok(smooth(env, handle)?.limiter.rate()))
-}
-
-/// Guava's `setRate(permitsPerSecond)`.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>, permitsPerSecond: number")]
-pub fn smooth_set_rate(env: &Env, handle: Unknown<'_>, permits_per_second: Unknown<'_>) -> napi::Result<()> {
-    guarded(env, || {
-        let limiter = &smooth(env, handle)?.limiter;
-        let rate = args::number(js(env, permits_per_second), "permitsPerSecond")?;
-        Ok(limiter.set_rate(rate)?)
-    })
-}
-
-/// Milliseconds until a request for `permits` would be granted, taking
-/// nothing.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>, permits: number")]
-pub fn smooth_time_until_available(env: &Env, handle: Unknown<'_>, permits: Unknown<'_>) -> napi::Result<f64> {
-    guarded(env, || {
-        let limiter = &smooth(env, handle)?.limiter;
-        let wait = limiter.time_until_available(args::permits_or_one(js(env, permits))?)?;
-        Ok(wait.as_micros() as f64 / 1e3)
-    })
-}
-
-/// Whether `tryAcquire(permits, options)` would succeed now, taking nothing.
-#[napi(ts_args_type = "handle: ExternalObject<'ratekeeper.RateLimiter'>, permits: number, options?: object")]
-pub fn smooth_can_acquire(
-    env: &Env,
-    handle: Unknown<'_>,
-    permits: Unknown<'_>,
-    options: Unknown<'_>,
-) -> napi::Result<bool> {
-    guarded(env, || {
-        let limiter = &smooth(env, handle)?.limiter;
-        let permits = args::permits_or_one(js(env, permits))?;
-        let timeout =
-            Duration::from_micros(args::timeout_micros(&Options::read(js(env, options), TIMEOUT_OPTIONS)?)? as u64);
-        Ok(limiter.can_acquire(permits, timeout)?)
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), object) })
     })
 }
