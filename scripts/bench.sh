@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks: `make bench` runs this. Prints the interleaved ratio
-# table (the figures the README quotes), then criterion's detailed run.
+# table (the figures the README quotes), then criterion's detailed run, then
+# the Node.js package beside the npm rate limiters (benches/node).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo bench --locked -p ratekeeper-benches --bench ratios
 cargo bench --locked -p ratekeeper-benches --bench rate_limiter
+scripts/setup.sh
+(cd node && npm run --silent build)
+(cd benches/node && npm ci --no-audit --no-fund --loglevel=error && node bench.mjs)
