@@ -72,6 +72,11 @@ export interface SmoothMethods {
   /** Takes `permits` if they are available now; never waits. */
   tryAcquire: (permits?: number) => boolean
   /**
+   * `tryAcquire(1)`, reading no argument: the hot path, a callback of its
+   * own (see `bound`).
+   */
+  tryAcquireOne: () => boolean
+  /**
    * Takes `permits` now: the seconds to wait (Guava's `acquire` value).
    * On a `ManualClock`, the clock has advanced by them.
    */

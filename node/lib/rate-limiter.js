@@ -67,7 +67,8 @@ const CREATE = Symbol('RateLimiter.create');
 class RateLimiter {
   /** @type {import('./binding.js').SmoothMethods} */
   #native;
-  /** The hot path, held directly: `#native.tryAcquire`. */
+  /** The hot paths, held directly: `#native.tryAcquireOne`, `#native.tryAcquire`. */
+  #tryOne;
   #tryNow;
   /** Whether waits are real (false on a `ManualClock`, whose waits advance it). */
   #waitsForReal;
@@ -87,6 +88,7 @@ class RateLimiter {
       });
     }
     this.#native = methods;
+    this.#tryOne = methods.tryAcquireOne;
     this.#tryNow = methods.tryAcquire;
     this.#waitsForReal = !methods.manualClock;
   }
@@ -149,7 +151,7 @@ class RateLimiter {
    * @returns {boolean | Promise<boolean>}
    */
   tryAcquire(permits, options) {
-    if (options === undefined) return permits === undefined ? this.#tryNow() : this.#tryNow(permits);
+    if (options === undefined) return permits === undefined ? this.#tryOne() : this.#tryNow(permits);
     return this.#tryAcquireWithin(permits, options);
   }
 

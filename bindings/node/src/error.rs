@@ -56,6 +56,19 @@ pub(crate) enum Failure {
     Internal(String),
 }
 
+/// A [`Failure`] in a box: what the bound methods return. A
+/// `Result<_, Failure>` is 56 bytes and crosses the panic boundary through
+/// memory; boxed, the result is 16 bytes, and only a failing call
+/// allocates. (On the hot path the difference measured a few ns of ~35.)
+pub(crate) struct Boxed(pub(crate) Box<Failure>);
+
+impl<E: Into<Failure>> From<E> for Boxed {
+    #[cold]
+    fn from(failure: E) -> Self {
+        Boxed(Box::new(failure.into()))
+    }
+}
+
 impl From<ratekeeper::Error> for Failure {
     fn from(error: ratekeeper::Error) -> Self {
         Failure::Library(error)
@@ -267,11 +280,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// Runs the body of a native call so that no panic leaves it: a panic
-/// becomes [`Failure::Internal`].
+/// becomes [`Failure::Internal`]. (Keep `R` small — a [`Boxed`] error, not a
+/// [`Failure`]: the result crosses the unwinding boundary through memory.)
 #[inline]
-pub(crate) fn boundary<T>(body: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+pub(crate) fn boundary<R>(body: impl FnOnce() -> R) -> Result<R, Failure> {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => result,
+        Ok(result) => Ok(result),
         Err(payload) => {
             let message = panic_message(payload.as_ref());
             // Dropping a payload can itself panic; leak it instead.
@@ -285,7 +299,7 @@ pub(crate) fn boundary<T>(body: impl FnOnce() -> Result<T, Failure>) -> Result<T
 /// here, and napi-rs is told that an exception is pending, so it throws
 /// nothing of its own.
 pub(crate) fn guarded<T>(env: &Env, body: impl FnOnce() -> Result<T, Failure>) -> napi::Result<T> {
-    boundary(body).map_err(|failure| {
+    boundary(body).and_then(|result| result).map_err(|failure| {
         throw(env.raw(), failure);
         napi::Error::new(napi::Status::PendingException, "")
     })
@@ -318,5 +332,6 @@ mod tests {
     fn a_panic_becomes_an_internal_failure() {
         let outcome = boundary::<()>(|| panic!("boom"));
         assert!(matches!(outcome, Err(Failure::Internal(m)) if m == "panic: boom"));
+        assert!(matches!(boundary(|| 7), Ok(7)));
     }
 }

@@ -19,9 +19,9 @@ use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
 use ratekeeper::{wait_as_seconds, AnyClock, RateLimiter, SmoothRateLimiter};
 
 use crate::args::{self, Duration as GivenDuration};
-use crate::bound::{self, Args, Named, Returned};
+use crate::bound::{self, Args, Named, Returned, TryNow};
 use crate::clock;
-use crate::error::{guarded, Failure};
+use crate::error::{guarded, Boxed, Failure};
 use crate::js::Js;
 
 /// One JavaScript `RateLimiter`.
@@ -38,6 +38,10 @@ pub struct SmoothMethods {
     /// Takes `permits` if they are available now; never waits.
     #[napi(ts_type = "(permits?: number) => boolean")]
     pub try_acquire: (),
+    /// `tryAcquire(1)`, reading no argument: the hot path, a callback of its
+    /// own (see `bound`).
+    #[napi(ts_type = "() => boolean")]
+    pub try_acquire_one: (),
     /// Takes `permits` now: the seconds to wait (Guava's `acquire` value).
     /// On a `ManualClock`, the clock has advanced by them.
     #[napi(ts_type = "(permits: number) => number")]
@@ -64,12 +68,14 @@ pub struct SmoothMethods {
     pub manual_clock: (),
 }
 
-fn try_acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
-    let permits = args.permits(0)?;
-    Ok(Returned::Bool(s.limiter.try_acquire(permits, Duration::ZERO)?))
+impl TryNow for Smooth {
+    #[inline]
+    fn try_now(&self, permits: u32) -> Result<bool, Boxed> {
+        Ok(self.limiter.try_acquire(permits, Duration::ZERO)?)
+    }
 }
 
-fn acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+fn acquire(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     let permits = args.permits(0)?;
     let wait = if s.limiter.clock().is_manual() {
         s.limiter.acquire(permits)? // sleeping on a manual clock advances it
@@ -83,7 +89,7 @@ fn timeout(args: &Args) -> Result<Duration, Failure> {
     Ok(Duration::from_micros(args::timeout_micros(args.get(1), args.get(2))? as u64))
 }
 
-fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     let permits = args.permits(0)?;
     let timeout = timeout(args)?;
     Ok(Returned::Number(if s.limiter.clock().is_manual() {
@@ -97,27 +103,26 @@ fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
     }))
 }
 
-fn can_acquire(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+fn can_acquire(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     let permits = args.permits(0)?;
     Ok(Returned::Bool(s.limiter.can_acquire(permits, timeout(args)?)?))
 }
 
-fn time_until_available(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+fn time_until_available(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     let wait = s.limiter.time_until_available(args.permits(0)?)?;
     Ok(Returned::Number(wait.as_micros() as f64 / 1e3))
 }
 
-fn rate(s: &Smooth, _args: &Args) -> Result<Returned, Failure> {
+fn rate(s: &Smooth, _args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Number(s.limiter.rate()))
 }
 
-fn set_rate(s: &Smooth, args: &Args) -> Result<Returned, Failure> {
+fn set_rate(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     s.limiter.set_rate(args::number(args.get(0), "permitsPerSecond")?)?;
     Ok(Returned::Undefined)
 }
 
 const METHODS: &[Named<Smooth>] = &[
-    (c"tryAcquire", 1, try_acquire),
     (c"acquire", 1, acquire),
     (c"tryAcquireWithin", 3, try_acquire_within),
     (c"canAcquire", 3, can_acquire),
@@ -209,7 +214,13 @@ pub fn smooth_create<'env>(
             clock: js(clock),
         })?;
         let manual = smooth.limiter.clock().is_manual();
-        let object = bound::bind(env.raw(), Arc::new(smooth), METHODS, &[(c"manualClock", manual)])?;
+        let object = bound::bind(
+            env.raw(),
+            Arc::new(smooth),
+            METHODS,
+            (c"tryAcquire", c"tryAcquireOne"),
+            &[(c"manualClock", manual)],
+        )?;
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), object) })
     })
