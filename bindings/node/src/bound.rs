@@ -11,10 +11,13 @@
 //! | a napi-rs function taking an `External` handle | ≈ 191 |
 //! | a napi-rs function doing nothing (its per-call machinery) | ≈ 110–125 |
 //! | a raw Node-API function taking an external, checked against a registry | ≈ 43 |
-//! | **a raw Node-API function bound to one limiter (this module)** | **≈ 30–35** |
+//! | a raw Node-API function bound to one limiter, through the method table | ≈ 33–38 |
+//! | **the same with a callback of its own (`tryAcquire`, see [`TryNow`])** | **≈ 26–30** |
 //!
-//! (Many limiters at one call site cost more — ≈ 55 ns at 100 — since each
-//! has its own function objects; still below any JavaScript peer measured.)
+//! (Of these, ≈ 10 ns is the library reading the clock. Many limiters at one
+//! call site cost more — ≈ 55–65 ns at 100 — since each has its own function
+//! objects; still below any JavaScript peer measured. `benches/node` runs
+//! the peers.)
 //!
 //! It is also safe by construction: the only pointer a call dereferences is
 //! the one this module attached when it created the function, never a value
