@@ -2,27 +2,29 @@
 //!
 //! The native half of the npm package `ratekeeper` (`node/` at the root of
 //! the repository), built with napi-rs. Creating a limiter returns an object
-//! of native functions bound to it ([`bound`]); the package's JavaScript
+//! of native functions bound to it (`bound`); the package's JavaScript
 //! classes (`node/lib/`) wrap them in JavaScript's idiom — camelCase,
 //! options objects, Promises for anything that waits, timers instead of
 //! blocked threads.
 //!
 //! Like every binding of the project it is thin: it converts arguments
-//! ([`args`]), calls the `ratekeeper` crate and maps errors ([`error`], the
+//! (`args`), calls the `ratekeeper` crate and maps errors (`error`, the
 //! one place where failures become JavaScript errors). It holds no
 //! algorithm.
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`args`] | argument checks and unit conversions shared by every class |
-//! | [`error`] | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
-//! | [`bound`] | native functions bound to one limiter: the call path, measured |
-//! | [`clock`] | `ManualClock` and the `clock` option |
-//! | [`smooth`] | Guava's `RateLimiter` |
-//! | [`js`] | raw JavaScript values for the above |
+//! | `args` | argument checks and unit conversions shared by every class |
+//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
+//! | `bound` | native functions bound to one limiter: the call path, measured |
+//! | `clock` | `ManualClock` and the `clock` option |
+//! | `smooth` | Guava's `RateLimiter` |
+//! | `js` | raw JavaScript values for the above |
 //!
-//! A new algorithm is a module like [`smooth`] (a create function and its
-//! table of [`bound::Method`]s) plus a class in `node/lib/`.
+//! A new algorithm is a module like `smooth` — a `#[napi]` create function,
+//! its table of `bound::Method`s and its `bound::TryNow` — plus a class in
+//! `node/lib/` like `rate-limiter.js`; errors, options, clocks and waiting
+//! are shared.
 
 // napi-derive registers the exports only outside `cfg(test)`: in the unit
 // tests everything they reach looks unused.
