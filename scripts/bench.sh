@@ -3,8 +3,12 @@
 # table (the figures the README quotes), then criterion's detailed run, then
 # the Python benchmark beside its peers (benches/python/run; pyperf options
 # such as --fast can be passed in PYTHON_BENCH_ARGS).
+# the Node.js package beside the npm rate limiters (benches/node).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo bench --locked -p ratekeeper-benches --bench ratios
 cargo bench --locked -p ratekeeper-benches --bench rate_limiter
 benches/python/run ${PYTHON_BENCH_ARGS:-}
+scripts/setup.sh
+(cd node && npm run --silent build)
+(cd benches/node && npm ci --no-audit --no-fund --loglevel=error && node bench.mjs)

@@ -11,7 +11,9 @@
 # conformance runner's JSON parser), valgrind, pkg-config and g++ (the header
 # must compile as C++). With cargo: cbindgen, pinned, which generates
 # include/ratekeeper.h. Makes the project's Python venv, .venv, with the
-# pinned tools of python/requirements-dev.txt (scripts/python-env.sh).
+# pinned tools of python/requirements-dev.txt (scripts/python-env.sh); and Node.js with npm when there is
+# none, then node/'s npm packages (napi-rs's CLI, TypeScript) with `npm ci`
+# from the committed package-lock.json, when it changed.
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -42,6 +44,21 @@ command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi
+
+# Node.js (>= 18) and npm: the Node.js binding (node/).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm
+fi
+# `npm ci` empties node_modules and installs the lockfile exactly; a copy of
+# the lockfile beside what it installed says whether it has to run again.
+npm_ci() { # $1: a folder with package.json and package-lock.json
+  local stamp="$1/node_modules/.ratekeeper-installed-lock.json"
+  if [ -f "$stamp" ] && cmp -s "$1/package-lock.json" "$stamp"; then return; fi
+  log "npm ci in $1"
+  (cd "$1" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$1/package-lock.json" "$stamp"
+}
+npm_ci "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/node"
 
 command -v cargo >/dev/null 2>&1 || { log "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 for component in rustfmt clippy; do

@@ -7,7 +7,9 @@
 # with warnings as errors, the no_std check, the C header's drift check,
 # unit/doc/property tests, the C tests (valgrind, ASan), the examples, the
 # conformance vectors through every language's runner, an install of the C
-# library used from outside the repository, the Python package (built by
+# library used from outside the repository, the Node.js package
+# (declarations up to date, its tests, installed from its tarball into a new
+# project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one).
@@ -89,6 +91,21 @@ tests/conformance/run python
 
 stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
 benches/python/run --debug-single-value --quiet
+
+stage "node: the committed TypeScript declarations are what the sources generate"
+(cd node && npm run --silent check:declarations)
+
+stage "node: build the package (napi build --release)"
+(cd node && npm run --silent build)
+
+stage "node: tests (node --test; tsc on TypeScript users of the declarations)"
+(cd node && npm test --silent)
+
+stage "conformance: node"
+tests/conformance/run node
+
+stage "node: npm pack, then install the tarball and the folder into new projects and use them"
+node/scripts/check-install.sh
 
 stage "Guava differential test"
 seed_args=()
