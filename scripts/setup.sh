@@ -6,7 +6,9 @@
 #
 # Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH. Installs with
 # apt-get (as root, or through sudo): a JDK and Debian's libguava-java (the
-# oracle of the Guava differential test).
+# oracle of the Guava differential test); Go and Debian's
+# golang-golang-x-time-dev (golang.org/x/time/rate, the oracle of the
+# token-bucket differential test).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -30,6 +32,8 @@ apt_install() {
 need_pkgs=()
 command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 [ -f /usr/share/java/guava.jar ] || need_pkgs+=(libguava-java)
+command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
+[ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi

@@ -7,7 +7,9 @@
 # with warnings as errors, the no_std check, unit/doc/property tests, the
 # conformance vectors through every language's runner, and the differential
 # test against the real Guava jar (GUAVA_DIFF_SCENARIOS, default 2000, with a
-# fresh seed each run; GUAVA_DIFF_SEED pins one).
+# fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
+# against Go's golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED,
+# likewise).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,3 +40,8 @@ stage "Guava differential test"
 seed_args=()
 [ -n "${GUAVA_DIFF_SEED:-}" ] && seed_args=(--seed "$GUAVA_DIFF_SEED")
 cargo run --locked -q -p ratekeeper-guava-diff -- --scenarios "${GUAVA_DIFF_SCENARIOS:-2000}" "${seed_args[@]}"
+
+stage "x/time/rate differential test"
+xtime_seed_args=()
+[ -n "${XTIME_DIFF_SEED:-}" ] && xtime_seed_args=(--seed "$XTIME_DIFF_SEED")
+cargo run --locked -q -p ratekeeper-xtime-diff -- --scenarios "${XTIME_DIFF_SCENARIOS:-2000}" "${xtime_seed_args[@]}"

@@ -40,6 +40,64 @@ pub enum Argument {
     Timeout,
     /// A warm-up period in seconds (bindings): finite and not negative.
     WarmupSeconds,
+    /// A token bucket's refill rate in tokens per second (x/time/rate's
+    /// `Limit`): not negative, not NaN; `+Infinity` means "no limit".
+    Rate,
+    /// A token bucket's burst (x/time/rate's `burst`): at most `i64::MAX`.
+    Burst,
+    /// How many units a request costs: not negative, at most `i64::MAX`.
+    Cost,
+    /// GCRA's `max_burst` (redis-cell): `max_burst + 1` must fit in 63 bits.
+    MaxBurst,
+    /// How many units a rate allows per period: at least 1.
+    CountPerPeriod,
+    /// A rate's period in microseconds: at least 1.
+    Period,
+    /// A leaky bucket's capacity in units.
+    Capacity,
+    /// The spacing between a shaper's slots in microseconds: at least 1.
+    Interval,
+    /// How many units a window admits: at least 1.
+    Limit,
+    /// A window's length in microseconds: at least 1.
+    Window,
+    /// How many sub-windows a sliding window has.
+    SubWindows,
+    /// A committed information rate in bytes per second (RFC 2697, RFC 2698).
+    Cir,
+    /// A committed burst size in bytes (RFC 2697, RFC 2698).
+    Cbs,
+    /// An excess burst size in bytes (RFC 2697).
+    Ebs,
+    /// A peak information rate in bytes per second (RFC 2698).
+    Pir,
+    /// A peak burst size in bytes (RFC 2698).
+    Pbs,
+    /// An adaptive limiter's initial concurrency limit.
+    InitialLimit,
+    /// An adaptive limiter's smallest concurrency limit.
+    MinLimit,
+    /// An adaptive limiter's largest concurrency limit.
+    MaxLimit,
+    /// The weight of a new gradient limit against the old one.
+    Smoothing,
+    /// How much slower than the no-load RTT a sample may be before the
+    /// gradient limit shrinks.
+    RttTolerance,
+    /// The headroom the gradient rule adds to the limit.
+    QueueSize,
+    /// The factor a limit is multiplied by after a drop.
+    BackoffRatio,
+    /// How many samples pass between probes for a new no-load RTT.
+    ProbeInterval,
+    /// The RTT above which AIMD treats a sample as a drop, in microseconds.
+    RttTimeout,
+    /// A measured round-trip time in microseconds: not negative.
+    Rtt,
+    /// A number of requests in flight: not negative.
+    InFlight,
+    /// An HTTP policy name: printable ASCII (a Structured Field String).
+    PolicyName,
 }
 
 impl Argument {
@@ -53,6 +111,34 @@ impl Argument {
             Argument::MaxBurstSeconds => "max_burst_seconds",
             Argument::Timeout => "timeout",
             Argument::WarmupSeconds => "warmup",
+            Argument::Rate => "rate",
+            Argument::Burst => "burst",
+            Argument::Cost => "cost",
+            Argument::MaxBurst => "max_burst",
+            Argument::CountPerPeriod => "count_per_period",
+            Argument::Period => "period",
+            Argument::Capacity => "capacity",
+            Argument::Interval => "interval",
+            Argument::Limit => "limit",
+            Argument::Window => "window",
+            Argument::SubWindows => "sub_windows",
+            Argument::Cir => "cir",
+            Argument::Cbs => "cbs",
+            Argument::Ebs => "ebs",
+            Argument::Pir => "pir",
+            Argument::Pbs => "pbs",
+            Argument::InitialLimit => "initial_limit",
+            Argument::MinLimit => "min_limit",
+            Argument::MaxLimit => "max_limit",
+            Argument::Smoothing => "smoothing",
+            Argument::RttTolerance => "rtt_tolerance",
+            Argument::QueueSize => "queue_size",
+            Argument::BackoffRatio => "backoff_ratio",
+            Argument::ProbeInterval => "probe_interval",
+            Argument::RttTimeout => "rtt_timeout",
+            Argument::Rtt => "rtt",
+            Argument::InFlight => "in_flight",
+            Argument::PolicyName => "policy_name",
         }
     }
 
@@ -66,6 +152,34 @@ impl Argument {
             Argument::MaxBurstSeconds => "must be finite and not negative",
             Argument::Timeout => "must not be NaN",
             Argument::WarmupSeconds => "must be finite and not negative",
+            Argument::Rate => "must not be negative or NaN",
+            Argument::Burst => "must be between 0 and 9223372036854775807",
+            Argument::Cost => "must be between 0 and 9223372036854775807",
+            Argument::MaxBurst => "must be between 0 and 9223372036854775806",
+            Argument::CountPerPeriod => "must be between 1 and 9223372036854775807",
+            Argument::Period => "must be at least 1 microsecond",
+            Argument::Capacity => "must be within the algorithm's range (see its documentation)",
+            Argument::Interval => "must be at least 1 microsecond",
+            Argument::Limit => "must be within the algorithm's range (at least 1; see its documentation)",
+            Argument::Window => "must be at least 1 microsecond (and a multiple of sub_windows)",
+            Argument::SubWindows => "must be between 1 and 16 and divide the window",
+            Argument::Cir => "must be at least 1 byte per second",
+            Argument::Cbs => "must be at most 18446744073709 bytes (and cbs or ebs above 0)",
+            Argument::Ebs => "must be at most 18446744073709 bytes (and cbs or ebs above 0)",
+            Argument::Pir => "must be at least cir",
+            Argument::Pbs => "must be between 1 and 18446744073709 bytes",
+            Argument::InitialLimit => "must be between min_limit and max_limit",
+            Argument::MinLimit => "must be at least 1",
+            Argument::MaxLimit => "must be at least min_limit and at most 4294967295",
+            Argument::Smoothing => "must be above 0.0 and at most 1.0",
+            Argument::RttTolerance => "must be finite and at least 1.0",
+            Argument::QueueSize => "must be at most max_limit",
+            Argument::BackoffRatio => "must be at least 0.5 and below 1.0 (gradient: at most 1.0)",
+            Argument::ProbeInterval => "must not be negative",
+            Argument::RttTimeout => "must be at least 1 microsecond",
+            Argument::Rtt => "must not be negative",
+            Argument::InFlight => "must not be negative",
+            Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
         }
     }
 
@@ -78,6 +192,10 @@ impl Argument {
                 | Argument::MaxBurstSeconds
                 | Argument::Timeout
                 | Argument::WarmupSeconds
+                | Argument::Rate
+                | Argument::Smoothing
+                | Argument::RttTolerance
+                | Argument::BackoffRatio
         )
     }
 }

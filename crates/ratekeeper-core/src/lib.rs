@@ -13,6 +13,12 @@
 //!
 //! * [`SmoothRateLimiter`] — Guava 31.1's `SmoothBursty` and
 //!   `SmoothWarmingUp`, reproduced bit for bit.
+//! * [`TokenBucket`] — Go's `golang.org/x/time/rate`: allow, reserve (and
+//!   cancel), wait with a deadline, change the rate or burst.
+//!
+//! Every admission-style algorithm implements [`Admission`] and answers with
+//! the one [`Decision`] type, which also writes the HTTP `RateLimit`,
+//! `RateLimit-Policy` and `Retry-After` fields.
 //!
 //! ```
 //! use ratekeeper_core::SmoothRateLimiter;
@@ -25,11 +31,18 @@
 #![no_std]
 #![warn(missing_docs)]
 
+mod admission;
+pub mod decision;
 mod error;
+mod go;
 mod java;
 mod packed;
 pub mod smooth;
+pub mod token_bucket;
 
+pub use admission::{cost_from_i64, unsigned_from_i64, Admission};
+pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
 pub use packed::Packed;
 pub use smooth::{SmoothKind, SmoothRateLimiter};
+pub use token_bucket::{Reservation, TokenBucket};

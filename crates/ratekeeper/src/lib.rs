@@ -32,11 +32,18 @@
 mod clock;
 mod rate_limiter;
 mod seq_cell;
+mod shared;
+mod token_bucket;
 mod units;
 
 pub use clock::{AnyClock, Clock, ManualClock, MonotonicClock};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
-pub use ratekeeper_core::{Argument, Error, InvalidArgument, Packed, SmoothKind, SmoothRateLimiter, Value};
+pub use ratekeeper_core::token_bucket::Reservation;
+pub use ratekeeper_core::{
+    cost_from_i64, unsigned_from_i64, Admission, Argument, Decision, Error, InvalidArgument, Packed, SmoothKind,
+    SmoothRateLimiter, Value, NEVER,
+};
+pub use token_bucket::TokenBucket;
 pub use units::{micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
 
 /// The core state machines, for callers that bring their own clock and lock.
