@@ -98,6 +98,8 @@ pub enum Argument {
     InFlight,
     /// An HTTP policy name: printable ASCII (a Structured Field String).
     PolicyName,
+    /// The limits of a composite: at least one.
+    Limits,
 }
 
 impl Argument {
@@ -139,6 +141,7 @@ impl Argument {
             Argument::Rtt => "rtt",
             Argument::InFlight => "in_flight",
             Argument::PolicyName => "policy_name",
+            Argument::Limits => "limits",
         }
     }
 
@@ -158,28 +161,29 @@ impl Argument {
             Argument::MaxBurst => "must be between 0 and 9223372036854775806",
             Argument::CountPerPeriod => "must be between 1 and 9223372036854775807",
             Argument::Period => "must be at least 1 microsecond",
-            Argument::Capacity => "must be within the algorithm's range (see its documentation)",
+            Argument::Capacity => "must be between 1 and 9223372036854775807 (a leaky bucket queue's may be 0)",
             Argument::Interval => "must be at least 1 microsecond",
-            Argument::Limit => "must be within the algorithm's range (at least 1; see its documentation)",
+            Argument::Limit => "must be at least 1 and at most 9223372036854775807 (a sliding window's 4294967295, a sliding log's its storage)",
             Argument::Window => "must be at least 1 microsecond (and a multiple of sub_windows)",
             Argument::SubWindows => "must be between 1 and 16 and divide the window",
-            Argument::Cir => "must be at least 1 byte per second",
-            Argument::Cbs => "must be at most 18446744073709 bytes (and cbs or ebs above 0)",
-            Argument::Ebs => "must be at most 18446744073709 bytes (and cbs or ebs above 0)",
-            Argument::Pir => "must be at least cir",
-            Argument::Pbs => "must be between 1 and 18446744073709 bytes",
+            Argument::Cir => "must be between 1 and 9223372036854775807 bytes per second",
+            Argument::Cbs => "must be at most 9223372036854775807 bytes, and above 0 (srTCM: unless ebs is)",
+            Argument::Ebs => "must be at most 9223372036854775807 bytes",
+            Argument::Pir => "must be at least cir and at most 9223372036854775807 bytes per second",
+            Argument::Pbs => "must be between 1 and 9223372036854775807 bytes",
             Argument::InitialLimit => "must be between min_limit and max_limit",
             Argument::MinLimit => "must be at least 1",
-            Argument::MaxLimit => "must be at least min_limit and at most 4294967295",
+            Argument::MaxLimit => "must be at least min_limit",
             Argument::Smoothing => "must be above 0.0 and at most 1.0",
             Argument::RttTolerance => "must be finite and at least 1.0",
             Argument::QueueSize => "must be at most max_limit",
-            Argument::BackoffRatio => "must be at least 0.5 and below 1.0 (gradient: at most 1.0)",
-            Argument::ProbeInterval => "must not be negative",
+            Argument::BackoffRatio => "must be at least 0.5 and below 1.0 (the gradient rule's may be 1.0)",
+            Argument::ProbeInterval => "must be between 0 (no probing) and 9223372036854775807",
             Argument::RttTimeout => "must be at least 1 microsecond",
             Argument::Rtt => "must not be negative",
             Argument::InFlight => "must not be negative",
             Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
+            Argument::Limits => "must hold at least one limit (the value is how many)",
         }
     }
 
@@ -204,7 +208,9 @@ impl Argument {
 #[derive(Clone, Copy, PartialEq)]
 pub struct InvalidArgument {
     argument: Argument,
-    /// The value's bits: an `f64`'s or an `i64`'s, as the argument says.
+    /// Whether `bits` are an `f64`'s (else an `i64`'s).
+    float: bool,
+    /// The value's bits.
     bits: u64,
 }
 
@@ -236,7 +242,7 @@ impl InvalidArgument {
 
     /// The value that was passed.
     pub const fn value(&self) -> Value {
-        if self.argument.is_float() {
+        if self.float {
             Value::Float(f64::from_bits(self.bits))
         } else {
             Value::Int(self.bits as i64)
@@ -253,12 +259,24 @@ impl fmt::Debug for InvalidArgument {
 impl Error {
     /// An [`Error::InvalidArgument`] for a floating-point argument.
     pub const fn invalid_float(argument: Argument, value: f64) -> Self {
-        Error::InvalidArgument(InvalidArgument { argument, bits: value.to_bits() })
+        Error::InvalidArgument(InvalidArgument { argument, float: true, bits: value.to_bits() })
     }
 
     /// An [`Error::InvalidArgument`] for an integer argument.
     pub const fn invalid_int(argument: Argument, value: i64) -> Self {
-        Error::InvalidArgument(InvalidArgument { argument, bits: value as u64 })
+        Error::InvalidArgument(InvalidArgument { argument, float: false, bits: value as u64 })
+    }
+
+    /// An [`Error::InvalidArgument`] for an unsigned integer argument. A
+    /// value beyond `i64::MAX` (which no binding can pass) is reported as the
+    /// nearest [`Value::Float`], so that the message never shows a wrapped
+    /// negative number.
+    pub const fn invalid_uint(argument: Argument, value: u64) -> Self {
+        if value <= i64::MAX as u64 {
+            Self::invalid_int(argument, value as i64)
+        } else {
+            Error::InvalidArgument(InvalidArgument { argument, float: true, bits: (value as f64).to_bits() })
+        }
     }
 }
 
@@ -304,6 +322,16 @@ mod tests {
         let Error::InvalidArgument(arg) = e;
         assert_eq!(arg.value(), Value::Int(i64::MIN));
         assert_eq!(arg.argument(), Argument::Permits);
+    }
+
+    #[test]
+    fn huge_unsigned_values_are_never_shown_negative() {
+        let e = Error::invalid_uint(Argument::Burst, u64::MAX);
+        assert_eq!(
+            e.to_string(),
+            "invalid argument burst = 1.8446744073709552e19: must be between 0 and 9223372036854775807"
+        );
+        assert_eq!(Error::invalid_uint(Argument::Burst, 5), Error::invalid_int(Argument::Burst, 5));
     }
 
     #[test]

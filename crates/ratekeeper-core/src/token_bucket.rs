@@ -182,7 +182,7 @@ fn check_rate(rate: f64) -> Result<f64, Error> {
 
 fn check_burst(burst: u64) -> Result<u64, Error> {
     if burst > i64::MAX as u64 {
-        return Err(Error::invalid_int(Argument::Burst, burst as i64));
+        return Err(Error::invalid_uint(Argument::Burst, burst));
     }
     Ok(burst)
 }

@@ -73,3 +73,51 @@ impl<T: Packed<N>, const N: usize, C: Clock> Shared<T, N, C> {
         }
     }
 }
+
+/// Declares the thread-safe wrapper of a fixed-size admission-style core
+/// state machine: the struct (generic over its clock, monotonic by
+/// default) and the methods every such wrapper has — `from_core`, `check`,
+/// `peek`, `snapshot`, `clock`. Each algorithm's module adds its
+/// constructors and extras.
+macro_rules! admission_limiter {
+    ($(#[$doc:meta])* $name:ident, $core:ty, $words:literal) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name<C: $crate::Clock = $crate::MonotonicClock> {
+            inner: $crate::shared::Shared<$core, $words, C>,
+        }
+
+        impl<C: $crate::Clock> $name<C> {
+            /// Wraps a core state machine, whose time 0 becomes now on `clock`.
+            pub fn from_core(core: $core, clock: C) -> Self {
+                $name { inner: $crate::shared::Shared::new(core, clock) }
+            }
+
+            /// Admits `cost` units now if the limit allows it, consuming them;
+            /// a refusal consumes nothing. A cost of 0 is a free look.
+            #[inline]
+            pub fn check(&self, cost: u64) -> ratekeeper_core::Decision {
+                use ratekeeper_core::Admission;
+                self.inner.decide(|s, now| s.check(cost, now))
+            }
+
+            /// The decision [`check`](Self::check) would make now, consuming
+            /// nothing.
+            pub fn peek(&self, cost: u64) -> ratekeeper_core::Decision {
+                use ratekeeper_core::Admission;
+                self.inner.read(|s, now| s.peek(cost, now))
+            }
+
+            /// A copy of the core state machine.
+            pub fn snapshot(&self) -> $core {
+                self.inner.get()
+            }
+
+            /// The limiter's clock.
+            pub fn clock(&self) -> &C {
+                self.inner.clock()
+            }
+        }
+    };
+}
+pub(crate) use admission_limiter;
