@@ -20,7 +20,7 @@ use crate::error::{Argument, Error};
 /// The state and parameters of AIMD.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Aimd {
-    pub(crate) limit: u32,
+    pub(crate) limit: u64,
     pub(crate) config: AimdConfig,
 }
 
@@ -28,11 +28,11 @@ pub struct Aimd {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AimdConfig {
     /// The limit to start from.
-    pub initial_limit: u32,
+    pub initial_limit: u64,
     /// The smallest limit.
-    pub min_limit: u32,
-    /// The largest limit.
-    pub max_limit: u32,
+    pub min_limit: u64,
+    /// The largest limit, at most `i64::MAX`.
+    pub max_limit: u64,
     /// The factor applied on a drop or a timeout, in `[0.5, 1)`.
     pub backoff_ratio: f64,
     /// An RTT above this (microseconds, at least 1) counts as a drop.
@@ -56,11 +56,11 @@ impl Default for AimdConfig {
 impl AimdConfig {
     /// Checks every parameter; the first invalid one is the error.
     pub fn validate(&self) -> Result<(), Error> {
-        let int = |argument, v: u32| Err(Error::invalid_int(argument, i64::from(v)));
+        let int = |argument, v: u64| Err(Error::invalid_uint(argument, v));
         if self.min_limit == 0 {
             return int(Argument::MinLimit, self.min_limit);
         }
-        if self.max_limit < self.min_limit {
+        if self.max_limit < self.min_limit || self.max_limit > i64::MAX as u64 {
             return int(Argument::MaxLimit, self.max_limit);
         }
         if !(self.min_limit..=self.max_limit).contains(&self.initial_limit) {
@@ -90,7 +90,7 @@ impl Aimd {
 
     /// The current limit.
     pub fn limit(&self) -> u64 {
-        u64::from(self.limit)
+        self.limit
     }
 
     /// Netflix's `_update(startTime, rtt, inflight, didDrop)`: one request
@@ -100,7 +100,7 @@ impl Aimd {
         let c = self.config;
         let mut limit = self.limit;
         if dropped || rtt_micros > c.rtt_timeout_micros {
-            limit = (f64::from(limit) * c.backoff_ratio) as u32;
+            limit = (limit as f64 * c.backoff_ratio) as u64;
         } else if u128::from(in_flight) * 2 >= u128::from(limit) {
             limit = limit.saturating_add(1);
         }
@@ -113,7 +113,7 @@ impl Aimd {
 mod tests {
     use super::*;
 
-    fn aimd(initial: u32, min: u32, max: u32) -> Aimd {
+    fn aimd(initial: u64, min: u64, max: u64) -> Aimd {
         Aimd::new(AimdConfig { initial_limit: initial, min_limit: min, max_limit: max, ..AimdConfig::default() })
             .unwrap()
     }
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn extreme_samples_never_panic() {
-        let mut a = Aimd::new(AimdConfig { max_limit: u32::MAX, ..AimdConfig::default() }).unwrap();
+        let mut a = Aimd::new(AimdConfig { max_limit: i64::MAX as u64, ..AimdConfig::default() }).unwrap();
         for rtt in [i64::MIN, 0, i64::MAX] {
             for in_flight in [0, u64::MAX] {
                 for dropped in [false, true] {

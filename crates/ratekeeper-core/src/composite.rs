@@ -9,10 +9,13 @@
 //! so the answers cannot change in between. A refusal consumes nothing
 //! anywhere, and is a [`Decision`] like any other.
 //!
-//! The combined decision is [`decision::combine`](crate::decision::combine)'s:
-//! the longest retry-after and reset-after, and the limit and remaining of
-//! the part with the fewest units left. The per-part decisions can be had
-//! too (one `RateLimit` item per policy).
+//! The combined decision is [`decision::combine`](crate::decision::combine)'s
+//! (the refusing part with the longest retry-after; when admitted, the part
+//! with the fewest units left). The per-part decisions can be had too, one
+//! `RateLimit` item per policy: each part's own decision when the request is
+//! admitted; when it is refused, the refusing parts' refusals and, for the
+//! parts that would have admitted it, their state untouched (a look of
+//! cost 0) — nothing was taken from them.
 
 use crate::admission::Admission;
 use crate::decision::{self, Decision};
@@ -54,10 +57,14 @@ fn peek_all_each<A: Admission>(
     now_micros: i64,
     mut each: impl FnMut(usize, &Decision),
 ) -> Decision {
+    let refused = parts.iter().any(|p| !p.peek(cost, now_micros).allowed);
     let decisions = parts.iter().enumerate().map(|(i, p)| {
         let d = p.peek(cost, now_micros);
-        each(i, &d);
-        d
+        // In a refusal, a part that would have admitted shows its state as
+        // it is: nothing was taken from it.
+        let shown = if refused && d.allowed { p.peek(0, now_micros) } else { d };
+        each(i, &shown);
+        shown
     });
     decision::combine(decisions).unwrap_or(Decision::allowed(0, 0, 0, 0))
 }

@@ -183,13 +183,13 @@ const AIMD: u64 = 2;
 
 /// Words: in flight and the policy's state (limit or estimate, no-load RTT,
 /// probe countdown), then the policy's kind and parameters.
-impl Packed<12> for ConcurrencyLimiter {
+impl Packed<13> for ConcurrencyLimiter {
     /// Acquiring, releasing and sampling change the count in flight and the
     /// policy's state.
     const HOT: usize = 4;
 
-    fn pack(&self) -> [u64; 12] {
-        let mut w = [0u64; 12];
+    fn pack(&self) -> [u64; 13] {
+        let mut w = [0u64; 13];
         w[0] = self.in_flight;
         match self.policy {
             ConcurrencyPolicy::Fixed(limit) => {
@@ -202,53 +202,54 @@ impl Packed<12> for ConcurrencyLimiter {
                 w[2] = g.rtt_noload as u64;
                 w[3] = g.probe_countdown;
                 w[4] = GRADIENT;
-                w[5] = u64::from(c.initial_limit) | (u64::from(c.min_limit) << 32);
-                w[6] = u64::from(c.max_limit) | (u64::from(c.queue_size) << 32);
-                w[7] = c.smoothing.to_bits();
-                w[8] = c.rtt_tolerance.to_bits();
-                w[9] = c.backoff_ratio.to_bits();
-                w[10] = c.probe_interval;
+                w[5..13].copy_from_slice(&[
+                    c.initial_limit,
+                    c.min_limit,
+                    c.max_limit,
+                    c.queue_size,
+                    c.smoothing.to_bits(),
+                    c.rtt_tolerance.to_bits(),
+                    c.backoff_ratio.to_bits(),
+                    c.probe_interval,
+                ]);
             }
             ConcurrencyPolicy::Aimd(a) => {
                 let c = a.config;
-                w[1] = u64::from(a.limit);
+                w[1] = a.limit;
                 w[4] = AIMD;
-                w[5] = u64::from(c.initial_limit) | (u64::from(c.min_limit) << 32);
-                w[6] = u64::from(c.max_limit);
-                w[9] = c.backoff_ratio.to_bits();
-                w[11] = c.rtt_timeout_micros as u64;
+                w[5..8].copy_from_slice(&[c.initial_limit, c.min_limit, c.max_limit]);
+                w[11] = c.backoff_ratio.to_bits();
+                w[12] = c.rtt_timeout_micros as u64;
             }
         }
         w
     }
 
-    fn unpack(w: [u64; 12]) -> Self {
-        let low = |x: u64| x as u32;
-        let high = |x: u64| (x >> 32) as u32;
+    fn unpack(w: [u64; 13]) -> Self {
         let policy = match w[4] {
             GRADIENT => ConcurrencyPolicy::Gradient(Gradient {
                 estimated_limit: f64::from_bits(w[1]),
                 rtt_noload: w[2] as i64,
                 probe_countdown: w[3],
                 config: GradientConfig {
-                    initial_limit: low(w[5]),
-                    min_limit: high(w[5]),
-                    max_limit: low(w[6]),
-                    queue_size: high(w[6]),
-                    smoothing: f64::from_bits(w[7]),
-                    rtt_tolerance: f64::from_bits(w[8]),
-                    backoff_ratio: f64::from_bits(w[9]),
-                    probe_interval: w[10],
+                    initial_limit: w[5],
+                    min_limit: w[6],
+                    max_limit: w[7],
+                    queue_size: w[8],
+                    smoothing: f64::from_bits(w[9]),
+                    rtt_tolerance: f64::from_bits(w[10]),
+                    backoff_ratio: f64::from_bits(w[11]),
+                    probe_interval: w[12],
                 },
             }),
             AIMD => ConcurrencyPolicy::Aimd(Aimd {
-                limit: w[1] as u32,
+                limit: w[1],
                 config: AimdConfig {
-                    initial_limit: low(w[5]),
-                    min_limit: high(w[5]),
-                    max_limit: low(w[6]),
-                    backoff_ratio: f64::from_bits(w[9]),
-                    rtt_timeout_micros: w[11] as i64,
+                    initial_limit: w[5],
+                    min_limit: w[6],
+                    max_limit: w[7],
+                    backoff_ratio: f64::from_bits(w[11]),
+                    rtt_timeout_micros: w[12] as i64,
                 },
             }),
             _ => ConcurrencyPolicy::Fixed(w[1]),

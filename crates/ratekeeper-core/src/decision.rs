@@ -195,30 +195,33 @@ fn write_sf_string<W: fmt::Write>(out: &mut W, s: &str) -> fmt::Result {
 /// Combines the decisions of several limits that must *all* admit a request
 /// (a composite such as "10 per second and 1,000 per hour").
 ///
-/// Allowed when every part is; the retry-after, reset-after and wait are the
-/// longest of the parts (a refused request can be admitted only when its
-/// slowest limit admits it, and every limit that admits it now still will
-/// then, because waiting only ever restores quota); the limit, remaining and
-/// window are those of the part with the fewest units remaining (the first
-/// such part on a tie), which is what a client most needs to see.
+/// Allowed when every part is. Then the limit, remaining and window are
+/// those of the part with the fewest units left (what a client most needs
+/// to see), and the reset-after and wait are the longest. Refused when any
+/// part is: then they are the refusing part's with the longest
+/// retry-after — the one the client is waiting for — and the retry-after is
+/// that longest one (a request can be admitted only when its slowest limit
+/// admits it, and a limit that admits it now still will then: waiting only
+/// restores quota). Ties go to the first part.
 ///
 /// Returns `None` for no parts.
 pub fn combine(parts: impl IntoIterator<Item = Decision>) -> Option<Decision> {
     let mut parts = parts.into_iter();
     let mut out = parts.next()?;
     for d in parts {
-        if d.remaining < out.remaining {
-            out.limit = d.limit;
-            out.remaining = d.remaining;
-            out.window_micros = d.window_micros;
+        let wins = match (out.allowed, d.allowed) {
+            (true, true) => d.remaining < out.remaining,
+            (true, false) => true,
+            (false, true) => false,
+            (false, false) => d.retry_after_micros > out.retry_after_micros,
+        };
+        let reset_after = out.reset_after_micros.max(d.reset_after_micros);
+        let wait = out.wait_micros.max(d.wait_micros);
+        if wins {
+            out = d;
         }
-        out.allowed &= d.allowed;
-        out.retry_after_micros = out.retry_after_micros.max(d.retry_after_micros);
-        out.reset_after_micros = out.reset_after_micros.max(d.reset_after_micros);
-        out.wait_micros = out.wait_micros.max(d.wait_micros);
-    }
-    if out.allowed {
-        out.retry_after_micros = 0;
+        out.reset_after_micros = reset_after;
+        out.wait_micros = if out.allowed { wait } else { 0 };
     }
     Some(out)
 }
@@ -304,6 +307,12 @@ mod tests {
         let refused = combine([a, c, b]).unwrap();
         assert!(!refused.allowed);
         assert_eq!(refused.retry_after_micros, 100_000);
+        // The refusing part is the one shown, even with more units left
+        // than an admitting part.
+        let d = Decision::refused(50, 5, 900_000, 2_000_000, 1_000_000);
+        let refused = combine([b, d, c]).unwrap();
+        assert_eq!((refused.limit, refused.remaining, refused.retry_after_micros), (50, 5, 900_000));
+        assert_eq!(refused.reset_after_micros, 3_600_000_000);
         assert_eq!(combine([a, refused_never()]).unwrap().retry_after_micros, NEVER);
         assert_eq!(combine(core::iter::empty()), None);
     }

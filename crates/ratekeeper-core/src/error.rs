@@ -100,6 +100,8 @@ pub enum Argument {
     PolicyName,
     /// The limits of a composite: at least one.
     Limits,
+    /// A packet's size in bytes (the markers): not negative.
+    Bytes,
 }
 
 impl Argument {
@@ -142,6 +144,7 @@ impl Argument {
             Argument::InFlight => "in_flight",
             Argument::PolicyName => "policy_name",
             Argument::Limits => "limits",
+            Argument::Bytes => "bytes",
         }
     }
 
@@ -173,7 +176,7 @@ impl Argument {
             Argument::Pbs => "must be between 1 and 9223372036854775807 bytes",
             Argument::InitialLimit => "must be between min_limit and max_limit",
             Argument::MinLimit => "must be at least 1",
-            Argument::MaxLimit => "must be at least min_limit",
+            Argument::MaxLimit => "must be at least min_limit and at most 9223372036854775807",
             Argument::Smoothing => "must be above 0.0 and at most 1.0",
             Argument::RttTolerance => "must be finite and at least 1.0",
             Argument::QueueSize => "must be at most max_limit",
@@ -184,6 +187,7 @@ impl Argument {
             Argument::InFlight => "must not be negative",
             Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
             Argument::Limits => "must hold at least one limit (the value is how many)",
+            Argument::Bytes => "must not be negative",
         }
     }
 

@@ -54,18 +54,18 @@ pub struct Gradient {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GradientConfig {
     /// The limit to start from.
-    pub initial_limit: u32,
+    pub initial_limit: u64,
     /// The smallest limit a decrease may reach.
-    pub min_limit: u32,
-    /// The largest limit (Netflix's `maxConcurrency`).
-    pub max_limit: u32,
+    pub min_limit: u64,
+    /// The largest limit (Netflix's `maxConcurrency`), at most `i64::MAX`.
+    pub max_limit: u64,
     /// How much of a decrease to apply at once, in `(0, 1]`.
     pub smoothing: f64,
     /// How much slower than the no-load RTT still counts as no queueing,
     /// at least 1.
     pub rtt_tolerance: f64,
     /// The headroom added to the limit, at most `max_limit`.
-    pub queue_size: u32,
+    pub queue_size: u64,
     /// The factor applied on a drop, in `[0.5, 1]`.
     pub backoff_ratio: f64,
     /// Samples between probes for a new no-load RTT; 0 disables probing.
@@ -93,11 +93,11 @@ impl Default for GradientConfig {
 impl GradientConfig {
     /// Checks every parameter; the first invalid one is the error.
     pub fn validate(&self) -> Result<(), Error> {
-        let int = |argument, v: u32| Err(Error::invalid_int(argument, i64::from(v)));
+        let int = |argument, v: u64| Err(Error::invalid_uint(argument, v));
         if self.min_limit == 0 {
             return int(Argument::MinLimit, self.min_limit);
         }
-        if self.max_limit < self.min_limit {
+        if self.max_limit < self.min_limit || self.max_limit > i64::MAX as u64 {
             return int(Argument::MaxLimit, self.max_limit);
         }
         if !(self.min_limit..=self.max_limit).contains(&self.initial_limit) {
@@ -127,7 +127,7 @@ impl Gradient {
     pub fn new(config: GradientConfig) -> Result<Self, Error> {
         config.validate()?;
         Ok(Gradient {
-            estimated_limit: f64::from(config.initial_limit),
+            estimated_limit: config.initial_limit as f64,
             rtt_noload: 0,
             probe_countdown: config.probe_interval,
             config,
@@ -155,11 +155,11 @@ impl Gradient {
     /// were in flight; returns the new limit.
     pub fn on_sample(&mut self, rtt_micros: i64, in_flight: u64, dropped: bool) -> u64 {
         let c = self.config;
-        let queue_size = f64::from(c.queue_size);
+        let queue_size = c.queue_size as f64;
         if c.probe_interval != 0 {
             if self.probe_countdown == 0 {
                 self.probe_countdown = c.probe_interval;
-                self.estimated_limit = f64::from(c.min_limit).max(queue_size);
+                self.estimated_limit = (c.min_limit as f64).max(queue_size);
                 self.rtt_noload = 0;
                 return self.limit();
             }
@@ -178,10 +178,9 @@ impl Gradient {
             self.estimated_limit * gradient + queue_size
         };
         if new_limit < self.estimated_limit {
-            new_limit =
-                f64::from(c.min_limit).max(self.estimated_limit * (1.0 - c.smoothing) + c.smoothing * new_limit);
+            new_limit = (c.min_limit as f64).max(self.estimated_limit * (1.0 - c.smoothing) + c.smoothing * new_limit);
         }
-        self.estimated_limit = queue_size.max(f64::from(c.max_limit).min(new_limit));
+        self.estimated_limit = queue_size.max((c.max_limit as f64).min(new_limit));
         self.limit()
     }
 }
@@ -190,7 +189,7 @@ impl Gradient {
 mod tests {
     use super::*;
 
-    fn gradient(initial: u32, probe_interval: u64) -> Gradient {
+    fn gradient(initial: u64, probe_interval: u64) -> Gradient {
         Gradient::new(GradientConfig { initial_limit: initial, probe_interval, ..GradientConfig::default() }).unwrap()
     }
 

@@ -34,7 +34,7 @@ use crate::shared::Shared;
 /// ```
 #[derive(Debug)]
 pub struct ConcurrencyLimiter<C: Clock = MonotonicClock> {
-    inner: Shared<CoreLimiter, 12, C>,
+    inner: Shared<CoreLimiter, 13, C>,
 }
 
 impl ConcurrencyLimiter<MonotonicClock> {

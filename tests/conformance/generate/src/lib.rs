@@ -16,7 +16,14 @@ use serde_json::{json, Value};
 
 use ratekeeper_core::Decision;
 
+mod adaptive;
+mod admission;
+mod composite;
+mod gcra;
+mod leaky;
+mod markers;
 mod token_bucket;
+mod windows;
 
 /// The format tag of every vector file (tests/conformance/FORMAT.md).
 pub const FORMAT: &str = "ratelimit-conformance/1";
@@ -33,7 +40,15 @@ pub struct VectorFile {
 
 /// Every file this crate generates.
 pub fn all_files() -> Vec<VectorFile> {
-    vec![VectorFile { name: "token_bucket.json", cases: token_bucket::cases() }]
+    vec![
+        VectorFile { name: "token_bucket.json", cases: token_bucket::cases() },
+        VectorFile { name: "gcra.json", cases: gcra::cases() },
+        VectorFile { name: "leaky_bucket.json", cases: leaky::cases() },
+        VectorFile { name: "windows.json", cases: windows::cases() },
+        VectorFile { name: "markers.json", cases: markers::cases() },
+        VectorFile { name: "adaptive.json", cases: adaptive::cases() },
+        VectorFile { name: "composite.json", cases: composite::cases() },
+    ]
 }
 
 /// A file's text: one step per line, as the other vector files are laid

@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 use ratekeeper::{Decision, Error};
 use serde_json::Value;
 
+mod adaptive;
+mod admission;
+mod composite;
+mod markers;
 mod smooth;
 mod token_bucket;
 
@@ -95,6 +99,11 @@ pub fn run_case(case: &Value) -> Result<(), String> {
     match algorithm {
         "smooth_bursty" | "smooth_warming_up" => smooth::run(algorithm, limiter, case),
         "token_bucket" => token_bucket::run(limiter, case),
+        "gcra" | "leaky_bucket_meter" | "leaky_bucket_queue" | "fixed_window" | "sliding_window" | "sliding_log"
+        | "sliding_window_counter" => admission::run(limiter, case),
+        "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
+        "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),
+        "composite" => composite::run(limiter, case),
         other => Err(format!("unsupported algorithm {other:?}")),
     }
 }
@@ -340,10 +349,28 @@ mod tests {
     }
 
     #[test]
+    fn every_decision_field_is_compared() {
+        let d = doc(json!([{
+            "name": "wrong-window",
+            "limiter": {"algorithm": "fixed_window", "limit": 2, "window_micros": 1000},
+            "steps": [{"op": "check", "cost": 1, "decision": {"allowed": true, "limit": 2, "remaining": 1,
+                "retry_after_micros": 0, "reset_after_micros": 1000, "wait_micros": 0, "window_micros": 999}}]
+        }, {
+            "name": "negative-cost",
+            "limiter": {"algorithm": "gcra", "max_burst": 0, "count_per_period": 1, "period_micros": 1000},
+            "steps": [{"op": "check", "cost": -1, "error": "invalid_argument"}]
+        }]));
+        let outcomes = run_document(&d).unwrap();
+        let failure = outcomes[0].failure.as_deref().unwrap();
+        assert!(failure.contains("window_micros: expected 999, got 1000"), "{failure}");
+        assert_eq!(outcomes[1].failure, None);
+    }
+
+    #[test]
     fn the_repository_vectors_all_pass() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
         let files = collect_files(&[dir]).unwrap();
-        assert!(files.len() >= 4);
+        assert!(files.len() >= 11);
         let mut cases = 0;
         for file in files {
             for outcome in run_file(&file).unwrap() {
@@ -351,6 +378,6 @@ mod tests {
                 cases += 1;
             }
         }
-        assert!(cases >= 439, "only {cases} cases");
+        assert!(cases >= 677, "only {cases} cases");
     }
 }
