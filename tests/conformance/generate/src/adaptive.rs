@@ -68,11 +68,23 @@ pub fn cases() -> Vec<Value> {
         GradientConfig { initial_limit: 100, ..flat },
         &[(1_000, 100, false), (4_000, 100, false), (8_000, 100, false), (1_000, 100, true)],
     );
-    add_gradient("no-growth-when-app-limited", GradientConfig { initial_limit: 100, ..flat }, &[(1_000, 49, false), (1_000, 50, false)]);
+    add_gradient(
+        "no-growth-when-app-limited",
+        GradientConfig { initial_limit: 100, ..flat },
+        &[(1_000, 49, false), (1_000, 50, false)],
+    );
     add_gradient(
         "bounded",
         GradientConfig { initial_limit: 10, min_limit: 5, max_limit: 12, ..flat },
-        &[(10, 10, false), (10, 12, false), (10, 12, true), (10, 12, true), (10, 12, true), (10, 12, true), (10, 12, true)],
+        &[
+            (10, 10, false),
+            (10, 12, false),
+            (10, 12, true),
+            (10, 12, true),
+            (10, 12, true),
+            (10, 12, true),
+            (10, 12, true),
+        ],
     );
     add_gradient(
         "probes-forget-the-noload-rtt",
@@ -134,18 +146,30 @@ pub fn cases() -> Vec<Value> {
     // The concurrency limiter, with each policy.
     let policies: [(&str, ConcurrencyPolicy, Value); 3] = [
         ("fixed", ConcurrencyPolicy::fixed(3).expect("valid"), json!({"algorithm": "fixed", "limit": 3})),
-        ("gradient", ConcurrencyPolicy::gradient(GradientConfig { initial_limit: 4, probe_interval: 0, ..g }).expect("valid"),
-            gradient_spec(&GradientConfig { initial_limit: 4, probe_interval: 0, ..g })),
-        ("aimd", ConcurrencyPolicy::aimd(AimdConfig { initial_limit: 2, min_limit: 1, max_limit: 10, ..a }).expect("valid"),
-            aimd_spec(&AimdConfig { initial_limit: 2, min_limit: 1, max_limit: 10, ..a })),
+        (
+            "gradient",
+            ConcurrencyPolicy::gradient(GradientConfig { initial_limit: 4, probe_interval: 0, ..g }).expect("valid"),
+            gradient_spec(&GradientConfig { initial_limit: 4, probe_interval: 0, ..g }),
+        ),
+        (
+            "aimd",
+            ConcurrencyPolicy::aimd(AimdConfig { initial_limit: 2, min_limit: 1, max_limit: 10, ..a }).expect("valid"),
+            aimd_spec(&AimdConfig { initial_limit: 2, min_limit: 1, max_limit: 10, ..a }),
+        ),
     ];
     for (name, policy, spec) in policies {
         for seed in 0..3u64 {
             cases.push(concurrency_walk(&format!("concurrency/{name}-{seed}"), policy, spec.clone(), seed));
         }
     }
-    cases.push(create_error("concurrency/create-fixed-zero", json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": 0}})));
-    cases.push(create_error("concurrency/create-fixed-negative", json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": -3}})));
+    cases.push(create_error(
+        "concurrency/create-fixed-zero",
+        json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": 0}}),
+    ));
+    cases.push(create_error(
+        "concurrency/create-fixed-negative",
+        json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": -3}}),
+    ));
     cases
 }
 
@@ -174,7 +198,8 @@ fn concurrency_walk(name: &str, policy: ConcurrencyPolicy, spec: Value, seed: u6
                 let limit = limiter.release(permits[index], outcome, clock.now);
                 steps.push(json!({"op": "release", "permit": index, "outcome": outcome.name(), "limit": uint(limit)}));
             }
-            _ => steps.push(json!({"op": "state", "limit": uint(limiter.limit()), "in_flight": uint(limiter.in_flight())})),
+            _ => steps
+                .push(json!({"op": "state", "limit": uint(limiter.limit()), "in_flight": uint(limiter.in_flight())})),
         }
     }
     case(name, json!({"algorithm": "concurrency", "policy": spec}), steps)

@@ -65,7 +65,8 @@ pub fn cases() -> Vec<Value> {
     let mut cases = Vec::new();
     let mut add = |name: &str, parts: Vec<(Part, Value)>, script: &dyn Fn(&mut Recorder)| {
         let specs: Vec<Value> = parts.iter().map(|(_, spec)| spec.clone()).collect();
-        let mut r = Recorder { parts: parts.into_iter().map(|(p, _)| p).collect(), clock: Clock::default(), steps: Vec::new() };
+        let mut r =
+            Recorder { parts: parts.into_iter().map(|(p, _)| p).collect(), clock: Clock::default(), steps: Vec::new() };
         script(&mut r);
         cases.push(case(format!("composite/{name}"), json!({"algorithm": "composite", "limits": specs}), r.steps));
     };

@@ -60,7 +60,12 @@ pub fn cases() -> Vec<Value> {
         let max_burst = [0u64, 1, 4, 9, 99][seed as usize % 5];
         let count = [1u64, 3, 10, 1000][seed as usize % 4];
         let period = [1_000_000i64, 60_000_000, 1_000][seed as usize % 3];
-        let walk = random_walk(Gcra::new(max_burst, count, period).expect("valid"), 0x9c_0000 + seed, period / count as i64, max_burst + 1);
+        let walk = random_walk(
+            Gcra::new(max_burst, count, period).expect("valid"),
+            0x9c_0000 + seed,
+            period / count as i64,
+            max_burst + 1,
+        );
         let mut walk = walk;
         cases.push(walk.done(format!("gcra/random-{seed}"), json!({
             "algorithm": "gcra", "max_burst": uint(max_burst), "count_per_period": uint(count), "period_micros": int(period)

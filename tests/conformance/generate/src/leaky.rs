@@ -59,9 +59,8 @@ pub fn cases() -> Vec<Value> {
         r.checks(1, 3).sleep(10_000_000).peek(0).checks(1, 3);
     });
 
-    for (i, spec) in [meter(0, 1, 1), meter(-1, 1, 1), meter(1, 0, 1), meter(1, 1, 0), meter(1, 1, -5)]
-        .into_iter()
-        .enumerate()
+    for (i, spec) in
+        [meter(0, 1, 1), meter(-1, 1, 1), meter(1, 0, 1), meter(1, 1, 0), meter(1, 1, -5)].into_iter().enumerate()
     {
         cases.push(create_error(format!("leaky_bucket_meter/create-invalid-{i}"), spec));
     }

@@ -65,7 +65,8 @@ impl<M: Marker> Recorder<M> {
 
     fn aware(&mut self, bytes: u64, pre: Color) -> &mut Self {
         let color = self.marker.mark_aware(bytes, pre, self.clock.now);
-        self.steps.push(json!({"op": "mark_aware", "bytes": uint(bytes), "pre_color": pre.name(), "color": color.name()}));
+        self.steps
+            .push(json!({"op": "mark_aware", "bytes": uint(bytes), "pre_color": pre.name(), "color": color.name()}));
         self
     }
 
@@ -118,10 +119,27 @@ pub fn cases() -> Vec<Value> {
         r.mark(1_500).mark(1_500).mark(1_500).tokens().sleep(999).mark(1).sleep(99_001).mark(100).tokens();
     });
     sr("tokens-fill-c-then-e", (1_000, 1_000, 500), &|r| {
-        r.mark(1_000).mark(500).tokens().sleep(999_999).tokens().sleep(1).tokens().sleep(250_000).tokens().sleep(1_000_000).tokens();
+        r.mark(1_000)
+            .mark(500)
+            .tokens()
+            .sleep(999_999)
+            .tokens()
+            .sleep(1)
+            .tokens()
+            .sleep(250_000)
+            .tokens()
+            .sleep(1_000_000)
+            .tokens();
     });
     sr("aware-never-improves", (1_000, 1_000, 1_000), &|r| {
-        r.aware(100, Red).tokens().aware(100, Yellow).tokens().aware(950, Green).aware(100, Green).aware(900, Green).tokens();
+        r.aware(100, Red)
+            .tokens()
+            .aware(100, Yellow)
+            .tokens()
+            .aware(950, Green)
+            .aware(100, Green)
+            .aware(900, Green)
+            .tokens();
     });
     sr("zero-bytes-and-empty-bucket", (1, 0, 10), &|r| {
         r.mark(0).mark(1).mark(10).sleep(1_000_000).tokens().mark(1);
@@ -152,7 +170,8 @@ pub fn cases() -> Vec<Value> {
         r.mark(100).mark(1).sleep(10_000).tokens().mark(100).mark(100).sleep(1_000_000).tokens();
     });
 
-    for (i, spec) in [srtcm(0, 1, 1), srtcm(-1, 1, 1), srtcm(1, 0, 0), srtcm(1, -1, 1), srtcm(1, 1, -1)].into_iter().enumerate()
+    for (i, spec) in
+        [srtcm(0, 1, 1), srtcm(-1, 1, 1), srtcm(1, 0, 0), srtcm(1, -1, 1), srtcm(1, 1, -1)].into_iter().enumerate()
     {
         cases.push(create_error(format!("srtcm/create-invalid-{i}"), spec));
     }
@@ -165,17 +184,25 @@ pub fn cases() -> Vec<Value> {
 
     for seed in 0..8u64 {
         let mut rng = Rng::new(0x3c_0000 + seed);
-        let (cir, cbs, ebs) = [(1_000u64, 1_500u64, 3_000u64), (125_000, 10_000, 0), (7, 20, 20), (1_000_000, 1_500, 1_500)]
-            [seed as usize % 4];
+        let (cir, cbs, ebs) =
+            [(1_000u64, 1_500u64, 3_000u64), (125_000, 10_000, 0), (7, 20, 20), (1_000_000, 1_500, 1_500)]
+                [seed as usize % 4];
         let mut r = Recorder::new(SrTcm::new(cir, cbs, ebs).expect("valid"));
         r.random(&mut rng, cbs.max(ebs).min(2_000), 30);
         cases.push(case(format!("srtcm/random-{seed}"), srtcm(cir as i64, cbs as i64, ebs as i64), r.steps));
-        let (pir, pbs, cir, cbs) =
-            [(2_000u64, 3_000u64, 1_000u64, 1_500u64), (1_000_000, 1_500, 125_000, 1_500), (7, 20, 3, 10), (100, 1_000, 100, 500)]
-                [seed as usize % 4];
+        let (pir, pbs, cir, cbs) = [
+            (2_000u64, 3_000u64, 1_000u64, 1_500u64),
+            (1_000_000, 1_500, 125_000, 1_500),
+            (7, 20, 3, 10),
+            (100, 1_000, 100, 500),
+        ][seed as usize % 4];
         let mut r = Recorder::new(TrTcm::new(pir, pbs, cir, cbs).expect("valid"));
         r.random(&mut rng, pbs.min(2_000), 30);
-        cases.push(case(format!("trtcm/random-{seed}"), trtcm(pir as i64, pbs as i64, cir as i64, cbs as i64), r.steps));
+        cases.push(case(
+            format!("trtcm/random-{seed}"),
+            trtcm(pir as i64, pbs as i64, cir as i64, cbs as i64),
+            r.steps,
+        ));
     }
     cases
 }

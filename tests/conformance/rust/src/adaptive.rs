@@ -24,7 +24,8 @@ fn policy(spec: &Value) -> Result<Result<ConcurrencyPolicy, Error>, String> {
     Ok(match str_field(spec, "algorithm")? {
         "fixed" => count("limit", Argument::Limit)?.and_then(ConcurrencyPolicy::fixed),
         "gradient" => {
-            let (initial, min) = (count("initial_limit", Argument::InitialLimit)?, count("min_limit", Argument::MinLimit)?);
+            let (initial, min) =
+                (count("initial_limit", Argument::InitialLimit)?, count("min_limit", Argument::MinLimit)?);
             let (max, queue) = (count("max_limit", Argument::MaxLimit)?, count("queue_size", Argument::QueueSize)?);
             let probe = count("probe_interval", Argument::ProbeInterval)?;
             let (smoothing, rtt_tolerance) = (double_field(spec, "smoothing")?, double_field(spec, "rtt_tolerance")?);
@@ -43,7 +44,8 @@ fn policy(spec: &Value) -> Result<Result<ConcurrencyPolicy, Error>, String> {
             })()
         }
         "aimd" => {
-            let (initial, min) = (count("initial_limit", Argument::InitialLimit)?, count("min_limit", Argument::MinLimit)?);
+            let (initial, min) =
+                (count("initial_limit", Argument::InitialLimit)?, count("min_limit", Argument::MinLimit)?);
             let max = count("max_limit", Argument::MaxLimit)?;
             let backoff_ratio = double_field(spec, "backoff_ratio")?;
             let rtt_timeout_micros = int_field(spec, "rtt_timeout_micros")?;
@@ -82,7 +84,8 @@ pub(crate) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), Str
         }
         "release" => {
             let index = int_field(step, "permit")?;
-            let permit = usize::try_from(index).ok().and_then(|i| permits.get(i)).ok_or(format!("no permit #{index}"))?;
+            let permit =
+                usize::try_from(index).ok().and_then(|i| permits.get(i)).ok_or(format!("no permit #{index}"))?;
             let name = str_field(step, "outcome")?;
             let outcome = Outcome::from_name(name).ok_or(format!("unknown outcome {name:?}"))?;
             expect_eq("limit", int_field(step, "limit")?, limiter.release(*permit, outcome) as i64)

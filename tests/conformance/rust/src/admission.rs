@@ -47,7 +47,11 @@ pub(crate) fn limiter_spec(spec: &Value) -> Result<Result<LimiterSpec, Error>, S
                 (count("max_burst", Argument::MaxBurst)?, count("count_per_period", Argument::CountPerPeriod)?);
             let period_micros = micros("period_micros")?;
             max_burst.and_then(|max_burst| {
-                count_per_period.map(|count_per_period| LimiterSpec::Gcra { max_burst, count_per_period, period_micros })
+                count_per_period.map(|count_per_period| LimiterSpec::Gcra {
+                    max_burst,
+                    count_per_period,
+                    period_micros,
+                })
             })
         }
         "leaky_bucket_meter" => {

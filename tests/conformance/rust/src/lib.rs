@@ -99,7 +99,12 @@ pub fn run_case(case: &Value) -> Result<(), String> {
     match algorithm {
         "smooth_bursty" | "smooth_warming_up" => smooth::run(algorithm, limiter, case),
         "token_bucket" => token_bucket::run(limiter, case),
-        "gcra" | "leaky_bucket_meter" | "leaky_bucket_queue" | "fixed_window" | "sliding_window" | "sliding_log"
+        "gcra"
+        | "leaky_bucket_meter"
+        | "leaky_bucket_queue"
+        | "fixed_window"
+        | "sliding_window"
+        | "sliding_log"
         | "sliding_window_counter" => admission::run(limiter, case),
         "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
         "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),

@@ -51,7 +51,8 @@ pub(crate) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), Str
     let count = |key: &str, argument| count_field(spec, key, argument);
     match algorithm {
         "srtcm" => {
-            let (cir, cbs, ebs) = (count("cir", Argument::Cir)?, count("cbs", Argument::Cbs)?, count("ebs", Argument::Ebs)?);
+            let (cir, cbs, ebs) =
+                (count("cir", Argument::Cir)?, count("cbs", Argument::Cbs)?, count("ebs", Argument::Ebs)?);
             let created = cir.and_then(|cir| SrTcm::with_clock(cir, cbs?, ebs?, Arc::clone(&clock)));
             replay(case, created, &clock)
         }
