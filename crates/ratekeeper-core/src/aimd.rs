@@ -89,6 +89,7 @@ impl Aimd {
     }
 
     /// The current limit.
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.limit
     }
@@ -96,6 +97,7 @@ impl Aimd {
     /// Netflix's `_update(startTime, rtt, inflight, didDrop)`: one request
     /// completed in `rtt_micros` (or was dropped) while `in_flight` requests
     /// were in flight; returns the new limit.
+    #[inline]
     pub fn on_sample(&mut self, rtt_micros: i64, in_flight: u64, dropped: bool) -> u64 {
         let c = self.config;
         let mut limit = self.limit;

@@ -90,10 +90,12 @@ impl<A: Admission, const K: usize> Composite<A, K> {
 }
 
 impl<A: Admission, const K: usize> Admission for Composite<A, K> {
+    #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         check_all(&mut self.parts, cost, now_micros)
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         peek_all(&self.parts, cost, now_micros)
     }

@@ -52,6 +52,7 @@ impl ConcurrencyPolicy {
     }
 
     /// The current limit.
+    #[inline]
     pub fn limit(&self) -> u64 {
         match self {
             ConcurrencyPolicy::Fixed(limit) => *limit,
@@ -62,6 +63,7 @@ impl ConcurrencyPolicy {
 
     /// Feeds one sample to an adaptive policy (a fixed one ignores it) and
     /// returns the new limit.
+    #[inline]
     pub fn on_sample(&mut self, rtt_micros: i64, in_flight: u64, dropped: bool) -> u64 {
         match self {
             ConcurrencyPolicy::Fixed(limit) => *limit,
@@ -131,6 +133,7 @@ impl ConcurrencyLimiter {
     }
 
     /// The current limit.
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.policy.limit()
     }
@@ -146,6 +149,7 @@ impl ConcurrencyLimiter {
     }
 
     /// Takes a permit at `now_micros` if fewer than `limit` are out.
+    #[inline]
     pub fn try_acquire(&mut self, now_micros: i64) -> Result<(Permit, Decision), Decision> {
         let limit = self.limit();
         if self.in_flight >= limit {
@@ -160,6 +164,7 @@ impl ConcurrencyLimiter {
     /// policy a sample (RTT = `now − start`, never negative). Returns the new
     /// limit. Requests now in flight may exceed a limit that just shrank;
     /// new ones wait until they drain.
+    #[inline]
     pub fn release(&mut self, permit: Permit, outcome: Outcome, now_micros: i64) -> u64 {
         self.in_flight = self.in_flight.saturating_sub(1);
         let rtt = now_micros.saturating_sub(permit.start_micros).max(0);
@@ -172,6 +177,7 @@ impl ConcurrencyLimiter {
 
     /// Feeds the policy a sample measured elsewhere, without any permit:
     /// for callers that track their own requests. Returns the new limit.
+    #[inline]
     pub fn sample(&mut self, rtt_micros: i64, in_flight: u64, dropped: bool) -> u64 {
         self.policy.on_sample(rtt_micros, in_flight, dropped)
     }
@@ -188,6 +194,7 @@ impl Packed<13> for ConcurrencyLimiter {
     /// policy's state.
     const HOT: usize = 4;
 
+    #[inline]
     fn pack(&self) -> [u64; 13] {
         let mut w = [0u64; 13];
         w[0] = self.in_flight;
@@ -225,6 +232,7 @@ impl Packed<13> for ConcurrencyLimiter {
         w
     }
 
+    #[inline]
     fn unpack(w: [u64; 13]) -> Self {
         let policy = match w[4] {
             GRADIENT => ConcurrencyPolicy::Gradient(Gradient {

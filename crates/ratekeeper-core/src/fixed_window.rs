@@ -54,6 +54,7 @@ impl FixedWindow {
     }
 
     /// Units per window.
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.limit
     }
@@ -107,6 +108,7 @@ impl Admission for FixedWindow {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -117,10 +119,12 @@ impl Packed<4> for FixedWindow {
     /// A decision changes the window and its count.
     const HOT: usize = 2;
 
+    #[inline]
     fn pack(&self) -> [u64; 4] {
         [self.index as u64, self.count, self.limit, self.window_micros as u64]
     }
 
+    #[inline]
     fn unpack(w: [u64; 4]) -> Self {
         FixedWindow { index: w[0] as i64, count: w[1], limit: w[2], window_micros: (w[3] as i64).max(1) }
     }

@@ -40,6 +40,7 @@ use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
 use crate::packed::Packed;
+use crate::ticks;
 
 /// GCRA with redis-cell's parameters and reply. Created idle (whole) at
 /// time 0.
@@ -78,8 +79,9 @@ impl Gcra {
     }
 
     /// redis-cell's `limit`: `max_burst + 1`.
+    #[inline]
     pub fn limit(&self) -> u64 {
-        self.max_burst + 1
+        self.max_burst.saturating_add(1)
     }
 
     /// redis-cell's `max_burst`.
@@ -100,31 +102,30 @@ impl Gcra {
     /// The emission interval in ticks (the period in microseconds).
     #[inline]
     fn emission_interval(&self) -> i128 {
-        i128::from(self.period_micros)
+        // (At least 1 even in a state no constructor makes: see `ticks`.)
+        i128::from(self.period_micros.max(1))
     }
 
     /// The delay variation tolerance in ticks: `emission interval × limit`.
     #[inline]
     fn tolerance(&self) -> i128 {
-        self.emission_interval() * i128::from(self.limit())
+        self.emission_interval().saturating_mul(i128::from(self.limit()))
     }
 
-    /// A time in microseconds as ticks.
+    /// A time in microseconds as ticks. Every product and difference of
+    /// ticks saturates: valid parameters never come near `i128`'s range,
+    /// but the std layer may decide on a torn copy of the state (then
+    /// discarded), and the core never panics.
     #[inline]
     fn ticks(&self, micros: i64) -> i128 {
-        i128::from(micros) * i128::from(self.count_per_period)
+        i128::from(micros).saturating_mul(i128::from(self.count_per_period))
     }
 
     /// Ticks as whole microseconds, rounded up (never negative; saturating
     /// at [`NEVER`]).
     #[inline]
     fn micros_ceil(&self, ticks: i128) -> i64 {
-        if ticks <= 0 {
-            return 0;
-        }
-        let count = i128::from(self.count_per_period);
-        let micros = ticks / count + i128::from(ticks % count != 0);
-        i64::try_from(micros).unwrap_or(NEVER)
+        ticks::micros_ceil(ticks, self.count_per_period)
     }
 
     /// The decision for `cost` at `now_micros` and the TAT to store if it
@@ -140,15 +141,16 @@ impl Gcra {
         let allow_at = new_tat.saturating_sub(tolerance);
         let window = self.micros_ceil(tolerance);
         let (allowed, ttl, retry_after) = if now < allow_at {
-            let retry_after = if increment <= tolerance { self.micros_ceil(allow_at - now) } else { NEVER };
-            (false, tat - now, retry_after)
+            let retry_after =
+                if increment <= tolerance { self.micros_ceil(allow_at.saturating_sub(now)) } else { NEVER };
+            (false, tat.saturating_sub(now), retry_after)
         } else {
-            (true, new_tat - now, 0)
+            (true, new_tat.saturating_sub(now), 0)
         };
         // ttl ≥ 0 (the TAT is taken no earlier than now), so the tolerance
         // left is at most the whole tolerance.
-        let next = tolerance - ttl;
-        let remaining = if next > 0 { (next / interval) as u64 } else { 0 };
+        let next = tolerance.saturating_sub(ttl);
+        let remaining = ticks::units(next, interval);
         let decision = Decision {
             allowed,
             limit: self.limit(),
@@ -173,6 +175,7 @@ impl Admission for Gcra {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -183,11 +186,13 @@ impl Packed<5> for Gcra {
     /// A decision changes only the TAT.
     const HOT: usize = 2;
 
+    #[inline]
     fn pack(&self) -> [u64; 5] {
         let tat = self.tat as u128;
         [tat as u64, (tat >> 64) as u64, self.max_burst, self.count_per_period, self.period_micros as u64]
     }
 
+    #[inline]
     fn unpack(w: [u64; 5]) -> Self {
         Gcra {
             tat: (u128::from(w[0]) | (u128::from(w[1]) << 64)) as i128,

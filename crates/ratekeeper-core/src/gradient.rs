@@ -140,6 +140,7 @@ impl Gradient {
     }
 
     /// The current limit: the estimate, truncated (Netflix's `(int)`).
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.estimated_limit as u64
     }
@@ -153,6 +154,7 @@ impl Gradient {
     /// Netflix's `_update(startTime, rtt, inflight, didDrop)`: one request
     /// completed in `rtt_micros` (or was dropped) while `in_flight` requests
     /// were in flight; returns the new limit.
+    #[inline]
     pub fn on_sample(&mut self, rtt_micros: i64, in_flight: u64, dropped: bool) -> u64 {
         let c = self.config;
         let queue_size = c.queue_size as f64;

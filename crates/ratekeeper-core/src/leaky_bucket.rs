@@ -24,6 +24,7 @@ use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
 use crate::packed::Packed;
+use crate::ticks;
 
 /// The leaky bucket as a meter: `capacity` units, leaking `count_per_period`
 /// units every `period_micros`. Created empty at time 0.
@@ -72,54 +73,45 @@ impl LeakyBucketMeter {
     /// The water level at `now_micros`, in units (rounded down).
     pub fn level_at(&self, now_micros: i64) -> u64 {
         let (level, _) = self.drained(now_micros);
-        (level / i128::from(self.period_micros)) as u64
+        ticks::units(level, i128::from(self.period_micros))
     }
 
     /// The level drained up to `now_micros` (clamped to the latest time
     /// seen), and that time.
     #[inline]
     fn drained(&self, now_micros: i64) -> (i128, i64) {
+        // (Saturating here and below: valid parameters stay far from
+        // `i128`'s range, but the std layer may decide on a torn copy of
+        // the state, and the core never panics.)
         let now = now_micros.max(self.last);
         let elapsed = i128::from(now) - i128::from(self.last);
-        let leaked = elapsed * i128::from(self.count_per_period);
-        ((self.level - leaked).max(0), now)
+        let leaked = elapsed.saturating_mul(i128::from(self.count_per_period));
+        (self.level.saturating_sub(leaked).max(0), now)
     }
 
     /// Ticks as whole microseconds, rounded up.
     #[inline]
     fn micros_ceil(&self, ticks: i128) -> i64 {
-        ticks_to_micros_ceil(ticks, self.count_per_period)
+        ticks::micros_ceil(ticks, self.count_per_period)
     }
 
     #[inline]
     fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<(i128, i64)>) {
-        let unit = i128::from(self.period_micros);
-        let full = unit * i128::from(self.capacity);
+        let unit = i128::from(self.period_micros.max(1));
+        let full = unit.saturating_mul(i128::from(self.capacity));
         let (level, now) = self.drained(now_micros);
         let poured = unit.saturating_mul(i128::from(cost));
         let new_level = level.saturating_add(poured);
         let window = self.micros_ceil(full);
         if new_level <= full {
-            let remaining = ((full - new_level) / unit) as u64;
+            let remaining = ticks::units(full.saturating_sub(new_level), unit);
             let decision = Decision::allowed(self.capacity, remaining, self.micros_ceil(new_level), window);
             return (decision, (cost > 0).then_some((new_level, now)));
         }
-        let retry_after = if cost > self.capacity { NEVER } else { self.micros_ceil(new_level - full) };
-        let remaining = ((full - level) / unit) as u64;
+        let retry_after = if cost > self.capacity { NEVER } else { self.micros_ceil(new_level.saturating_sub(full)) };
+        let remaining = ticks::units(full.saturating_sub(level), unit);
         (Decision::refused(self.capacity, remaining, retry_after, self.micros_ceil(level), window), None)
     }
-}
-
-/// `ticks` (of `1 / count` µs) as whole microseconds, rounded up, never
-/// negative, saturating at [`NEVER`].
-#[inline]
-pub(crate) fn ticks_to_micros_ceil(ticks: i128, count: u64) -> i64 {
-    if ticks <= 0 {
-        return 0;
-    }
-    let count = i128::from(count);
-    let micros = ticks / count + i128::from(ticks % count != 0);
-    i64::try_from(micros).unwrap_or(NEVER)
 }
 
 impl Admission for LeakyBucketMeter {
@@ -133,6 +125,7 @@ impl Admission for LeakyBucketMeter {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -144,6 +137,7 @@ impl Packed<6> for LeakyBucketMeter {
     /// A decision changes the level and its time.
     const HOT: usize = 3;
 
+    #[inline]
     fn pack(&self) -> [u64; 6] {
         let level = self.level as u128;
         [
@@ -156,6 +150,7 @@ impl Packed<6> for LeakyBucketMeter {
         ]
     }
 
+    #[inline]
     fn unpack(w: [u64; 6]) -> Self {
         LeakyBucketMeter {
             level: (u128::from(w[0]) | (u128::from(w[1]) << 64)) as i128,
@@ -221,10 +216,10 @@ impl LeakyBucketQueue {
     #[inline]
     fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<i64>) {
         let now = i128::from(now_micros);
-        let interval = i128::from(self.interval_micros);
+        let interval = i128::from(self.interval_micros.max(1));
         let next_free = i128::from(self.next_free);
         let limit = self.capacity.saturating_add(1);
-        let window = i64::try_from(interval * i128::from(limit)).unwrap_or(NEVER);
+        let window = i64::try_from(interval.saturating_mul(i128::from(limit))).unwrap_or(NEVER);
         let start = now.max(next_free);
         // Units ahead in the queue, counting a partly elapsed slot as whole.
         let remaining_after = |free: i128| -> u64 {
@@ -238,7 +233,7 @@ impl LeakyBucketQueue {
         }
         // The last of the request's units waits this long for its slot.
         let last_wait = (start - now).saturating_add(interval.saturating_mul(i128::from(cost) - 1));
-        if last_wait <= interval * i128::from(self.capacity) {
+        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) {
             let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
             let mut decision = Decision::allowed(limit, remaining_after(new_free), reset(new_free), window);
             decision.wait_micros = reset(start);
@@ -250,7 +245,8 @@ impl LeakyBucketQueue {
         } else {
             // Admitted once `next_free − t + (cost − 1) × interval ≤
             // capacity × interval`.
-            let at = next_free + interval * (i128::from(cost) - 1 - i128::from(self.capacity));
+            let at =
+                next_free.saturating_add(interval.saturating_mul(i128::from(cost) - 1 - i128::from(self.capacity)));
             reset(at)
         };
         (Decision::refused(limit, remaining_after(next_free), retry_after, reset(next_free), window), None)
@@ -271,6 +267,7 @@ impl Admission for LeakyBucketQueue {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -281,10 +278,12 @@ impl Packed<3> for LeakyBucketQueue {
     /// A decision changes only the first free slot.
     const HOT: usize = 1;
 
+    #[inline]
     fn pack(&self) -> [u64; 3] {
         [self.next_free as u64, self.capacity, self.interval_micros as u64]
     }
 
+    #[inline]
     fn unpack(w: [u64; 3]) -> Self {
         LeakyBucketQueue { next_free: w[0] as i64, capacity: w[1], interval_micros: w[2] as i64 }
     }

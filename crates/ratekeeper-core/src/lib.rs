@@ -66,6 +66,7 @@ pub mod sliding_window_counter;
 pub mod smooth;
 pub mod spec;
 pub mod srtcm;
+mod ticks;
 pub mod token_bucket;
 pub mod trtcm;
 

@@ -62,6 +62,7 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
     }
 
     /// Units per window.
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.limit
     }
@@ -142,6 +143,7 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
 }
 
 impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
+    #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         let t = now_micros.max(self.latest);
         self.latest = t;
@@ -168,6 +170,7 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         let t = now_micros.max(self.latest);
         let (skip, expired_units) = self.expired(t);

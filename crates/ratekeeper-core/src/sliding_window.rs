@@ -68,6 +68,7 @@ impl SlidingWindow {
     }
 
     /// Units per window.
+    #[inline]
     pub fn limit(&self) -> u64 {
         u64::from(self.limit)
     }
@@ -95,37 +96,46 @@ impl SlidingWindow {
     }
 
     /// The ring as of `now`: the current sub-window (never before the
-    /// latest seen) and its counts, the ones that slid out set to 0.
+    /// latest seen), its slot, and the counts, the ones that slid out set
+    /// to 0.
     #[inline]
-    fn advanced(&self, now: i64) -> (i64, [u32; SLOTS]) {
+    fn advanced(&self, now: i64) -> (i64, usize, [u32; SLOTS]) {
         let sub = self.sub_micros.max(1);
+        let n = self.n() as usize;
         let index = now.div_euclid(sub).max(self.current);
         let mut counts = self.counts;
-        let n = i128::from(self.n());
         let passed = i128::from(index) - i128::from(self.current);
-        if passed >= n {
+        let mut slot = self.slot(self.current);
+        if passed >= n as i128 {
             counts = [0; SLOTS];
+            slot = self.slot(index);
         } else {
-            for i in 1..=passed as i64 {
-                counts[self.slot(self.current.wrapping_add(i))] = 0;
+            // Walk the ring forward one sub-window at a time (no division).
+            for _ in 0..passed {
+                slot = if slot + 1 == n { 0 } else { slot + 1 };
+                counts[slot] = 0;
             }
         }
-        (index, counts)
+        (index, slot, counts)
     }
 
     #[inline]
     fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<(i64, [u32; SLOTS])>) {
-        let (index, mut counts) = self.advanced(now_micros);
+        let (index, slot, mut counts) = self.advanced(now_micros);
         let n = self.n() as usize;
         let limit = u64::from(self.limit);
         let sub = i128::from(self.sub_micros.max(1));
         let now = i128::from(now_micros).max(i128::from(index) * sub);
         let window = i64::try_from(sub * n as i128).unwrap_or(NEVER);
-        // Sub-window `index − n + 1 + k` (the k-th oldest) stops counting when
+        // The k-th oldest sub-window (k = 0 is `index − n + 1`) sits in the
+        // slot after the current one, wrapping, and stops counting when
         // sub-window `index + 1 + k` starts.
-        let oldest = i128::from(index) - n as i128 + 1;
-        let expires = |k: usize| i64::try_from((oldest + n as i128 + k as i128) * sub - now).unwrap_or(NEVER);
-        let kth = |counts: &[u32; SLOTS], k: usize| u64::from(counts[self.slot((oldest + k as i128) as i64)]);
+        let oldest = if slot + 1 == n { 0 } else { slot + 1 };
+        let kth = |counts: &[u32; SLOTS], k: usize| {
+            let at = oldest + k;
+            u64::from(counts[if at >= n { at - n } else { at }])
+        };
+        let expires = |k: usize| i64::try_from((i128::from(index) + 1 + k as i128) * sub - now).unwrap_or(NEVER);
         let reset_after = |counts: &[u32; SLOTS]| match (0..n).rev().find(|&k| kth(counts, k) > 0) {
             Some(newest) => expires(newest),
             None => 0,
@@ -133,7 +143,6 @@ impl SlidingWindow {
         let total: u64 = counts[..n].iter().map(|&c| u64::from(c)).sum();
         let after = total.saturating_add(cost);
         if after <= limit {
-            let slot = self.slot(index);
             counts[slot] = counts[slot].saturating_add(cost as u32);
             let decision = Decision::allowed(limit, limit - after, reset_after(&counts), window);
             return (decision, (cost > 0).then_some((index, counts)));
@@ -169,6 +178,7 @@ impl Admission for SlidingWindow {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -181,6 +191,7 @@ impl Packed<11> for SlidingWindow {
     /// A decision changes the current sub-window and the counters.
     const HOT: usize = 9;
 
+    #[inline]
     fn pack(&self) -> [u64; 11] {
         let mut w = [0u64; 11];
         w[0] = self.current as u64;
@@ -192,6 +203,7 @@ impl Packed<11> for SlidingWindow {
         w
     }
 
+    #[inline]
     fn unpack(w: [u64; 11]) -> Self {
         let mut counts = [0u32; SLOTS];
         for (i, pair) in counts.chunks_exact_mut(2).enumerate() {

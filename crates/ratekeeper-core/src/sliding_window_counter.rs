@@ -53,6 +53,7 @@ impl SlidingWindowCounter {
     }
 
     /// Units per window.
+    #[inline]
     pub fn limit(&self) -> u64 {
         self.limit
     }
@@ -137,6 +138,7 @@ impl Admission for SlidingWindowCounter {
         decision
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
@@ -147,10 +149,12 @@ impl Packed<5> for SlidingWindowCounter {
     /// A decision changes the window and the counts.
     const HOT: usize = 3;
 
+    #[inline]
     fn pack(&self) -> [u64; 5] {
         [self.index as u64, self.previous, self.current, self.limit, self.window_micros as u64]
     }
 
+    #[inline]
     fn unpack(w: [u64; 5]) -> Self {
         SlidingWindowCounter {
             index: w[0] as i64,

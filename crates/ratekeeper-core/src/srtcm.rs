@@ -78,6 +78,7 @@ impl SrTcm {
     }
 
     /// `(Tc, Te)` at `now_micros`, after the increments due by then.
+    #[inline]
     pub fn tokens_at(&self, now_micros: i64) -> (u64, u64) {
         let s = self.updated(now_micros);
         (s.tc, s.te)
@@ -127,10 +128,12 @@ impl Packed<6> for SrTcm {
     /// Marking changes the buckets and their time.
     const HOT: usize = 3;
 
+    #[inline]
     fn pack(&self) -> [u64; 6] {
         [self.tc, self.te, self.last as u64, self.cir, self.cbs, self.ebs]
     }
 
+    #[inline]
     fn unpack(w: [u64; 6]) -> Self {
         SrTcm { tc: w[0], te: w[1], last: w[2] as i64, cir: w[3], cbs: w[4], ebs: w[5] }
     }

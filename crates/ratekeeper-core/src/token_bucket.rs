@@ -217,11 +217,13 @@ impl TokenBucket {
 
     /// Go's `TokensAt(t)`: tokens available at `now_micros` (negative while
     /// reservations are outstanding). Takes nothing.
+    #[inline]
     pub fn tokens_at(&self, now_micros: i64) -> f64 {
         self.advance(self.clamp(nanos(now_micros)))
     }
 
     /// Go's `AllowN(t, n)`: takes `n` tokens if they are available now.
+    #[inline]
     pub fn allow_n(&mut self, n: u64, now_micros: i64) -> bool {
         let t = self.clamp(nanos(now_micros));
         self.reserve(t, n, 0).ok
@@ -232,6 +234,7 @@ impl TokenBucket {
     /// only when `n` exceeds the burst and the rate is finite. Under a rate
     /// of 0 a reservation the bucket cannot cover is granted, as in Go, with
     /// a delay of [`NEVER`].
+    #[inline]
     pub fn reserve_n(&mut self, n: u64, now_micros: i64) -> Reservation {
         let t = self.clamp(nanos(now_micros));
         self.reserve(t, n, go::INF_DURATION)
@@ -243,6 +246,7 @@ impl TokenBucket {
     /// above the burst up front; the reservation refuses it all the same.
     ///
     /// Pass `i64::MAX` for no deadline.
+    #[inline]
     pub fn wait_n(&mut self, n: u64, now_micros: i64, deadline_micros: i64) -> Reservation {
         let t = self.clamp(nanos(now_micros));
         let max_wait = if deadline_micros == i64::MAX { go::INF_DURATION } else { go::sub(nanos(deadline_micros), t) };
@@ -253,11 +257,12 @@ impl TokenBucket {
     /// [`Decision`] whose `wait_micros` is the reservation's delay (rounded
     /// up). A timeout of 0 is [`check`](Admission::check); `i64::MAX` waits
     /// as long as it takes.
+    #[inline]
     pub fn check_within(&mut self, n: u64, now_micros: i64, timeout_micros: i64) -> Decision {
         let t = self.clamp(nanos(now_micros));
         let max_wait = if timeout_micros == i64::MAX { go::INF_DURATION } else { nanos(timeout_micros.max(0)) };
-        let r = self.reserve(t, n, max_wait);
-        let mut d = self.decision(n, r.ok, t);
+        let (r, tokens) = self.reserve_and_count(t, n, max_wait);
+        let mut d = self.decision(n, r.ok, tokens);
         d.wait_micros = if r.ok { report(r.delay_nanos(t)) } else { 0 };
         d
     }
@@ -267,6 +272,7 @@ impl TokenBucket {
     /// Marks the reservation cancelled, so cancelling it again does nothing.
     ///
     /// The reservation must come from this bucket.
+    #[inline]
     pub fn cancel_at(&mut self, reservation: &mut Reservation, now_micros: i64) {
         let t = self.clamp(nanos(now_micros));
         let r = *reservation;
@@ -332,20 +338,28 @@ impl TokenBucket {
     /// Go's `reserveN(t, n, maxFutureReserve)`.
     #[inline]
     fn reserve(&mut self, t: i64, n: u64, max_future_reserve: i64) -> Reservation {
+        self.reserve_and_count(t, n, max_future_reserve).0
+    }
+
+    /// Go's `reserveN`, also returning the tokens at `t` after it (for the
+    /// decision, without a second `advance`).
+    #[inline]
+    fn reserve_and_count(&mut self, t: i64, n: u64, max_future_reserve: i64) -> (Reservation, f64) {
         if self.limit == INF {
-            return Reservation { ok: true, tokens: n, time_to_act: t, limit: 0.0 };
+            return (Reservation { ok: true, tokens: n, time_to_act: t, limit: 0.0 }, self.burst as f64);
         }
-        let tokens = self.advance(t) - n as f64;
+        let available = self.advance(t);
+        let tokens = available - n as f64;
         let wait = if tokens < 0.0 { duration_from_tokens(self.limit, -tokens) } else { 0 };
         let ok = n <= self.burst && wait <= max_future_reserve;
         if !ok {
-            return Reservation { ok: false, tokens: 0, time_to_act: 0, limit: self.limit };
+            return (Reservation { ok: false, tokens: 0, time_to_act: 0, limit: self.limit }, available);
         }
         let time_to_act = go::add(t, wait);
         self.last = t;
         self.tokens = tokens;
         self.last_event = time_to_act;
-        Reservation { ok, tokens: n, time_to_act, limit: self.limit }
+        (Reservation { ok, tokens: n, time_to_act, limit: self.limit }, tokens)
     }
 
     /// Go's `advance(t)`: the tokens at `t`, refilled since `last` and capped
@@ -363,15 +377,16 @@ impl TokenBucket {
         }
     }
 
-    /// The decision for a request of `n` tokens at `t` (after it was made).
-    fn decision(&self, n: u64, allowed: bool, t: i64) -> Decision {
+    /// The decision for a request of `n` tokens that left `tokens` (at the
+    /// time of the decision).
+    #[inline]
+    fn decision(&self, n: u64, allowed: bool, tokens: f64) -> Decision {
         if self.limit == INF {
             // Nothing is ever refused or owed: the bucket is always whole.
             return Decision::allowed(self.burst, self.burst, 0, 0);
         }
         let burst = self.burst as f64;
         let window = report(duration_from_tokens(self.limit, burst));
-        let tokens = self.advance(t);
         // `as` saturates: a negative balance (reservations outstanding) is 0.
         let remaining = tokens as u64;
         let reset_after = if tokens >= burst { 0 } else { report(duration_from_tokens(self.limit, burst - tokens)) };
@@ -391,10 +406,11 @@ impl Admission for TokenBucket {
     #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         let t = self.clamp(nanos(now_micros));
-        let ok = self.reserve(t, cost, 0).ok;
-        self.decision(cost, ok, t)
+        let (r, tokens) = self.reserve_and_count(t, cost, 0);
+        self.decision(cost, r.ok, tokens)
     }
 
+    #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         let mut copy = *self;
         copy.check(cost, now_micros)
@@ -408,10 +424,12 @@ impl Packed<5> for TokenBucket {
     /// tokens and the two times; `set_rate` and `set_burst` change the rest.
     const HOT: usize = 3;
 
+    #[inline]
     fn pack(&self) -> [u64; 5] {
         [self.tokens.to_bits(), self.last as u64, self.last_event as u64, self.limit.to_bits(), self.burst]
     }
 
+    #[inline]
     fn unpack(w: [u64; 5]) -> Self {
         TokenBucket {
             tokens: f64::from_bits(w[0]),

@@ -83,6 +83,7 @@ impl TrTcm {
     }
 
     /// `(Tp, Tc)` at `now_micros`, after the increments due by then.
+    #[inline]
     pub fn tokens_at(&self, now_micros: i64) -> (u64, u64) {
         let s = self.updated(now_micros);
         (s.tp, s.tc)
@@ -135,10 +136,12 @@ impl Packed<7> for TrTcm {
     /// Marking changes the buckets and their time.
     const HOT: usize = 3;
 
+    #[inline]
     fn pack(&self) -> [u64; 7] {
         [self.tp, self.tc, self.last as u64, self.pir, self.pbs, self.cir, self.cbs]
     }
 
+    #[inline]
     fn unpack(w: [u64; 7]) -> Self {
         TrTcm { tp: w[0], tc: w[1], last: w[2] as i64, pir: w[3], pbs: w[4], cir: w[5], cbs: w[6] }
     }

@@ -468,3 +468,75 @@ proptest! {
         }
     }
 }
+
+/// Any words, any times, any costs: no state machine may panic, not even on
+/// a state no constructor makes (the std layer may decide on a torn copy
+/// before it discards it), nor on times that jump across the whole `i64`
+/// range in either direction.
+mod never_panics {
+    use super::*;
+    use ratekeeper_core::{ConcurrencyLimiter, Outcome, Packed, Permit};
+
+    fn extreme_i64() -> impl Strategy<Value = i64> {
+        prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0i64), Just(-1i64), any::<i64>()]
+    }
+
+    fn extreme_u64() -> impl Strategy<Value = u64> {
+        prop_oneof![Just(0u64), Just(1u64), Just(u64::MAX), Just(i64::MAX as u64), any::<u64>()]
+    }
+
+    fn calls() -> impl Strategy<Value = Vec<(i64, u64)>> {
+        prop::collection::vec((extreme_i64(), extreme_u64()), 1..12)
+    }
+
+    fn admit<A: Admission>(mut a: A, calls: &[(i64, u64)]) {
+        for &(now, cost) in calls {
+            let _ = a.peek(cost, now);
+            let _ = a.check(cost, now);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn garbage_states(words in prop::array::uniform13(extreme_u64()), calls in calls()) {
+            admit(TokenBucket::unpack(words[..5].try_into().unwrap()), &calls);
+            admit(Gcra::unpack(words[..5].try_into().unwrap()), &calls);
+            admit(LeakyBucketMeter::unpack(words[..6].try_into().unwrap()), &calls);
+            admit(LeakyBucketQueue::unpack(words[..3].try_into().unwrap()), &calls);
+            admit(FixedWindow::unpack(words[..4].try_into().unwrap()), &calls);
+            admit(SlidingWindow::unpack(words[..11].try_into().unwrap()), &calls);
+            admit(SlidingWindowCounter::unpack(words[..5].try_into().unwrap()), &calls);
+            let (mut sr, mut tr) = (SrTcm::unpack(words[..6].try_into().unwrap()), TrTcm::unpack(words[..7].try_into().unwrap()));
+            let mut conc = ConcurrencyLimiter::unpack(words);
+            for &(now, cost) in &calls {
+                let _ = (sr.mark(cost, now), sr.mark_aware(cost, Color::Yellow, now), sr.tokens_at(now));
+                let _ = (tr.mark(cost, now), tr.mark_aware(cost, Color::Green, now), tr.tokens_at(now));
+                let _ = conc.try_acquire(now);
+                conc.release(Permit { start_micros: now, in_flight: cost }, Outcome::Success, now.wrapping_neg());
+                conc.release(Permit { start_micros: now, in_flight: cost }, Outcome::Dropped, now);
+                let _ = conc.sample(now, cost, cost % 2 == 0);
+            }
+        }
+
+        #[test]
+        fn valid_limiters_and_wild_times(
+            a in 1u64..=i64::MAX as u64, b in 1u64..=i64::MAX as u64, period in 1i64..=i64::MAX, calls in calls(),
+        ) {
+            admit(TokenBucket::new(a as f64 / 3.0, b).unwrap(), &calls);
+            admit(Gcra::new(a - 1, b, period).unwrap(), &calls);
+            admit(LeakyBucketMeter::new(a, b, period).unwrap(), &calls);
+            admit(LeakyBucketQueue::new(a, period).unwrap(), &calls);
+            admit(FixedWindow::new(a, period).unwrap(), &calls);
+            admit(SlidingWindow::new(a.min(u64::from(u32::MAX)), period - period % 16, 16).unwrap_or_else(|_| SlidingWindow::new(1, 16, 16).unwrap()), &calls);
+            admit(SlidingWindowCounter::new(a, period).unwrap(), &calls);
+            admit(SlidingLog::new(8, period, [LogEntry::default(); 8]).unwrap(), &calls);
+            let mut sr = SrTcm::new(a, b, a).unwrap();
+            let mut tr = TrTcm::new(a.max(b), a, b.min(a), b).unwrap();
+            for &(now, bytes) in &calls {
+                let _ = (sr.mark(bytes, now), tr.mark(bytes, now));
+            }
+        }
+    }
+}
