@@ -9,7 +9,7 @@
 //! so the answers cannot change in between. A refusal consumes nothing
 //! anywhere, and is a [`Decision`] like any other.
 //!
-//! The combined decision is [`decision::combine`](crate::decision::combine)'s
+//! The combined decision is [`decision::combine`]'s
 //! (the refusing part with the longest retry-after; when admitted, the part
 //! with the fewest units left). The per-part decisions can be had too, one
 //! `RateLimit` item per policy: each part's own decision when the request is

@@ -33,7 +33,7 @@
 //!
 //! Times come in as whole microseconds, like everywhere in ratekeeper, but
 //! the state is kept in **nanoseconds** (`now_micros × 1000`) with Go's
-//! `time.Duration` arithmetic ([`go`](crate::go)). So for the same calls at
+//! `time.Duration` arithmetic (the private `go` module). So for the same calls at
 //! the same (microsecond) times the token count is the same `float64` as
 //! x/time/rate's, bit for bit, and reservations act at the same nanosecond.
 //! Only where a duration is *reported* is it rounded: up, to the next whole

@@ -96,3 +96,43 @@ impl<C: Clock> CompositeLimiter<C> {
         &self.clock
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn all_or_nothing_with_each_parts_decision() {
+        let clock = Arc::new(ManualClock::new());
+        let specs = [
+            LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 },
+            LimiterSpec::SlidingLog { limit: 3, window_micros: 10_000_000 },
+        ];
+        let limiter = CompositeLimiter::with_clock(&specs, Arc::clone(&clock)).unwrap();
+        assert_eq!(limiter.specs(), &specs);
+        assert!(limiter.check(2).allowed);
+        let (refused, parts) = limiter.check_each(1);
+        assert!(!refused.allowed);
+        assert_eq!((parts[0].allowed, parts[1].allowed, parts[1].remaining), (false, true, 1));
+        clock.advance(Duration::from_secs(1));
+        assert!(limiter.check(1).allowed);
+        let (refused, parts) = limiter.check_each(1);
+        assert_eq!((refused.allowed, refused.limit, refused.retry_after_micros), (false, 3, 9_000_000));
+        assert_eq!(parts[0].remaining, 1, "the admitting part shows nothing taken");
+        assert_eq!(limiter.peek(1), refused);
+    }
+
+    #[test]
+    fn invalid_composites_are_errors() {
+        assert!(
+            matches!(CompositeLimiter::new(&[]), Err(Error::InvalidArgument(e)) if e.argument() == Argument::Limits)
+        );
+        let bad = [LimiterSpec::FixedWindow { limit: 0, window_micros: 1 }];
+        assert!(
+            matches!(CompositeLimiter::new(&bad), Err(Error::InvalidArgument(e)) if e.argument() == Argument::Limit)
+        );
+    }
+}

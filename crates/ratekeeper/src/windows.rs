@@ -158,3 +158,50 @@ pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<Box<[Log
     }
     CoreLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use std::sync::Arc;
+
+    #[test]
+    fn sliding_log_is_exact_on_a_manual_clock() {
+        let clock = Arc::new(ManualClock::new());
+        let log = SlidingLog::with_clock(2, Duration::from_millis(10), Arc::clone(&clock)).unwrap();
+        assert!(log.check(2).allowed);
+        let refused = log.check(1);
+        assert_eq!((refused.allowed, refused.retry_after_micros), (false, 10_000));
+        clock.advance(Duration::from_millis(10));
+        assert!(log.check(2).allowed);
+        assert!(SlidingLog::new(MAX_SLIDING_LOG_LIMIT + 1, Duration::from_secs(1)).is_err());
+        assert!(SlidingLog::new(1, Duration::from_nanos(999)).is_err(), "under a microsecond");
+    }
+
+    #[test]
+    fn threads_never_exceed_a_sliding_log() {
+        // 4 threads against 100 per 50 ms on a real clock for ~200 ms: at
+        // most the limit per window started, plus the one in progress.
+        let log = Arc::new(SlidingLog::new(100, Duration::from_millis(50)).unwrap());
+        let start = std::time::Instant::now();
+        let admitted: u64 = (0..4)
+            .map(|_| {
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    let mut n = 0;
+                    while t0.elapsed() < Duration::from_millis(200) {
+                        n += u64::from(log.check(1).allowed);
+                    }
+                    n
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .sum();
+        let windows = (start.elapsed().as_secs_f64() / 0.05).ceil() as u64;
+        assert!(admitted <= 100 * windows, "{admitted} in {windows} windows");
+        assert!(admitted >= 100, "only {admitted}");
+    }
+}
