@@ -13,7 +13,9 @@
 # include/ratekeeper.h. Makes the project's Python venv, .venv, with the
 # pinned tools of python/requirements-dev.txt (scripts/python-env.sh); and Node.js with npm when there is
 # none, then node/'s npm packages (napi-rs's CLI, TypeScript) with `npm ci`
-# from the committed package-lock.json, when it changed.
+# from the committed package-lock.json, when it changed; Go and Debian's
+# golang-golang-x-time-dev (golang.org/x/time/rate, the oracle of the
+# token-bucket differential test).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -41,6 +43,8 @@ command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 command -v valgrind >/dev/null 2>&1 || need_pkgs+=(valgrind)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
+command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
+[ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi

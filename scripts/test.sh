@@ -12,7 +12,9 @@
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
-# default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one).
+# default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
+# against Go's golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED,
+# likewise).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -111,3 +113,8 @@ stage "Guava differential test"
 seed_args=()
 [ -n "${GUAVA_DIFF_SEED:-}" ] && seed_args=(--seed "$GUAVA_DIFF_SEED")
 cargo run --locked -q -p ratekeeper-guava-diff -- --scenarios "${GUAVA_DIFF_SCENARIOS:-2000}" "${seed_args[@]}"
+
+stage "x/time/rate differential test"
+xtime_seed_args=()
+[ -n "${XTIME_DIFF_SEED:-}" ] && xtime_seed_args=(--seed "$XTIME_DIFF_SEED")
+cargo run --locked -q -p ratekeeper-xtime-diff -- --scenarios "${XTIME_DIFF_SCENARIOS:-2000}" "${xtime_seed_args[@]}"
