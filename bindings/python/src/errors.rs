@@ -35,15 +35,14 @@ static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// whatever was passed.
 const MAX_REPR_CHARS: usize = 80;
 
-fn new_type(py: Python<'_>, name: &str, bases: Bound<'_, PyTuple>, doc: &str, fields: bool) -> PyResult<Py<PyType>> {
+fn new_type(py: Python<'_>, name: &str, bases: Bound<'_, PyTuple>, doc: &str, fields: &[&str]) -> PyResult<Py<PyType>> {
     let namespace = PyDict::new(py);
     namespace.set_item("__module__", "ratekeeper")?;
     namespace.set_item("__doc__", doc)?;
-    if fields {
-        // Class-level defaults, so that an instance raised by user code
-        // without them still answers `.argument` and `.value`.
-        namespace.set_item("argument", py.None())?;
-        namespace.set_item("value", py.None())?;
+    for field in fields {
+        // Class-level defaults (None), so that an instance raised by user
+        // code without them still answers `.argument`, `.value`, ...
+        namespace.set_item(field, py.None())?;
     }
     Ok(py.get_type::<PyType>().call1((name, bases, namespace))?.cast_into::<PyType>()?.unbind())
 }
@@ -52,7 +51,7 @@ fn rate_limit_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     RATE_LIMIT_ERROR
         .get_or_try_init(py, || {
             let bases = PyTuple::new(py, [py.get_type::<PyException>()])?;
-            new_type(py, "RateLimitError", bases, "The base class of every error ratekeeper raises.", false)
+            new_type(py, "RateLimitError", bases, "The base class of every error ratekeeper raises.", &[])
         })
         .map(|t| t.bind(py))
 }
@@ -68,7 +67,7 @@ fn invalid_argument_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 "An argument's value is outside what the operation accepts (a rate that is not positive, \
                  0 permits, a NaN timeout, ...). Also a ValueError.\n\n\
                  `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
-                true,
+                &["argument", "value"],
             )
         })
         .map(|t| t.bind(py))
@@ -85,7 +84,7 @@ fn argument_type_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 "An argument has the wrong type (a float or a bool as a number of permits, a string as \
                  a rate, ...). Also a TypeError.\n\n\
                  `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
-                true,
+                &["argument", "value"],
             )
         })
         .map(|t| t.bind(py))
@@ -99,8 +98,11 @@ fn rate_limit_exceeded(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 py,
                 "RateLimitExceeded",
                 bases,
-                "A rate-limited call could not get its permits within its timeout, and was not made.",
-                false,
+                "A rate-limited call was refused (it could not get its permits or units within its \
+                 timeout, or its limiter said no), and was not made.\n\n\
+                 `decision` is the limiter's ``Decision`` when it gave one (its `retry_after`, \
+                 its HTTP header fields), else None.",
+                &["decision"],
             )
         })
         .map(|t| t.bind(py))
@@ -150,13 +152,40 @@ pub fn from_rust(py: Python<'_>, error: Error) -> PyErr {
     }
 }
 
+/// A `RateLimitError` for what cannot happen (a binding's own invariant
+/// broken): an error the caller can report, never a panic.
+pub fn internal(message: &str) -> PyErr {
+    Python::attach(|py| match rate_limit_error(py) {
+        Ok(ty) => PyErr::from_type(ty.clone(), format!("internal error: {message}")),
+        Err(e) => e,
+    })
+}
+
+/// [`from_rust`], except that an error about one of the `passed`
+/// arguments shows the Python value as the caller passed it rather than the
+/// number Rust was given. For arguments converted on the way (seconds made
+/// microseconds: `period = 1e-07`, not `period = 0`).
+pub fn from_rust_passed(py: Python<'_>, error: Error, passed: &[(Argument, &Bound<'_, PyAny>)]) -> PyErr {
+    if let Error::InvalidArgument(invalid) = &error {
+        if let Some((argument, value)) = passed.iter().find(|(a, _)| *a == invalid.argument()) {
+            return invalid_value(*argument, value, argument.requirement());
+        }
+    }
+    from_rust(py, error)
+}
+
 /// An [`InvalidArgumentError`](invalid_argument_error) for a value the Rust
 /// side cannot even hold (an int beyond 64 bits, a negative `timedelta`),
 /// worded like [`from_rust`]'s: `invalid argument NAME = VALUE: REQUIREMENT`.
 pub fn invalid_value(argument: Argument, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
-    let py = value.py();
-    let message = format!("invalid argument {} = {}: {requirement}", argument.name(), short_repr(value));
-    argument_error(invalid_argument_error(py), message, argument.name(), value.clone())
+    invalid_named(argument.name(), value, requirement)
+}
+
+/// [`invalid_value`] for an argument the library does not check itself
+/// (it has no [`Argument`]), named `name`.
+pub fn invalid_named(name: &str, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
+    let message = format!("invalid argument {name} = {}: {requirement}", short_repr(value));
+    argument_error(invalid_argument_error(value.py()), message, name, value.clone())
 }
 
 /// An [`ArgumentTypeError`](argument_type_error): `invalid argument NAME =

@@ -52,7 +52,7 @@ pub fn advance_micros_from_secs(secs: f64) -> Result<i64, Error> {
 ///
 /// NaN must be refused here: truncated, it would become a valid 0.
 pub fn duration_micros_from_secs(argument: Argument, secs: f64) -> Result<i64, Error> {
-    if !(secs >= 0.0) {
+    if secs.is_nan() || secs < 0.0 {
         return Err(Error::invalid_float(argument, secs));
     }
     Ok(micros_from_secs(secs))
