@@ -320,12 +320,7 @@ impl PyConcurrencyLimiter {
             ConcurrencyPolicy::Gradient(g) => gradient_repr(py, g.config())?,
             ConcurrencyPolicy::Aimd(a) => aimd_repr(py, a.config())?,
         };
-        Ok(format!(
-            "{name}({policy}{}) <limit={}, in_flight={}>",
-            clock::clock_repr(py, &this.clock)?,
-            this.limiter.limit(),
-            this.limiter.in_flight()
-        ))
+        Ok(format!("{name}({policy}{})", clock::clock_repr(py, &this.clock)?))
     }
 }
 
