@@ -55,9 +55,9 @@ stage "conformance: rust"
 tests/conformance/run rust
 
 stage "conformance: c"
-# The C, Python and Node runners replay the Guava vectors until the
-# bindings expose the algorithms of tests/conformance/vectors/algorithms
-# (work in progress on the bindings' branches); the Rust runner replays all.
+# The C and Node runners replay the Guava vectors until the bindings
+# expose the algorithms of tests/conformance/vectors/algorithms (work in
+# progress on the bindings' branches); the Rust and Python runners replay all.
 tests/conformance/run c tests/conformance/vectors/guava
 
 stage "conformance: c, under valgrind, and the runner's self-test"
@@ -92,7 +92,7 @@ elif [ "$pytest_status" -ne 0 ]; then
 fi
 
 stage "conformance: python"
-tests/conformance/run python tests/conformance/vectors/guava
+tests/conformance/run python
 
 stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
 benches/python/run --debug-single-value --quiet
