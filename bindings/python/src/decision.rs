@@ -162,18 +162,16 @@ impl PyDecision {
     /// This decision as the value of an HTTP ``RateLimit`` field
     /// (draft-ietf-httpapi-ratelimit-headers): ``"NAME";r=REMAINING;t=SECONDS``,
     /// seconds rounded up. ``policy_name`` must be printable ASCII.
-    #[pyo3(signature = (policy_name = None), text_signature = "($self, policy_name='default')")]
-    fn ratelimit_header(&self, py: Python<'_>, policy_name: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let name = policy_name_arg(policy_name)?;
-        headers::ratelimit(&[(&name, self.0)]).map_err(|e| from_rust(py, e))
+    #[pyo3(signature = (policy_name = PolicyName::DEFAULT), text_signature = "($self, policy_name='default')")]
+    fn ratelimit_header(&self, py: Python<'_>, policy_name: PolicyName) -> PyResult<String> {
+        headers::ratelimit(&[(policy_name.as_str(), self.0)]).map_err(|e| from_rust(py, e))
     }
 
     /// The policy behind this decision as the value of an HTTP
     /// ``RateLimit-Policy`` field: ``"NAME";q=LIMIT;w=SECONDS``.
-    #[pyo3(signature = (policy_name = None), text_signature = "($self, policy_name='default')")]
-    fn ratelimit_policy_header(&self, py: Python<'_>, policy_name: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let name = policy_name_arg(policy_name)?;
-        headers::ratelimit_policy(&[(&name, self.0)]).map_err(|e| from_rust(py, e))
+    #[pyo3(signature = (policy_name = PolicyName::DEFAULT), text_signature = "($self, policy_name='default')")]
+    fn ratelimit_policy_header(&self, py: Python<'_>, policy_name: PolicyName) -> PyResult<String> {
+        headers::ratelimit_policy(&[(policy_name.as_str(), self.0)]).map_err(|e| from_rust(py, e))
     }
 
     /// The value of an HTTP ``Retry-After`` field: whole seconds, rounded
@@ -186,10 +184,9 @@ impl PyDecision {
     /// The HTTP fields for this decision, ready to add to a response:
     /// ``RateLimit-Policy`` and ``RateLimit``, and ``Retry-After`` when
     /// ``retry_after_header()`` gives one.
-    #[pyo3(signature = (policy_name = None), text_signature = "($self, policy_name='default')")]
-    fn headers<'py>(&self, py: Python<'py>, policy_name: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
-        let name = policy_name_arg(policy_name)?;
-        let items = [(name.as_str(), self.0)];
+    #[pyo3(signature = (policy_name = PolicyName::DEFAULT), text_signature = "($self, policy_name='default')")]
+    fn headers<'py>(&self, py: Python<'py>, policy_name: PolicyName) -> PyResult<Bound<'py, PyDict>> {
+        let items = [(policy_name.as_str(), self.0)];
         let fields = PyDict::new(py);
         fields.set_item("RateLimit-Policy", headers::ratelimit_policy(&items).map_err(|e| from_rust(py, e))?)?;
         fields.set_item("RateLimit", headers::ratelimit(&items).map_err(|e| from_rust(py, e))?)?;
@@ -233,15 +230,26 @@ impl PyDecision {
     }
 }
 
-const DEFAULT_POLICY_NAME: &str = "default";
+/// A `policy_name` argument: a `str` (checked printable ASCII by the
+/// library when it writes the field); `"default"` when omitted.
+pub struct PolicyName(Option<String>);
 
-fn policy_name_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-    match obj {
-        None => Ok(DEFAULT_POLICY_NAME.to_owned()),
-        Some(obj) => match obj.cast::<PyString>() {
-            Ok(s) => Ok(s.to_cow()?.into_owned()),
-            Err(_) => Err(wrong_type("policy_name", obj, "a str")),
-        },
+impl PolicyName {
+    const DEFAULT: PolicyName = PolicyName(None);
+
+    fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("default")
+    }
+}
+
+impl<'py> FromPyObject<'_, 'py> for PolicyName {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        match obj.cast::<PyString>() {
+            Ok(s) => Ok(PolicyName(Some(s.to_cow()?.into_owned()))),
+            Err(_) => Err(wrong_type("policy_name", &obj, "a str")),
+        }
     }
 }
 

@@ -315,18 +315,14 @@ class CompositeReplay(AdmissionReplay):
 
         def check() -> str | None:
             combined, parts = self.limiter.check_each(int_field(step, "cost"))
-            differs = _compare_decision(step, combined)
-            if differs is not None:
-                return differs
+            _compare_decision(step, combined)
             expected = step.get("parts")
             if not isinstance(expected, list):
                 raise CaseFailure('no "parts" array')
             if len(expected) != len(parts):
-                return f"{len(parts)} parts"
+                raise CaseFailure(f"expected {len(expected)} parts, got {len(parts)}")
             for i, (e, actual) in enumerate(zip(expected, parts)):
-                part = _compare_decision({"decision": e}, actual)
-                if part is not None:
-                    return f"part {i}: {part}"
+                _compare_decision({"decision": e}, actual, f"part {i}")
             return None
 
         return check
@@ -536,9 +532,11 @@ class ConcurrencyReplay(Replay):
                 except RateLimitExceeded as refused:
                     if refused.decision is None:
                         return "a refusal without a decision"
-                    return _compare_decision(step, refused.decision)
+                    _compare_decision(step, refused.decision)
+                    return None
                 self.permits.append(permit)
-                return _compare_decision(step, permit.decision)
+                _compare_decision(step, permit.decision)
+                return None
 
             return acquire
         if op == "release":
@@ -598,9 +596,9 @@ _DECISION_FIELDS = (
 )
 
 
-def _compare_decision(step: dict[str, Any], actual: Decision) -> str | None:
-    """Compares all seven fields of a step's ``decision``, naming each that
-    differs."""
+def _compare_decision(step: dict[str, Any], actual: Decision, what: str = "decision") -> None:
+    """Compares all seven fields of a step's ``decision``; raises naming
+    each field that differs."""
     expected = step.get("decision")
     if not isinstance(expected, dict):
         raise CaseFailure('missing decision field "decision"')
@@ -612,7 +610,8 @@ def _compare_decision(step: dict[str, Any], actual: Decision) -> str | None:
         got = getattr(actual, name)
         if want != got:
             diffs.append(f"{name}: expected {want}, got {got}")
-    return None if not diffs else "a decision that differs: " + "; ".join(diffs)
+    if diffs:
+        raise CaseFailure(f"{what} differs: " + "; ".join(diffs))
 
 
 def _compare(what: str, expected: object, actual: object) -> str | None:
