@@ -156,9 +156,7 @@ class ConcurrencyLimiter(_ratekeeper.ConcurrencyLimiter, LimitedCalls):
         ``limit`` requests are in flight. Never waits."""
         decision, handle = self._try_acquire()
         if handle is None:
-            exceeded = RateLimitExceeded(
-                f"{decision.limit} of {decision.limit} permits in flight; none is free"
-            )
+            exceeded = RateLimitExceeded(f"all {decision.limit} permits are in flight")
             exceeded.decision = decision
             raise exceeded
         return Permit(handle, decision)

@@ -227,7 +227,7 @@ impl PyGcra {
     #[getter]
     fn limit(slf: &Bound<'_, Self>) -> u64 {
         match slf.as_super().get().current_spec() {
-            Some(LimiterSpec::Gcra { max_burst, .. }) => max_burst + 1,
+            Some(LimiterSpec::Gcra { max_burst, .. }) => max_burst.saturating_add(1),
             _ => 0,
         }
     }
