@@ -292,9 +292,10 @@ impl PyLeakyBucketQueue {
     }
 
     /// Takes a slot for ``cost`` units and sleeps until it comes (the GIL
-    /// released; on a ``ManualClock`` the clock moves instead); returns the
-    /// ``Decision``, whose ``wait`` is the time slept. A refusal returns at
-    /// once, taking nothing.
+    /// released; Ctrl-C interrupts it, the slot staying taken; on a
+    /// ``ManualClock`` the clock moves instead); returns the ``Decision``,
+    /// whose ``wait`` is the time slept. A refusal returns at once, taking
+    /// nothing.
     #[pyo3(signature = (cost = Cost::ONE), text_signature = "($self, cost=1)")]
     fn acquire(slf: &Bound<'_, Self>, cost: Cost) -> PyResult<PyDecision> {
         let queue = slf.as_super().get().queue()?;
