@@ -251,7 +251,8 @@ export class TokenBucket extends AdmissionLimiter {
      * @type {number}
      */
     get rate(): number;
-    set burst(burst: number);
+    /** @param {number | bigint} burst */
+    set burst(burst: number | bigint);
     /**
      * The bucket's size (Go's `Burst`/`SetBurst`). Set it with a number or a
      * bigint.

@@ -218,6 +218,7 @@ class TokenBucket extends AdmissionLimiter {
     return this.#native.burst();
   }
 
+  /** @param {number | bigint} burst */
   set burst(burst) {
     this.#native.setBurst(burst);
   }

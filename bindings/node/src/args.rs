@@ -133,7 +133,7 @@ pub(crate) fn cost_or_one(value: Option<Js>) -> Result<u64, Failure> {
 /// (`names.1`), one of the two, required: whole microseconds (milliseconds
 /// rounded to the nearest), and who to blame when the library refuses
 /// them (`argument`). Milliseconds beyond the `i64` range saturate; `NaN`
-/// becomes 0, which every duration the library checks refuses.
+/// is refused here.
 pub(crate) fn required_duration(
     ms: Js,
     micros: Js,
@@ -141,6 +141,9 @@ pub(crate) fn required_duration(
     argument: Argument,
 ) -> Result<(i64, Given), Failure> {
     match duration(ms, micros, names)? {
+        Some(Duration::Millis(value, x)) if x.is_nan() => {
+            Err(Failure::OutOfRange { argument: names.0, value, requirement: "must not be NaN" })
+        }
         Some(Duration::Millis(value, x)) => Ok((micros_from_millis(x), Given { argument, name: names.0, value })),
         Some(Duration::Micros(m)) => Ok((m, Given { argument, name: names.1, value: micros })),
         None => Err(Failure::WrongType { argument: names.0, value: ms, expected: "a number" }),

@@ -98,64 +98,79 @@ pub fn limiter_keys() -> HashMap<String, Vec<String>> {
 }
 
 /// A spec from option values in the order of [`Algorithm::keys`]
-/// (`undefined` where absent), and the arguments as given, for [`blame`].
+/// (`undefined` where absent), read in that order (the first bad one is
+/// the error), and the arguments as given, for [`blame`].
 fn describe(algorithm: Algorithm, v: &[Js]) -> Result<(LimiterSpec, Vec<Given>), Failure> {
     let keys = algorithm.keys();
     let mut given = Vec::with_capacity(3);
-    let mut count = |i: usize, argument| {
+    let given = &mut given;
+    let count = |i: usize, argument, given: &mut Vec<Given>| {
         given.push(Given { argument, name: keys[i], value: v[i] });
         args::count(v[i], argument, keys[i])
-    };
-    let (a, b) = match algorithm {
-        Algorithm::TokenBucket => (None, count(1, Argument::Burst)?),
-        Algorithm::Gcra => (Some(count(0, Argument::MaxBurst)?), count(1, Argument::CountPerPeriod)?),
-        Algorithm::LeakyBucketMeter => (Some(count(0, Argument::Capacity)?), count(1, Argument::CountPerPeriod)?),
-        Algorithm::SlidingWindow => (Some(count(0, Argument::Limit)?), count(3, Argument::SubWindows)?),
-        Algorithm::LeakyBucketQueue => (None, count(0, Argument::Capacity)?),
-        Algorithm::FixedWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
-            (None, count(0, Argument::Limit)?)
-        }
-    };
-    // The duration, for the algorithms that have one: after its counts (the
-    // order the errors come in when several arguments are wrong).
-    let mut duration = |i: usize, argument| {
-        let (micros, g) = args::required_duration(v[i], v[i + 1], (keys[i], keys[i + 1]), argument)?;
-        given.push(g);
-        Ok::<i64, Failure>(micros)
     };
     let spec = match algorithm {
         Algorithm::TokenBucket => {
             let rate = args::number(v[0], "rate")?;
             given.push(Given { argument: Argument::Rate, name: "rate", value: v[0] });
-            LimiterSpec::TokenBucket { rate, burst: b }
+            LimiterSpec::TokenBucket { rate, burst: count(1, Argument::Burst, given)? }
         }
-        Algorithm::Gcra => LimiterSpec::Gcra {
-            max_burst: a.unwrap_or(0),
-            count_per_period: b,
-            period_micros: duration(2, Argument::Period)?,
-        },
-        Algorithm::LeakyBucketMeter => LimiterSpec::LeakyBucketMeter {
-            capacity: a.unwrap_or(0),
-            count_per_period: b,
-            period_micros: duration(2, Argument::Period)?,
-        },
+        Algorithm::Gcra => {
+            let max_burst = count(0, Argument::MaxBurst, given)?;
+            let count_per_period = count(1, Argument::CountPerPeriod, given)?;
+            LimiterSpec::Gcra {
+                max_burst,
+                count_per_period,
+                period_micros: duration(v, keys, 2, Argument::Period, given)?,
+            }
+        }
+        Algorithm::LeakyBucketMeter => {
+            let capacity = count(0, Argument::Capacity, given)?;
+            let count_per_period = count(1, Argument::CountPerPeriod, given)?;
+            let period_micros = duration(v, keys, 2, Argument::Period, given)?;
+            LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros }
+        }
         Algorithm::LeakyBucketQueue => {
-            LimiterSpec::LeakyBucketQueue { capacity: b, interval_micros: duration(1, Argument::Interval)? }
+            let capacity = count(0, Argument::Capacity, given)?;
+            LimiterSpec::LeakyBucketQueue {
+                capacity,
+                interval_micros: duration(v, keys, 1, Argument::Interval, given)?,
+            }
         }
-        Algorithm::FixedWindow => LimiterSpec::FixedWindow { limit: b, window_micros: duration(1, Argument::Window)? },
-        Algorithm::SlidingLog => LimiterSpec::SlidingLog { limit: b, window_micros: duration(1, Argument::Window)? },
-        Algorithm::SlidingWindowCounter => {
-            LimiterSpec::SlidingWindowCounter { limit: b, window_micros: duration(1, Argument::Window)? }
+        Algorithm::FixedWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
+            let limit = count(0, Argument::Limit, given)?;
+            let window_micros = duration(v, keys, 1, Argument::Window, given)?;
+            match algorithm {
+                Algorithm::FixedWindow => LimiterSpec::FixedWindow { limit, window_micros },
+                Algorithm::SlidingLog => LimiterSpec::SlidingLog { limit, window_micros },
+                _ => LimiterSpec::SlidingWindowCounter { limit, window_micros },
+            }
         }
         Algorithm::SlidingWindow => {
-            let window_micros = duration(1, Argument::Window)?;
+            let limit = count(0, Argument::Limit, given)?;
+            let window_micros = duration(v, keys, 1, Argument::Window, given)?;
+            let sub_windows = args::count(v[3], Argument::SubWindows, keys[3])?;
+            given.push(Given { argument: Argument::SubWindows, name: keys[3], value: v[3] });
             // Above `u32::MAX` is the library's error like any value above 16.
-            let sub_windows = u32::try_from(b).map_err(|_| ratekeeper::Error::invalid_uint(Argument::SubWindows, b));
-            let sub_windows = blame(sub_windows, &given)?;
-            LimiterSpec::SlidingWindow { limit: a.unwrap_or(0), window_micros, sub_windows }
+            let sub_windows = u32::try_from(sub_windows)
+                .map_err(|_| ratekeeper::Error::invalid_uint(Argument::SubWindows, sub_windows));
+            LimiterSpec::SlidingWindow { limit, window_micros, sub_windows: blame(sub_windows, given)? }
         }
     };
-    Ok((spec, given))
+    Ok((spec, std::mem::take(given)))
+}
+
+/// The duration whose two options (milliseconds, microseconds) are at
+/// `i` and `i + 1`, remembered in `given`.
+fn duration(
+    v: &[Js],
+    keys: &[&'static str],
+    i: usize,
+    argument: Argument,
+    given: &mut Vec<Given>,
+) -> Result<i64, Failure> {
+    let (micros, g) = args::required_duration(v[i], v[i + 1], (keys[i], keys[i + 1]), argument)?;
+    given.push(g);
+    Ok(micros)
 }
 
 /// The spec of `algorithm` from option values in the order of its
