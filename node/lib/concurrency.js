@@ -246,8 +246,6 @@ const SAMPLE_OPTIONS = Object.freeze(['rttMs', 'rttMicros', 'inFlight', 'dropped
  * "ignored" when it is garbage-collected.
  */
 class Permit {
-  /** @type {(() => void) | undefined} */
-  #release;
   /** @type {((outcome: unknown) => number) | undefined} */
   #releaseAs;
   /** @type {import('./binding.js').ConcurrencyMethods} */
@@ -274,8 +272,7 @@ class Permit {
     this.#releaseAs = (outcome) => release(outcome, a, b, c, d);
     // What the registry calls if this permit is collected unreleased: it
     // must not hold the permit itself.
-    this.#release = () => release('ignored', a, b, c, d);
-    unreleased.register(this, this.#release, this);
+    unreleased.register(this, () => release('ignored', a, b, c, d), this);
   }
 
   static {
@@ -304,7 +301,6 @@ class Permit {
     if (releaseAs === undefined) return this.#native.limit();
     const limit = releaseAs(outcome); // throws, releasing nothing, on a bad outcome
     this.#releaseAs = undefined;
-    this.#release = undefined;
     unreleased.unregister(this);
     return limit;
   }
