@@ -1,0 +1,49 @@
+//! The errors of the Redis-backed limiters.
+
+use std::fmt;
+
+/// What went wrong talking to a shared limiter.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A bad argument: the same checks, and the same error, as the local
+    /// limiters. Nothing was sent to Redis.
+    Invalid(ratekeeper_core::Error),
+    /// Redis could not be reached, answered with an error, or timed out.
+    Redis(redis::RedisError),
+    /// A script replied with something this client does not understand (a
+    /// different version of the script under the same key, say).
+    Protocol(String),
+}
+
+impl From<ratekeeper_core::Error> for Error {
+    fn from(e: ratekeeper_core::Error) -> Self {
+        Error::Invalid(e)
+    }
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Self {
+        Error::Redis(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Invalid(e) => e.fmt(f),
+            Error::Redis(e) => write!(f, "redis: {e}"),
+            Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Invalid(e) => Some(e),
+            Error::Redis(e) => Some(e),
+            Error::Protocol(_) => None,
+        }
+    }
+}

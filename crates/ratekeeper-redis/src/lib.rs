@@ -1,0 +1,19 @@
+//! # ratekeeper-redis
+//!
+//! ratekeeper's limiters shared by many processes and hosts through Redis —
+//! the server users already run, never a home-made one.
+//!
+//! Every decision is one atomic Lua script run (`EVALSHA`, reloaded after
+//! `NOSCRIPT`) timed by the server's own clock (`TIME` inside the script),
+//! so the clocks of the clients never matter.
+//!
+//! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
+//!   by many processes, giving the waits one Guava limiter would give.
+
+mod error;
+mod keys;
+mod scripts;
+mod smooth;
+
+pub use error::Error;
+pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};

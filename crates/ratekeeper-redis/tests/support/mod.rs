@@ -1,0 +1,82 @@
+//! Private Redis servers for the tests: `redis-server` on a free loopback
+//! port, with no persistence, killed when dropped.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl RedisServer {
+    /// Starts a server and waits until it answers PING.
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server with extra `redis-server` arguments.
+    pub fn start_with(extra: &[&str]) -> Self {
+        for _ in 0..5 {
+            let port = free_port();
+            let dir = std::env::temp_dir().join(format!("ratekeeper-redis-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server must be installed (scripts/setup.sh installs it)");
+            let mut server = RedisServer { child, port, dir };
+            if server.wait_ready(Duration::from_secs(10)) {
+                return server;
+            }
+            // The port was taken between our probe and the server's bind: retry.
+        }
+        panic!("could not start redis-server");
+    }
+
+    fn wait_ready(&mut self, within: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if let Ok(client) = redis::Client::open(self.url()) {
+                if let Ok(mut conn) = client.get_connection() {
+                    if redis::cmd("PING").query::<String>(&mut conn).is_ok() {
+                        return true;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn connection(&self) -> redis::Connection {
+        redis::Client::open(self.url()).unwrap().get_connection().unwrap()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
