@@ -9,8 +9,10 @@ pub enum Error {
     /// A bad argument: the same checks, and the same error, as the local
     /// limiters. Nothing was sent to Redis.
     Invalid(ratekeeper_core::Error),
-    /// Redis could not be reached, answered with an error, or timed out.
+    /// Redis could not be reached or answered with an error.
     Redis(redis::RedisError),
+    /// Redis did not answer within the store's timeout.
+    Timeout,
     /// A script replied with something this client does not understand (a
     /// different version of the script under the same key, say).
     Protocol(String),
@@ -33,6 +35,7 @@ impl fmt::Display for Error {
         match self {
             Error::Invalid(e) => e.fmt(f),
             Error::Redis(e) => write!(f, "redis: {e}"),
+            Error::Timeout => f.write_str("redis did not answer within the timeout"),
             Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
         }
     }
@@ -43,7 +46,7 @@ impl std::error::Error for Error {
         match self {
             Error::Invalid(e) => Some(e),
             Error::Redis(e) => Some(e),
-            Error::Protocol(_) => None,
+            Error::Protocol(_) | Error::Timeout => None,
         }
     }
 }

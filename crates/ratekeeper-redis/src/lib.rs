@@ -12,8 +12,11 @@
 
 mod error;
 mod keys;
+mod reply;
 mod scripts;
 mod smooth;
+mod store;
 
 pub use error::Error;
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
+pub use store::{RedisStore, StoreOptions};

@@ -12,18 +12,21 @@
 //! Lua's only number type is the IEEE double, so the script keeps Guava's
 //! `long`s (microsecond times and waits) as doubles: exact while they stay
 //! within ±2^53 µs (285 years), rounded beyond. Doubles (stored permits,
-//! intervals, rates) are computed bit for bit as in Java. The Guava vectors
-//! whose results depend on a `long` beyond 2^53 are listed, with the reason,
-//! in this crate's `tests/smooth_vectors.rs`; every other vector passes.
+//! intervals, rates) are computed bit for bit as in Java. Of the 439 Guava
+//! vectors, the 2 whose results depend on a `long` beyond 2^53 differ
+//! (listed with the reason in `tests/smooth_vectors.rs`); all others pass.
 //!
-//! ## Expiry
+//! ## Lifetime
 //!
-//! A new Guava limiter starts with no stored permits, one that has been idle
-//! starts full: recreating an expired limiter is not the same as keeping it.
-//! So the hash expires only after it has been unused for the configured idle
+//! Like a Guava limiter, the shared one counts time from its creation: the
+//! first [`connect`](RedisRateLimiterBuilder::connect) creates the hash, and
+//! later ones (other processes) join it, keeping its rate and parameters.
+//! A new Guava limiter starts with no stored permits while an idle one is
+//! full, so recreating an expired limiter is not the same as keeping it:
+//! the hash expires only after it has been unused for the configured idle
 //! TTL (default: never), and a limiter recreated after that starts afresh.
 
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ratekeeper_core::smooth::{check_permits, DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
@@ -31,19 +34,26 @@ use ratekeeper_core::{SmoothKind, SmoothRateLimiter};
 
 use crate::error::Error;
 use crate::keys;
+use crate::reply::{self, Reply};
 use crate::scripts::{self, TimeSource};
+use crate::store::RedisStore;
 
-/// Guava's `RateLimiter`, its state in Redis. Safe to share between threads.
+/// Guava's `RateLimiter`, its state in Redis. Cheap to clone; safe to share
+/// between threads. Every method has a blocking form and an `_async` form.
+#[derive(Clone)]
 pub struct RedisRateLimiter {
-    conn: Mutex<redis::Connection>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: RedisStore,
     key: String,
-    script: redis::Script,
+    script: Arc<redis::Script>,
     /// What creates the state if the hash does not exist yet: kind, rate,
-    /// burst seconds or warm-up micros, cold factor.
-    create_args: [String; 4],
-    idle_ttl_millis: u64,
+    /// burst seconds or warm-up micros, cold factor; then the idle TTL.
+    create_args: [String; 5],
     #[cfg(feature = "test-clock")]
-    test_clock: Option<std::sync::Arc<ratekeeper::ManualClock>>,
+    test_clock: Option<Arc<ratekeeper::ManualClock>>,
 }
 
 /// Builds a [`RedisRateLimiter`]; start from [`RedisRateLimiter::builder`].
@@ -56,7 +66,43 @@ pub struct RedisRateLimiterBuilder {
     cold_factor: f64,
     idle_ttl: Option<Duration>,
     #[cfg(feature = "test-clock")]
-    test_clock: Option<std::sync::Arc<ratekeeper::ManualClock>>,
+    test_clock: Option<Arc<ratekeeper::ManualClock>>,
+}
+
+impl std::fmt::Debug for RedisRateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisRateLimiter").field("key", &self.inner.key).finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    async fn run(self: Arc<Self>, op: &'static str, a: String, b: String) -> Result<Reply, Error> {
+        let mut args = Vec::with_capacity(10);
+        args.push(op.to_owned());
+        args.extend(self.create_args.iter().cloned());
+        args.push(a);
+        args.push(b);
+        #[cfg(feature = "test-clock")]
+        if let Some(clock) = &self.test_clock {
+            use ratekeeper::Clock;
+            args.push(clock.now_micros().to_string());
+        }
+        let value = self.store.eval(Arc::clone(&self.script), vec![self.key.clone()], args).await?;
+        Reply::new(value)
+    }
+
+    /// Sleeps a granted wait: on the test clock (which it advances) or for
+    /// real, on the store's runtime.
+    async fn sleep(&self, wait: Duration) {
+        #[cfg(feature = "test-clock")]
+        if let Some(clock) = &self.test_clock {
+            clock.advance(wait);
+            return;
+        }
+        if !wait.is_zero() {
+            RedisStore::sleep(wait).await;
+        }
+    }
 }
 
 impl RedisRateLimiter {
@@ -78,64 +124,45 @@ impl RedisRateLimiter {
 
     /// The Redis key holding the state.
     pub fn key(&self) -> &str {
-        &self.key
+        &self.inner.key
     }
 
-    fn run(&self, op: &str, a: &str, b: &str) -> Result<Vec<String>, Error> {
-        let mut invocation = self.script.key(&self.key);
-        invocation.arg(op).arg(&self.create_args[..]).arg(self.idle_ttl_millis).arg(a).arg(b);
-        #[cfg(feature = "test-clock")]
-        if let Some(clock) = &self.test_clock {
-            use ratekeeper::Clock;
-            invocation.arg(clock.now_micros());
-        }
-        let mut conn = self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(invocation.invoke(&mut *conn)?)
-    }
-
-    fn sleep(&self, micros: i64) {
-        if micros <= 0 {
-            return;
-        }
-        #[cfg(feature = "test-clock")]
-        if let Some(clock) = &self.test_clock {
-            clock.advance_micros(micros);
-            return;
-        }
-        std::thread::sleep(Duration::from_micros(micros as u64));
+    fn run(&self, op: &'static str, a: String, b: String) -> impl std::future::Future<Output = Result<Reply, Error>> {
+        RedisStore::spawn(Arc::clone(&self.inner).run(op, a, b))
     }
 
     /// Guava's `reserve`: takes `permits` and returns how long to wait.
-    pub fn reserve(&self, permits: u32) -> Result<Duration, Error> {
+    pub async fn reserve_async(&self, permits: u32) -> Result<Duration, Error> {
         check_permits(permits)?;
-        let reply = self.run("reserve", &permits.to_string(), "")?;
-        Ok(micros_to_duration(micros(&reply, 0)?))
+        let reply = self.run("reserve", permits.to_string(), String::new()).await?;
+        Ok(reply::wait(reply.micros(0)?))
     }
 
-    /// Guava's `acquire`: takes `permits`, sleeping until they are granted,
-    /// and returns the time slept.
-    pub fn acquire(&self, permits: u32) -> Result<Duration, Error> {
-        let wait = self.reserve(permits)?;
-        self.sleep(wait.as_micros() as i64);
+    /// Guava's `acquire`: takes `permits`, waits until they are granted, and
+    /// returns the time waited.
+    pub async fn acquire_async(&self, permits: u32) -> Result<Duration, Error> {
+        let wait = self.reserve_async(permits).await?;
+        let inner = Arc::clone(&self.inner);
+        RedisStore::spawn(async move { inner.sleep(wait).await }).await;
         Ok(wait)
     }
 
-    /// Guava's `tryAcquire(permits, timeout)`: `Some(wait)` when taken (the
-    /// caller should wait that long), `None` when they could not be had
-    /// within `timeout` (nothing taken).
-    pub fn try_reserve(&self, permits: u32, timeout: Duration) -> Result<Option<Duration>, Error> {
+    /// Guava's `tryAcquire(permits, timeout)` without the wait: `Some(wait)`
+    /// when taken (the caller should wait that long), `None` when they could
+    /// not be had within `timeout` (nothing taken).
+    pub async fn try_reserve_async(&self, permits: u32, timeout: Duration) -> Result<Option<Duration>, Error> {
         check_permits(permits)?;
-        let timeout = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
-        let reply = self.run("try", &permits.to_string(), &timeout.to_string())?;
-        let wait = micros(&reply, 0)?;
-        Ok((wait >= 0).then(|| micros_to_duration(wait)))
+        let reply = self.run("try", permits.to_string(), reply::micros_arg(timeout)).await?;
+        let wait = reply.micros(0)?;
+        Ok((wait >= 0).then(|| reply::wait(wait)))
     }
 
-    /// Guava's `tryAcquire(permits, timeout)`, sleeping the wait when taken.
-    pub fn try_acquire(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
-        match self.try_reserve(permits, timeout)? {
+    /// Guava's `tryAcquire(permits, timeout)`, waiting when taken.
+    pub async fn try_acquire_async(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
+        match self.try_reserve_async(permits, timeout).await? {
             Some(wait) => {
-                self.sleep(wait.as_micros() as i64);
+                let inner = Arc::clone(&self.inner);
+                RedisStore::spawn(async move { inner.sleep(wait).await }).await;
                 Ok(true)
             }
             None => Ok(false),
@@ -143,36 +170,94 @@ impl RedisRateLimiter {
     }
 
     /// Guava's `setRate`, for every process sharing the limiter.
-    pub fn set_rate(&self, permits_per_second: f64) -> Result<(), Error> {
+    pub async fn set_rate_async(&self, permits_per_second: f64) -> Result<(), Error> {
         // The same check as the local limiter (and Guava).
         SmoothRateLimiter::bursty(permits_per_second, 0.0)?;
-        self.run("set_rate", &format!("{permits_per_second:?}"), "")?;
+        self.run("set_rate", reply::double_arg(permits_per_second), String::new()).await?;
         Ok(())
     }
 
     /// Guava's `getRate`, bit for bit.
-    pub fn rate(&self) -> Result<f64, Error> {
-        let reply = self.run("get", "", "")?;
-        double(&reply, 0)
+    pub async fn rate_async(&self) -> Result<f64, Error> {
+        self.run("get", String::new(), String::new()).await?.double(0)
     }
 
     /// How long a request made now would wait, without taking anything.
-    pub fn time_until_available(&self) -> Result<Duration, Error> {
-        let reply = self.run("query", "0", "")?;
-        Ok(micros_to_duration(micros(&reply, 0)?))
+    pub async fn time_until_available_async(&self) -> Result<Duration, Error> {
+        let reply = self.run("query", "0".to_owned(), String::new()).await?;
+        Ok(reply::wait(reply.micros(0)?))
     }
 
     /// Whether `try_acquire(_, timeout)` would succeed now, taking nothing.
-    pub fn can_acquire(&self, timeout: Duration) -> Result<bool, Error> {
-        let timeout = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
-        let reply = self.run("query", &timeout.to_string(), "")?;
-        Ok(reply.get(1).map(String::as_str) == Some("1"))
+    pub async fn can_acquire_async(&self, timeout: Duration) -> Result<bool, Error> {
+        let reply = self.run("query", reply::micros_arg(timeout), String::new()).await?;
+        Ok(reply.micros(1)? == 1)
     }
-}
 
-impl std::fmt::Debug for RedisRateLimiter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisRateLimiter").field("key", &self.key).finish_non_exhaustive()
+    /// Blocking [`reserve_async`](Self::reserve_async).
+    pub fn reserve(&self, permits: u32) -> Result<Duration, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.reserve_async(permits).await })
+    }
+
+    /// Blocking [`acquire_async`](Self::acquire_async): sleeps this thread.
+    pub fn acquire(&self, permits: u32) -> Result<Duration, Error> {
+        let wait = self.reserve(permits)?;
+        self.sleep_blocking(wait);
+        Ok(wait)
+    }
+
+    /// Blocking [`try_reserve_async`](Self::try_reserve_async).
+    pub fn try_reserve(&self, permits: u32, timeout: Duration) -> Result<Option<Duration>, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.try_reserve_async(permits, timeout).await })
+    }
+
+    /// Blocking [`try_acquire_async`](Self::try_acquire_async): sleeps this
+    /// thread when taken.
+    pub fn try_acquire(&self, permits: u32, timeout: Duration) -> Result<bool, Error> {
+        match self.try_reserve(permits, timeout)? {
+            Some(wait) => {
+                self.sleep_blocking(wait);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Blocking [`set_rate_async`](Self::set_rate_async).
+    pub fn set_rate(&self, permits_per_second: f64) -> Result<(), Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.set_rate_async(permits_per_second).await })
+    }
+
+    /// Blocking [`rate_async`](Self::rate_async).
+    pub fn rate(&self) -> Result<f64, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.rate_async().await })
+    }
+
+    /// Blocking [`time_until_available_async`](Self::time_until_available_async).
+    pub fn time_until_available(&self) -> Result<Duration, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.time_until_available_async().await })
+    }
+
+    /// Blocking [`can_acquire_async`](Self::can_acquire_async).
+    pub fn can_acquire(&self, timeout: Duration) -> Result<bool, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.can_acquire_async(timeout).await })
+    }
+
+    fn sleep_blocking(&self, wait: Duration) {
+        #[cfg(feature = "test-clock")]
+        if let Some(clock) = &self.inner.test_clock {
+            clock.advance(wait);
+            return;
+        }
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
     }
 }
 
@@ -204,82 +289,51 @@ impl RedisRateLimiterBuilder {
     }
 
     /// Tests only: the scripts read the time from this manual clock, and
-    /// sleeping advances it.
+    /// waiting advances it.
     #[cfg(feature = "test-clock")]
-    pub fn test_clock(mut self, clock: std::sync::Arc<ratekeeper::ManualClock>) -> Self {
+    pub fn test_clock(mut self, clock: Arc<ratekeeper::ManualClock>) -> Self {
         self.test_clock = Some(clock);
         self
     }
 
-    /// Checks the parameters exactly as the local limiter does, takes a
-    /// connection from `client`, and creates the shared state unless another
-    /// process already has: like a Guava limiter, it starts counting time
-    /// from its creation.
-    pub fn connect(self, client: &redis::Client) -> Result<RedisRateLimiter, Error> {
+    /// Checks the parameters exactly as the local limiter does, then creates
+    /// the shared state unless another process already has (see the module
+    /// docs: like a Guava limiter, it counts time from its creation).
+    pub fn connect(self, store: &RedisStore) -> Result<RedisRateLimiter, Error> {
         let warmup_micros = self.warmup.map(|w| i64::try_from(w.as_micros()).unwrap_or(i64::MAX));
         let local = match warmup_micros {
             None => SmoothRateLimiter::bursty(self.permits_per_second, self.max_burst_seconds)?,
             Some(w) => SmoothRateLimiter::warming_up(self.permits_per_second, w, self.cold_factor)?,
         };
-        let create_args = match local.kind() {
-            SmoothKind::Bursty { max_burst_seconds } => [
-                "bursty".to_owned(),
-                lua_double(self.permits_per_second),
-                lua_double(max_burst_seconds),
-                "0".to_owned(),
-            ],
-            SmoothKind::WarmingUp { warmup_micros, cold_factor } => [
-                "warming".to_owned(),
-                lua_double(self.permits_per_second),
-                warmup_micros.to_string(),
-                lua_double(cold_factor),
-            ],
+        let (kind, parameter, cold_factor) = match local.kind() {
+            SmoothKind::Bursty { max_burst_seconds } => ("bursty", reply::double_arg(max_burst_seconds), "0".into()),
+            SmoothKind::WarmingUp { warmup_micros, cold_factor } => {
+                ("warming", warmup_micros.to_string(), reply::double_arg(cold_factor))
+            }
         };
+        let idle_ttl_millis = self.idle_ttl.map_or(0, |t| t.as_millis().max(1));
         #[cfg(feature = "test-clock")]
         let time = if self.test_clock.is_some() { TimeSource::Argument } else { TimeSource::Server };
         #[cfg(not(feature = "test-clock"))]
         let time = TimeSource::Server;
         let limiter = RedisRateLimiter {
-            conn: Mutex::new(client.get_connection()?),
-            key: keys::state_key(&self.name, "smooth", None),
-            script: scripts::smooth(time),
-            create_args,
-            idle_ttl_millis: self.idle_ttl.map_or(0, |t| t.as_millis().max(1) as u64),
-            #[cfg(feature = "test-clock")]
-            test_clock: self.test_clock,
+            inner: Arc::new(Inner {
+                store: store.clone(),
+                key: keys::state_key(&self.name, "smooth", None),
+                script: Arc::new(scripts::smooth(time)),
+                create_args: [
+                    kind.to_owned(),
+                    reply::double_arg(self.permits_per_second),
+                    parameter,
+                    cold_factor,
+                    idle_ttl_millis.to_string(),
+                ],
+                #[cfg(feature = "test-clock")]
+                test_clock: self.test_clock,
+            }),
         };
-        limiter.run("init", "", "")?;
+        let this = limiter.clone();
+        RedisStore::block_on(async move { this.run("init", String::new(), String::new()).await })?;
         Ok(limiter)
     }
-}
-
-/// A double as Lua's `tonumber` reads it back exactly (`inf` for infinity;
-/// NaN never reaches a script: the checks reject it).
-fn lua_double(x: f64) -> String {
-    if x.is_infinite() {
-        if x > 0.0 { "inf" } else { "-inf" }.to_owned()
-    } else {
-        format!("{x:?}")
-    }
-}
-
-fn field(reply: &[String], i: usize) -> Result<&str, Error> {
-    reply.get(i).map(String::as_str).ok_or_else(|| Error::Protocol(format!("reply too short: {reply:?}")))
-}
-
-/// A number the script printed with `%.17g` (`inf`, `nan`, `-nan` included).
-fn double(reply: &[String], i: usize) -> Result<f64, Error> {
-    let s = field(reply, i)?;
-    let s = s.strip_prefix('-').filter(|rest| rest.eq_ignore_ascii_case("nan")).unwrap_or(s);
-    s.parse::<f64>().map_err(|_| Error::Protocol(format!("not a number: {s:?}")))
-}
-
-/// A `long` the script kept as a double: 2^63 stands for `i64::MAX`, as the
-/// saturating cast gives.
-fn micros(reply: &[String], i: usize) -> Result<i64, Error> {
-    Ok(double(reply, i)? as i64)
-}
-
-fn micros_to_duration(micros: i64) -> Duration {
-    Duration::from_micros(micros.max(0) as u64)
 }

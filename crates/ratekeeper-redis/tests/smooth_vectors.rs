@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ratekeeper::ManualClock;
 use ratekeeper_conformance::{double_field, int_field};
-use ratekeeper_redis::{Error, RedisRateLimiter};
+use ratekeeper_redis::{Error, RedisRateLimiter, RedisStore, StoreOptions};
 use serde_json::Value;
 use support::RedisServer;
 
@@ -28,7 +28,7 @@ const BEYOND_DOUBLES: &[(&str, &str)] = &[
     ),
 ];
 
-fn replay(client: &redis::Client, index: usize, case: &Value) -> Result<(), String> {
+fn replay(store: &RedisStore, index: usize, case: &Value) -> Result<(), String> {
     let spec = &case["limiter"];
     let clock = Arc::new(ManualClock::new());
     let rate = double_field(spec, "permits_per_second")?;
@@ -47,7 +47,7 @@ fn replay(client: &redis::Client, index: usize, case: &Value) -> Result<(), Stri
             builder.warmup(Duration::from_micros(warmup as u64)).cold_factor(double_field(spec, "cold_factor")?)
         }
     };
-    let limiter = match (builder.connect(client), case.get("create_error")) {
+    let limiter = match (builder.connect(store), case.get("create_error")) {
         (Err(Error::Invalid(_)), Some(_)) => return Ok(()),
         (Ok(_), Some(_)) => return Err("expected a creation error".into()),
         (Err(e), Some(_)) => return Err(format!("create: expected an invalid argument, got {e}")),
@@ -107,7 +107,7 @@ fn replay(client: &redis::Client, index: usize, case: &Value) -> Result<(), Stri
 #[test]
 fn guava_vectors_replay_against_redis() {
     let server = RedisServer::start();
-    let client = redis::Client::open(server.url()).unwrap();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/vectors/guava");
     let files = ratekeeper_conformance::collect_files(&[dir]).unwrap();
     let (mut passed, mut failures, mut index) = (0, Vec::new(), 0);
@@ -116,7 +116,7 @@ fn guava_vectors_replay_against_redis() {
         for case in doc["cases"].as_array().unwrap() {
             index += 1;
             let name = case["name"].as_str().unwrap().to_owned();
-            match replay(&client, index, case) {
+            match replay(&store, index, case) {
                 Ok(()) => passed += 1,
                 Err(e) => failures.push((name, e)),
             }
