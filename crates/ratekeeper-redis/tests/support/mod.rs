@@ -77,6 +77,56 @@ impl Drop for RedisServer {
     }
 }
 
+/// A three-master Redis Cluster on loopback (no replicas), stopped when
+/// dropped.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]))
+            .collect();
+        let addresses: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli must be installed");
+        assert!(status.success(), "redis-cli --cluster create failed");
+        let cluster = RedisCluster { nodes };
+        cluster.wait_ok(Duration::from_secs(20));
+        cluster
+    }
+
+    /// Waits until every node reports `cluster_state:ok`.
+    fn wait_ok(&self, within: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            let all_ok = self.nodes.iter().all(|n| {
+                let mut conn = n.connection();
+                redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query::<String>(&mut conn)
+                    .is_ok_and(|i| i.contains("cluster_state:ok"))
+            });
+            if all_ok {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the cluster did not become ready");
+    }
+
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
