@@ -1,6 +1,9 @@
 # The two commands of a fresh machine (see README.md):
 #   make demo   builds everything and runs the demo
 #   make test   runs every test (what CI runs)
+# and the C library's:
+#   make install [PREFIX=/usr/local]   header, libratekeeper.so/.a, pkg-config files
+#   make uninstall [PREFIX=/usr/local]
 .PHONY: demo test bench
 
 demo:
@@ -11,3 +14,6 @@ test:
 
 bench:
 	scripts/bench.sh
+
+# After the targets above, so that `make` alone still means `make demo`.
+include bindings/c/install.mk

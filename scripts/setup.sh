@@ -4,9 +4,18 @@
 #
 #   scripts/setup.sh
 #
-# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH. Installs with
-# apt-get (as root, or through sudo): a JDK and Debian's libguava-java (the
-# oracle of the Guava differential test).
+# Needs: a Rust toolchain (cargo, rustfmt, clippy) on the PATH, and CPython
+# >= 3.9 as python3 (or $PYTHON). Installs with apt-get (as root, or through
+# sudo): a JDK and Debian's libguava-java (the oracle of the Guava
+# differential test); for the C library's tests, libcjson-dev (the C
+# conformance runner's JSON parser), valgrind, pkg-config and g++ (the header
+# must compile as C++). With cargo: cbindgen, pinned, which generates
+# include/ratekeeper.h. Makes the project's Python venv, .venv, with the
+# pinned tools of python/requirements-dev.txt (scripts/python-env.sh); and Node.js with npm when there is
+# none, then node/'s npm packages (napi-rs's CLI, TypeScript) with `npm ci`
+# from the committed package-lock.json, when it changed; Go and Debian's
+# golang-golang-x-time-dev (golang.org/x/time/rate, the oracle of the
+# token-bucket differential test).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -30,9 +39,30 @@ apt_install() {
 need_pkgs=()
 command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 [ -f /usr/share/java/guava.jar ] || need_pkgs+=(libguava-java)
+[ -f /usr/include/cjson/cJSON.h ] || need_pkgs+=(libcjson-dev)
+command -v valgrind >/dev/null 2>&1 || need_pkgs+=(valgrind)
+command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
+command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
+command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
+[ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi
+
+# Node.js (>= 18) and npm: the Node.js binding (node/).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm
+fi
+# `npm ci` empties node_modules and installs the lockfile exactly; a copy of
+# the lockfile beside what it installed says whether it has to run again.
+npm_ci() { # $1: a folder with package.json and package-lock.json
+  local stamp="$1/node_modules/.ratekeeper-installed-lock.json"
+  if [ -f "$stamp" ] && cmp -s "$1/package-lock.json" "$stamp"; then return; fi
+  log "npm ci in $1"
+  (cd "$1" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$1/package-lock.json" "$stamp"
+}
+npm_ci "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/node"
 
 command -v cargo >/dev/null 2>&1 || { log "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
 for component in rustfmt clippy; do
@@ -40,4 +70,18 @@ for component in rustfmt clippy; do
     command -v rustup >/dev/null 2>&1 && rustup component add "$component"
   fi
 done
+
+# cbindgen, at the version the committed header was generated with (the
+# header names it); CI regenerates the header and fails on any difference.
+CBINDGEN_VERSION=0.29.4
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
+  log "cargo install cbindgen $CBINDGEN_VERSION"
+  cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
+fi
+
+# shellcheck source=python-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
+rk_python_dev_tools
+
 log "ok"

@@ -40,6 +40,71 @@ pub enum Argument {
     Timeout,
     /// A warm-up period in seconds (bindings): finite and not negative.
     WarmupSeconds,
+    /// Seconds to move a manual clock forward (bindings): finite and not
+    /// negative, because a clock never goes back.
+    AdvanceSeconds,
+    /// A token bucket's refill rate in tokens per second (x/time/rate's
+    /// `Limit`): not negative, not NaN; `+Infinity` means "no limit".
+    Rate,
+    /// A token bucket's burst (x/time/rate's `burst`): at most `i64::MAX`.
+    Burst,
+    /// How many units a request costs: not negative, at most `i64::MAX`.
+    Cost,
+    /// GCRA's `max_burst` (redis-cell): `max_burst + 1` must fit in 63 bits.
+    MaxBurst,
+    /// How many units a rate allows per period: at least 1.
+    CountPerPeriod,
+    /// A rate's period in microseconds: at least 1.
+    Period,
+    /// A leaky bucket's capacity in units.
+    Capacity,
+    /// The spacing between a shaper's slots in microseconds: at least 1.
+    Interval,
+    /// How many units a window admits: at least 1.
+    Limit,
+    /// A window's length in microseconds: at least 1.
+    Window,
+    /// How many sub-windows a sliding window has.
+    SubWindows,
+    /// A committed information rate in bytes per second (RFC 2697, RFC 2698).
+    Cir,
+    /// A committed burst size in bytes (RFC 2697, RFC 2698).
+    Cbs,
+    /// An excess burst size in bytes (RFC 2697).
+    Ebs,
+    /// A peak information rate in bytes per second (RFC 2698).
+    Pir,
+    /// A peak burst size in bytes (RFC 2698).
+    Pbs,
+    /// An adaptive limiter's initial concurrency limit.
+    InitialLimit,
+    /// An adaptive limiter's smallest concurrency limit.
+    MinLimit,
+    /// An adaptive limiter's largest concurrency limit.
+    MaxLimit,
+    /// The weight of a new gradient limit against the old one.
+    Smoothing,
+    /// How much slower than the no-load RTT a sample may be before the
+    /// gradient limit shrinks.
+    RttTolerance,
+    /// The headroom the gradient rule adds to the limit.
+    QueueSize,
+    /// The factor a limit is multiplied by after a drop.
+    BackoffRatio,
+    /// How many samples pass between probes for a new no-load RTT.
+    ProbeInterval,
+    /// The RTT above which AIMD treats a sample as a drop, in microseconds.
+    RttTimeout,
+    /// A measured round-trip time in microseconds: not negative.
+    Rtt,
+    /// A number of requests in flight: not negative.
+    InFlight,
+    /// An HTTP policy name: printable ASCII (a Structured Field String).
+    PolicyName,
+    /// The limits of a composite: at least one.
+    Limits,
+    /// A packet's size in bytes (the markers): not negative.
+    Bytes,
 }
 
 impl Argument {
@@ -53,6 +118,37 @@ impl Argument {
             Argument::MaxBurstSeconds => "max_burst_seconds",
             Argument::Timeout => "timeout",
             Argument::WarmupSeconds => "warmup",
+            Argument::AdvanceSeconds => "seconds",
+            Argument::Rate => "rate",
+            Argument::Burst => "burst",
+            Argument::Cost => "cost",
+            Argument::MaxBurst => "max_burst",
+            Argument::CountPerPeriod => "count_per_period",
+            Argument::Period => "period",
+            Argument::Capacity => "capacity",
+            Argument::Interval => "interval",
+            Argument::Limit => "limit",
+            Argument::Window => "window",
+            Argument::SubWindows => "sub_windows",
+            Argument::Cir => "cir",
+            Argument::Cbs => "cbs",
+            Argument::Ebs => "ebs",
+            Argument::Pir => "pir",
+            Argument::Pbs => "pbs",
+            Argument::InitialLimit => "initial_limit",
+            Argument::MinLimit => "min_limit",
+            Argument::MaxLimit => "max_limit",
+            Argument::Smoothing => "smoothing",
+            Argument::RttTolerance => "rtt_tolerance",
+            Argument::QueueSize => "queue_size",
+            Argument::BackoffRatio => "backoff_ratio",
+            Argument::ProbeInterval => "probe_interval",
+            Argument::RttTimeout => "rtt_timeout",
+            Argument::Rtt => "rtt",
+            Argument::InFlight => "in_flight",
+            Argument::PolicyName => "policy_name",
+            Argument::Limits => "limits",
+            Argument::Bytes => "bytes",
         }
     }
 
@@ -66,6 +162,37 @@ impl Argument {
             Argument::MaxBurstSeconds => "must be finite and not negative",
             Argument::Timeout => "must not be NaN",
             Argument::WarmupSeconds => "must be finite and not negative",
+            Argument::AdvanceSeconds => "must be finite and not negative",
+            Argument::Rate => "must not be negative or NaN",
+            Argument::Burst => "must be between 0 and 9223372036854775807",
+            Argument::Cost => "must be between 0 and 9223372036854775807",
+            Argument::MaxBurst => "must be between 0 and 9223372036854775806",
+            Argument::CountPerPeriod => "must be between 1 and 9223372036854775807",
+            Argument::Period => "must be at least 1 microsecond",
+            Argument::Capacity => "must be between 1 and 9223372036854775807 (a leaky bucket queue's may be 0)",
+            Argument::Interval => "must be at least 1 microsecond",
+            Argument::Limit => "must be at least 1 and at most 9223372036854775807 (a sliding window's 4294967295, a sliding log's its storage)",
+            Argument::Window => "must be at least 1 microsecond (and a multiple of sub_windows)",
+            Argument::SubWindows => "must be between 1 and 16 and divide the window",
+            Argument::Cir => "must be between 1 and 9223372036854775807 bytes per second",
+            Argument::Cbs => "must be at most 9223372036854775807 bytes, and above 0 (srTCM: unless ebs is)",
+            Argument::Ebs => "must be at most 9223372036854775807 bytes",
+            Argument::Pir => "must be at least cir and at most 9223372036854775807 bytes per second",
+            Argument::Pbs => "must be between 1 and 9223372036854775807 bytes",
+            Argument::InitialLimit => "must be between min_limit and max_limit",
+            Argument::MinLimit => "must be at least 1",
+            Argument::MaxLimit => "must be at least min_limit and at most 9223372036854775807",
+            Argument::Smoothing => "must be above 0.0 and at most 1.0",
+            Argument::RttTolerance => "must be finite and at least 1.0",
+            Argument::QueueSize => "must be at most max_limit",
+            Argument::BackoffRatio => "must be at least 0.5 and below 1.0 (the gradient rule's may be 1.0)",
+            Argument::ProbeInterval => "must be between 0 (no probing) and 9223372036854775807",
+            Argument::RttTimeout => "must be at least 1 microsecond",
+            Argument::Rtt => "must not be negative",
+            Argument::InFlight => "must not be negative",
+            Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
+            Argument::Limits => "must hold at least one limit (the value is how many)",
+            Argument::Bytes => "must not be negative",
         }
     }
 
@@ -78,6 +205,11 @@ impl Argument {
                 | Argument::MaxBurstSeconds
                 | Argument::Timeout
                 | Argument::WarmupSeconds
+                | Argument::AdvanceSeconds
+                | Argument::Rate
+                | Argument::Smoothing
+                | Argument::RttTolerance
+                | Argument::BackoffRatio
         )
     }
 }
@@ -86,7 +218,9 @@ impl Argument {
 #[derive(Clone, Copy, PartialEq)]
 pub struct InvalidArgument {
     argument: Argument,
-    /// The value's bits: an `f64`'s or an `i64`'s, as the argument says.
+    /// Whether `bits` are an `f64`'s (else an `i64`'s).
+    float: bool,
+    /// The value's bits.
     bits: u64,
 }
 
@@ -118,7 +252,7 @@ impl InvalidArgument {
 
     /// The value that was passed.
     pub const fn value(&self) -> Value {
-        if self.argument.is_float() {
+        if self.float {
             Value::Float(f64::from_bits(self.bits))
         } else {
             Value::Int(self.bits as i64)
@@ -135,12 +269,24 @@ impl fmt::Debug for InvalidArgument {
 impl Error {
     /// An [`Error::InvalidArgument`] for a floating-point argument.
     pub const fn invalid_float(argument: Argument, value: f64) -> Self {
-        Error::InvalidArgument(InvalidArgument { argument, bits: value.to_bits() })
+        Error::InvalidArgument(InvalidArgument { argument, float: true, bits: value.to_bits() })
     }
 
     /// An [`Error::InvalidArgument`] for an integer argument.
     pub const fn invalid_int(argument: Argument, value: i64) -> Self {
-        Error::InvalidArgument(InvalidArgument { argument, bits: value as u64 })
+        Error::InvalidArgument(InvalidArgument { argument, float: false, bits: value as u64 })
+    }
+
+    /// An [`Error::InvalidArgument`] for an unsigned integer argument. A
+    /// value beyond `i64::MAX` (which no binding can pass) is reported as the
+    /// nearest [`Value::Float`], so that the message never shows a wrapped
+    /// negative number.
+    pub const fn invalid_uint(argument: Argument, value: u64) -> Self {
+        if value <= i64::MAX as u64 {
+            Self::invalid_int(argument, value as i64)
+        } else {
+            Error::InvalidArgument(InvalidArgument { argument, float: true, bits: (value as f64).to_bits() })
+        }
     }
 }
 
@@ -186,6 +332,16 @@ mod tests {
         let Error::InvalidArgument(arg) = e;
         assert_eq!(arg.value(), Value::Int(i64::MIN));
         assert_eq!(arg.argument(), Argument::Permits);
+    }
+
+    #[test]
+    fn huge_unsigned_values_are_never_shown_negative() {
+        let e = Error::invalid_uint(Argument::Burst, u64::MAX);
+        assert_eq!(
+            e.to_string(),
+            "invalid argument burst = 1.8446744073709552e19: must be between 0 and 9223372036854775807"
+        );
+        assert_eq!(Error::invalid_uint(Argument::Burst, 5), Error::invalid_int(Argument::Burst, 5));
     }
 
     #[test]

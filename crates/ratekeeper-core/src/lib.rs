@@ -13,6 +13,27 @@
 //!
 //! * [`SmoothRateLimiter`] — Guava 31.1's `SmoothBursty` and
 //!   `SmoothWarmingUp`, reproduced bit for bit.
+//! * [`TokenBucket`] — Go's `golang.org/x/time/rate`: allow, reserve (and
+//!   cancel), wait with a deadline, change the rate or burst.
+//! * [`Gcra`] — the generic cell rate algorithm with redis-cell's
+//!   `CL.THROTTLE` reply.
+//! * [`LeakyBucketMeter`] and [`LeakyBucketQueue`] — the leaky bucket as a
+//!   meter (overflow refused) and as a queue (each request gets its slot).
+//! * [`FixedWindow`], [`SlidingWindow`] (sub-window counters),
+//!   [`SlidingLog`] (exact, over caller-provided storage) and
+//!   [`SlidingWindowCounter`] (the weighted two-window approximation).
+//! * [`SrTcm`] and [`TrTcm`] — the three-colour markers of RFC 2697 and
+//!   RFC 2698, colour-blind and colour-aware.
+//! * [`Gradient`] and [`Aimd`] — adaptive concurrency limits (Netflix
+//!   concurrency-limits' rules), driving a [`ConcurrencyLimiter`].
+//! * [`Composite`] and [`composite::check_all`] — several limits admitted
+//!   all or nothing.
+//!
+//! Every admission-style algorithm implements [`Admission`] and answers with
+//! the one [`Decision`] type, which also writes the HTTP `RateLimit`,
+//! `RateLimit-Policy` and `Retry-After` fields; [`LimiterSpec`] describes any
+//! of them with plain numbers. Fixed-size states implement [`Packed`], so
+//! the std layer shares them between threads without a lock.
 //!
 //! ```
 //! use ratekeeper_core::SmoothRateLimiter;
@@ -25,11 +46,47 @@
 #![no_std]
 #![warn(missing_docs)]
 
+mod admission;
+pub mod aimd;
+mod color;
+pub mod composite;
+pub mod concurrency;
+pub mod decision;
 mod error;
+pub mod fixed_window;
+pub mod gcra;
+mod go;
+pub mod gradient;
 mod java;
+pub mod leaky_bucket;
 mod packed;
+pub mod sliding_log;
+pub mod sliding_window;
+pub mod sliding_window_counter;
 pub mod smooth;
+pub mod spec;
+pub mod srtcm;
+mod ticks;
+pub mod token_bucket;
+pub mod trtcm;
 
+pub use admission::{cost_from_i64, unsigned_from_i64, Admission};
+pub use aimd::{Aimd, AimdConfig};
+pub use color::Color;
+pub use composite::Composite;
+pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
+pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
+pub use fixed_window::FixedWindow;
+pub use gcra::Gcra;
+pub use gradient::{Gradient, GradientConfig};
+pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
 pub use packed::Packed;
+pub use sliding_log::{LogEntry, SlidingLog};
+pub use sliding_window::SlidingWindow;
+pub use sliding_window_counter::SlidingWindowCounter;
 pub use smooth::{SmoothKind, SmoothRateLimiter};
+pub use spec::LimiterSpec;
+pub use srtcm::SrTcm;
+pub use token_bucket::{Reservation, TokenBucket};
+pub use trtcm::TrTcm;

@@ -29,15 +29,37 @@
 //! ```
 #![warn(missing_docs)]
 
+mod any_limiter;
 mod clock;
+mod composite;
+mod concurrency;
+mod gcra;
+pub mod headers;
+mod leaky_bucket;
+mod markers;
 mod rate_limiter;
 mod seq_cell;
+mod shared;
+mod token_bucket;
 mod units;
+mod windows;
 
+pub use any_limiter::{AnyCore, AnyLimiter};
 pub use clock::{AnyClock, Clock, ManualClock, MonotonicClock};
+pub use composite::CompositeLimiter;
+pub use concurrency::{ConcurrencyLimiter, PermitGuard};
+pub use gcra::Gcra;
+pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
+pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
-pub use ratekeeper_core::{Argument, Error, InvalidArgument, Packed, SmoothKind, SmoothRateLimiter, Value};
-pub use units::{micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
+pub use ratekeeper_core::token_bucket::Reservation;
+pub use ratekeeper_core::{
+    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Argument, Color, ConcurrencyPolicy, Decision, Error,
+    GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Permit, SmoothKind, SmoothRateLimiter, Value, NEVER,
+};
+pub use token_bucket::TokenBucket;
+pub use units::{advance_micros_from_secs, micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
+pub use windows::{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowCounter, MAX_SLIDING_LOG_LIMIT};
 
 /// The core state machines, for callers that bring their own clock and lock.
 pub use ratekeeper_core as core;

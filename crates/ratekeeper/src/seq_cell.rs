@@ -206,6 +206,33 @@ impl<T: Packed<N>, const N: usize> SeqCell<T, N> {
         }
     }
 
+    /// Runs a decision `f` at the time a decision made now must use, on the
+    /// hot path: the copy is taken without a check, and the result is
+    /// published with one CAS only if `f` changed a [`Packed::HOT`] word; a
+    /// decision that changed nothing (a refusal, a query) writes nothing,
+    /// once the copy is known to be consistent. `f` may run more than once,
+    /// on fresh copies, so it must only compute; it must not change the
+    /// configuration words.
+    #[inline]
+    pub(crate) fn decide<R>(&self, now: i64, mut f: impl FnMut(&mut T, i64) -> R) -> R {
+        let mut backoff = Backoff::default();
+        loop {
+            let copy = self.read_unchecked();
+            let time = copy.time(now);
+            let mut value: T = copy.value();
+            let result = f(&mut value, time);
+            let unchanged = value.pack()[..T::HOT] == copy.words[..T::HOT];
+            if unchanged {
+                if self.unchanged_since(&copy) {
+                    return result;
+                }
+            } else if self.try_write_hot(&copy, time, &value) {
+                return result;
+            }
+            backoff.wait();
+        }
+    }
+
     /// The current value.
     pub(crate) fn get(&self) -> T {
         self.read().value()

@@ -32,6 +32,17 @@ pub fn warmup_micros_from_secs(secs: f64) -> Result<i64, Error> {
     Ok(micros_from_secs(secs))
 }
 
+/// Seconds to move a [`ManualClock`](crate::ManualClock) forward, as whole
+/// microseconds. Errors on NaN, infinities and negative values: a clock
+/// never goes back, and `ManualClock::advance_micros` would silently ignore
+/// them.
+pub fn advance_micros_from_secs(secs: f64) -> Result<i64, Error> {
+    if !(secs >= 0.0 && secs.is_finite()) {
+        return Err(Error::invalid_float(Argument::AdvanceSeconds, secs));
+    }
+    Ok(micros_from_secs(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +61,16 @@ mod tests {
         assert_eq!(timeout_micros_from_secs(0.25), Ok(250_000));
         assert_eq!(timeout_micros_from_secs(f64::INFINITY), Ok(i64::MAX));
         assert!(timeout_micros_from_secs(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn clock_advances_reject_negative_and_non_finite() {
+        assert_eq!(advance_micros_from_secs(0.25), Ok(250_000));
+        assert_eq!(advance_micros_from_secs(0.0), Ok(0));
+        for bad in [-1e-9, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = advance_micros_from_secs(bad).unwrap_err();
+            assert!(err.to_string().starts_with("invalid argument seconds = "), "{err}");
+        }
     }
 
     #[test]

@@ -6,13 +6,23 @@
 //! Node and C runners do against their bindings. A case passes when every
 //! step gives the expected value; otherwise the first differing step is
 //! reported with the expected and actual values.
+//!
+//! One module per algorithm family replays its ops; this file reads the
+//! files, dispatches each case on its `limiter.algorithm`, and holds what
+//! every family shares (reading fields, comparing a [`Decision`], expecting
+//! an error).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
 
-use ratekeeper::{Error, ManualClock, RateLimiter};
+use ratekeeper::{Decision, Error};
 use serde_json::Value;
+
+mod adaptive;
+mod admission;
+mod composite;
+mod markers;
+mod smooth;
+mod token_bucket;
 
 /// The format tag every vector file carries.
 pub const FORMAT: &str = "ratelimit-conformance/1";
@@ -88,126 +98,123 @@ pub fn run_case(case: &Value) -> Result<(), String> {
     let algorithm = str_field(limiter, "algorithm")?;
     match algorithm {
         "smooth_bursty" | "smooth_warming_up" => smooth::run(algorithm, limiter, case),
+        "token_bucket" => token_bucket::run(limiter, case),
+        "gcra"
+        | "leaky_bucket_meter"
+        | "leaky_bucket_queue"
+        | "fixed_window"
+        | "sliding_window"
+        | "sliding_log"
+        | "sliding_window_counter" => admission::run(limiter, case),
+        "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
+        "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),
+        "composite" => composite::run(limiter, case),
         other => Err(format!("unsupported algorithm {other:?}")),
     }
 }
 
-/// The Guava algorithms: `smooth_bursty` and `smooth_warming_up`.
-mod smooth {
-    use super::*;
-
-    type Limiter = RateLimiter<Arc<ManualClock>>;
-
-    fn build(algorithm: &str, spec: &Value, clock: &Arc<ManualClock>) -> Result<Result<Limiter, Error>, String> {
-        let rate = double_field(spec, "permits_per_second")?;
-        let builder = RateLimiter::builder(rate).clock(Arc::clone(clock));
-        Ok(match algorithm {
-            "smooth_bursty" => builder.max_burst_seconds(double_field(spec, "max_burst_seconds")?).build(),
-            _ => {
-                let warmup = int_field(spec, "warmup_micros")?;
-                let cold_factor = double_field(spec, "cold_factor")?;
-                if warmup < 0 {
-                    // A Duration cannot be negative: ask the core directly, so
-                    // that the error is the library's own.
-                    ratekeeper::SmoothRateLimiter::warming_up(rate, warmup, cold_factor)
-                        .map(|core| RateLimiter::from_core(core, Arc::clone(clock)))
-                } else {
-                    builder.warmup(Duration::from_micros(warmup as u64)).cold_factor(cold_factor).build()
-                }
-            }
-        })
-    }
-
-    pub(super) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), String> {
-        let clock = Arc::new(ManualClock::new());
-        let created = build(algorithm, spec, &clock)?;
-        if let Some(expected) = case.get("create_error") {
-            return match created {
-                Err(Error::InvalidArgument(_)) if expected == "invalid_argument" => Ok(()),
-                Err(e) => Err(format!("create: expected error {expected}, got error {e}")),
-                Ok(_) => Err(format!("create: expected error {expected}, got a limiter")),
-            };
-        }
-        let limiter = created.map_err(|e| format!("create: expected a limiter, got error: {e}"))?;
-        let steps = case.get("steps").and_then(Value::as_array).ok_or("case has no \"steps\"")?;
-        for (i, step) in steps.iter().enumerate() {
-            run_step(&limiter, &clock, step).map_err(|e| format!("step {i} {}: {e}", describe(step)))?;
-        }
-        Ok(())
-    }
-
-    fn run_step(limiter: &Limiter, clock: &ManualClock, step: &Value) -> Result<(), String> {
-        let expects_error = step.get("error").map(|e| e.as_str().unwrap_or("?").to_owned());
-        let op = str_field(step, "op")?;
-        let outcome: Result<String, Error> = match op {
-            "sleep" => {
-                clock.advance_micros(int_field(step, "micros")?);
-                return Ok(());
-            }
-            "acquire" => {
-                let expected = match &expects_error {
-                    None => Some(int_field(step, "wait_micros")?),
-                    Some(_) => None,
-                };
-                match ratekeeper::core::smooth::permits_from_i64(int_field(step, "permits")?)
-                    .and_then(|p| limiter.acquire(p))
-                {
-                    Ok(wait) => {
-                        let actual = i64::try_from(wait.as_micros()).unwrap_or(i64::MAX);
-                        if Some(actual) == expected {
-                            return Ok(());
-                        }
-                        Ok(format!("wait_micros {actual}"))
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            "try_acquire" => {
-                let expected = match &expects_error {
-                    None => Some(bool_field(step, "acquired")?),
-                    Some(_) => None,
-                };
-                // Guava treats a negative timeout as zero; a Duration cannot
-                // be negative.
-                let timeout = Duration::from_micros(int_field(step, "timeout_micros")?.max(0) as u64);
-                match ratekeeper::core::smooth::permits_from_i64(int_field(step, "permits")?)
-                    .and_then(|p| limiter.try_acquire(p, timeout))
-                {
-                    Ok(acquired) if Some(acquired) == expected => return Ok(()),
-                    Ok(acquired) => Ok(format!("acquired {acquired}")),
-                    Err(e) => Err(e),
-                }
-            }
-            "set_rate" => match limiter.set_rate(double_field(step, "permits_per_second")?) {
-                Ok(()) if expects_error.is_none() => return Ok(()),
-                Ok(()) => Ok("ok".to_owned()),
-                Err(e) => Err(e),
-            },
-            "get_rate" => {
-                let expected = double_field(step, "permits_per_second")?;
-                let actual = limiter.rate();
-                if same_double(actual, expected) {
-                    return Ok(());
-                }
-                return Err(format!("expected permits_per_second {}, got {}", show(expected), show(actual)));
-            }
-            other => return Err(format!("unknown op {other:?}")),
+/// The shape every family's `run` shares: when the case expects the
+/// creation to fail, checks that `created` is the library's
+/// invalid-argument error; otherwise replays each step with `step`, stopping
+/// at the first that fails (reported with its index and inputs).
+fn run_steps<L>(
+    case: &Value,
+    created: Result<L, Error>,
+    mut step: impl FnMut(&mut L, &Value) -> Result<(), String>,
+) -> Result<(), String> {
+    if let Some(expected) = case.get("create_error") {
+        return match created {
+            Err(Error::InvalidArgument(_)) if expected == "invalid_argument" => Ok(()),
+            Err(e) => Err(format!("create: expected error {expected}, got error {e}")),
+            Ok(_) => Err(format!("create: expected error {expected}, got a limiter")),
         };
-        match (expects_error, outcome) {
-            (Some(expected), Err(Error::InvalidArgument(_))) if expected == "invalid_argument" => Ok(()),
-            (Some(expected), Err(e)) => Err(format!("expected error {expected}, got error: {e}")),
-            (Some(expected), Ok(actual)) => Err(format!("expected error {expected}, got {actual}")),
-            (None, Ok(actual)) => Err(format!("expected {}, got {actual}", expected_value(step))),
-            (None, Err(e)) => Err(format!("expected {}, got error: {e}", expected_value(step))),
-        }
     }
+    let mut limiter = created.map_err(|e| format!("create: expected a limiter, got error: {e}"))?;
+    let steps = case.get("steps").and_then(Value::as_array).ok_or("case has no \"steps\"")?;
+    for (i, s) in steps.iter().enumerate() {
+        step(&mut limiter, s).map_err(|e| format!("step {i} {}: {e}", describe(s)))?;
+    }
+    Ok(())
+}
 
-    fn expected_value(step: &Value) -> String {
-        ["wait_micros", "acquired", "permits_per_second"]
-            .iter()
-            .find_map(|k| step.get(*k).map(|v| format!("{k} {v}")))
-            .unwrap_or_else(|| "success".to_owned())
+/// Checks a call that a step may expect to fail (`"error":
+/// "invalid_argument"`): an expected error must be the library's
+/// invalid-argument error; otherwise the call must succeed and `compare`
+/// judges its value.
+fn expect_outcome<T>(
+    step: &Value,
+    got: Result<T, Error>,
+    compare: impl FnOnce(T) -> Result<(), String>,
+) -> Result<(), String> {
+    match (step.get("error"), got) {
+        (None, Ok(value)) => compare(value),
+        (None, Err(e)) => Err(format!("expected success, got error: {e}")),
+        (Some(expected), Err(Error::InvalidArgument(_))) if expected == "invalid_argument" => Ok(()),
+        (Some(expected), Err(e)) => Err(format!("expected error {expected}, got error: {e}")),
+        (Some(expected), Ok(_)) => Err(format!("expected error {expected}, got success")),
     }
+}
+
+/// Equality of one expected field, with both values in the message.
+fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, expected: T, actual: T) -> Result<(), String> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!("expected {what} {expected:?}, got {actual:?}"))
+    }
+}
+
+/// Bit-for-bit equality of an expected double.
+fn expect_double(what: &str, expected: f64, actual: f64) -> Result<(), String> {
+    if same_double(expected, actual) {
+        Ok(())
+    } else {
+        Err(format!("expected {what} {}, got {}", show(expected), show(actual)))
+    }
+}
+
+/// A step's `decision` object (FORMAT.md, "Decisions").
+fn decision_field(obj: &Value, key: &str) -> Result<Decision, String> {
+    let d = obj.get(key).ok_or_else(|| format!("missing decision field {key:?}"))?;
+    let count = |k: &str| int_field(d, k).and_then(|v| u64::try_from(v).map_err(|_| format!("{k} = {v} is negative")));
+    Ok(Decision {
+        allowed: bool_field(d, "allowed")?,
+        limit: count("limit")?,
+        remaining: count("remaining")?,
+        retry_after_micros: int_field(d, "retry_after_micros")?,
+        reset_after_micros: int_field(d, "reset_after_micros")?,
+        wait_micros: int_field(d, "wait_micros")?,
+        window_micros: int_field(d, "window_micros")?,
+    })
+}
+
+/// Compares a step's expected `decision` with the actual one, naming every
+/// field that differs.
+fn expect_decision(step: &Value, actual: &Decision) -> Result<(), String> {
+    let expected = decision_field(step, "decision")?;
+    if expected == *actual {
+        return Ok(());
+    }
+    let mut diffs = Vec::new();
+    let mut field = |name: &str, e: String, a: String| {
+        if e != a {
+            diffs.push(format!("{name}: expected {e}, got {a}"));
+        }
+    };
+    field("allowed", expected.allowed.to_string(), actual.allowed.to_string());
+    field("limit", expected.limit.to_string(), actual.limit.to_string());
+    field("remaining", expected.remaining.to_string(), actual.remaining.to_string());
+    field("retry_after_micros", expected.retry_after_micros.to_string(), actual.retry_after_micros.to_string());
+    field("reset_after_micros", expected.reset_after_micros.to_string(), actual.reset_after_micros.to_string());
+    field("wait_micros", expected.wait_micros.to_string(), actual.wait_micros.to_string());
+    field("window_micros", expected.window_micros.to_string(), actual.window_micros.to_string());
+    Err(format!("decision differs: {}", diffs.join("; ")))
+}
+
+/// A non-negative count (a cost, a burst) as the library takes it: the
+/// conversion a binding makes, with the library's own error for negatives.
+fn count_field(obj: &Value, key: &str, argument: ratekeeper::Argument) -> Result<Result<u64, Error>, String> {
+    Ok(ratekeeper::unsigned_from_i64(argument, int_field(obj, key)?))
 }
 
 /// A step's fields other than its expected outcome, for failure messages.
@@ -215,7 +222,19 @@ fn describe(step: &Value) -> String {
     let mut parts = Vec::new();
     if let Some(obj) = step.as_object() {
         for (k, v) in obj {
-            if !matches!(k.as_str(), "wait_micros" | "acquired" | "error") {
+            let expected_outcome = matches!(
+                k.as_str(),
+                "wait_micros"
+                    | "acquired"
+                    | "error"
+                    | "decision"
+                    | "allowed"
+                    | "ok"
+                    | "delay_micros"
+                    | "tokens"
+                    | "color"
+            );
+            if !expected_outcome {
                 parts.push(if k == "op" { v.as_str().unwrap_or("?").to_owned() } else { format!("{k}={v}") });
             }
         }
@@ -239,11 +258,11 @@ fn show(x: f64) -> String {
     }
 }
 
-fn str_field<'a>(obj: &'a Value, key: &str) -> Result<&'a str, String> {
+pub(crate) fn str_field<'a>(obj: &'a Value, key: &str) -> Result<&'a str, String> {
     obj.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing string field {key:?}"))
 }
 
-fn bool_field(obj: &Value, key: &str) -> Result<bool, String> {
+pub(crate) fn bool_field(obj: &Value, key: &str) -> Result<bool, String> {
     obj.get(key).and_then(Value::as_bool).ok_or_else(|| format!("missing boolean field {key:?}"))
 }
 
@@ -335,10 +354,28 @@ mod tests {
     }
 
     #[test]
+    fn every_decision_field_is_compared() {
+        let d = doc(json!([{
+            "name": "wrong-window",
+            "limiter": {"algorithm": "fixed_window", "limit": 2, "window_micros": 1000},
+            "steps": [{"op": "check", "cost": 1, "decision": {"allowed": true, "limit": 2, "remaining": 1,
+                "retry_after_micros": 0, "reset_after_micros": 1000, "wait_micros": 0, "window_micros": 999}}]
+        }, {
+            "name": "negative-cost",
+            "limiter": {"algorithm": "gcra", "max_burst": 0, "count_per_period": 1, "period_micros": 1000},
+            "steps": [{"op": "check", "cost": -1, "error": "invalid_argument"}]
+        }]));
+        let outcomes = run_document(&d).unwrap();
+        let failure = outcomes[0].failure.as_deref().unwrap();
+        assert!(failure.contains("window_micros: expected 999, got 1000"), "{failure}");
+        assert_eq!(outcomes[1].failure, None);
+    }
+
+    #[test]
     fn the_repository_vectors_all_pass() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
         let files = collect_files(&[dir]).unwrap();
-        assert!(files.len() >= 4);
+        assert!(files.len() >= 11);
         let mut cases = 0;
         for file in files {
             for outcome in run_file(&file).unwrap() {
@@ -346,6 +383,6 @@ mod tests {
                 cases += 1;
             }
         }
-        assert!(cases >= 439, "only {cases} cases");
+        assert!(cases >= 677, "only {cases} cases");
     }
 }

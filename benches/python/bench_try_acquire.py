@@ -1,0 +1,226 @@
+"""``try_acquire()`` beside the rate limiters Python users use today.
+
+    benches/python/run [pyperf options]      (make bench runs it)
+
+One limiter and one key per contender, in the same run, under pyperf (each
+benchmark in fresh worker processes, calibrated, with warm-ups), in two
+workloads:
+
+* ``admit``: every call is admitted (a limit far above the call rate);
+* ``refuse``: every call is refused (the one permit of a long period was
+  taken in the setup).
+
+Each call is written as a user would write it (``limiter.try_acquire()``,
+``limiter.hit(item, "key")``, ...), inlined ten times in the timing loop. Before
+timing, the main process checks that every contender gives the workload's
+answer, so that no one is timed on the wrong path. The last lines are a
+Markdown table of medians and of each contender's time divided by
+ratekeeper's (the speed-up), and the two targets of the issue.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import pyperf
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    setup: str
+    call: str
+
+
+def contenders(admit: bool) -> list[Contender]:
+    """The contenders of one workload: admit every call, or refuse every call."""
+    if admit:
+        return [
+            Contender(
+                "ratekeeper",
+                "from ratekeeper import RateLimiter\nlimiter = RateLimiter.create(1e9)",
+                "limiter.try_acquire()",
+            ),
+            Contender(
+                "limits (fixed window)",
+                "from limits import RateLimitItemPerSecond, storage, strategies\n"
+                "limiter = strategies.FixedWindowRateLimiter(storage.MemoryStorage())\n"
+                "item = RateLimitItemPerSecond(10**9)",
+                'limiter.hit(item, "key")',
+            ),
+            Contender(
+                "limits (sliding-window counter)",
+                "from limits import RateLimitItemPerSecond, storage, strategies\n"
+                "limiter = strategies.SlidingWindowCounterRateLimiter(storage.MemoryStorage())\n"
+                "item = RateLimitItemPerSecond(10**9)",
+                'limiter.hit(item, "key")',
+            ),
+            Contender(
+                "pyrate-limiter",
+                "from pyrate_limiter import Duration, Limiter, Rate\n"
+                "limiter = Limiter(Rate(10**9, Duration.SECOND))",
+                'limiter.try_acquire("key", blocking=False)',
+            ),
+            Contender(
+                "token-bucket",
+                "import token_bucket\n"
+                "limiter = token_bucket.Limiter(10**9, 10**9, token_bucket.MemoryStorage())",
+                'limiter.consume("key")',
+            ),
+            Contender(
+                "ratelimit (decorator)",
+                "from ratelimit import limits\n"
+                "@limits(calls=10**9, period=1, raise_on_limit=False)\n"
+                "def call():\n"
+                "    return True",
+                "call()",
+            ),
+        ]
+    return [
+        Contender(
+            "ratekeeper",
+            "from ratekeeper import RateLimiter\n"
+            "limiter = RateLimiter.create(1 / 86400)\n"
+            "limiter.try_acquire()",
+            "limiter.try_acquire()",
+        ),
+        Contender(
+            "limits (fixed window)",
+            "from limits import RateLimitItemPerDay, storage, strategies\n"
+            "limiter = strategies.FixedWindowRateLimiter(storage.MemoryStorage())\n"
+            "item = RateLimitItemPerDay(1)\n"
+            'limiter.hit(item, "key")',
+            'limiter.hit(item, "key")',
+        ),
+        Contender(
+            "limits (sliding-window counter)",
+            "from limits import RateLimitItemPerDay, storage, strategies\n"
+            "limiter = strategies.SlidingWindowCounterRateLimiter(storage.MemoryStorage())\n"
+            "item = RateLimitItemPerDay(1)\n"
+            'limiter.hit(item, "key")',
+            'limiter.hit(item, "key")',
+        ),
+        Contender(
+            "pyrate-limiter",
+            "from pyrate_limiter import Duration, Limiter, Rate\n"
+            "limiter = Limiter(Rate(1, Duration.DAY))\n"
+            'limiter.try_acquire("key", blocking=False)',
+            'limiter.try_acquire("key", blocking=False)',
+        ),
+        Contender(
+            "token-bucket",
+            "import token_bucket\n"
+            "limiter = token_bucket.Limiter(1 / 86400, 1, token_bucket.MemoryStorage())\n"
+            'limiter.consume("key")',
+            'limiter.consume("key")',
+        ),
+        Contender(
+            "ratelimit (decorator)",
+            "from ratelimit import limits\n"
+            "@limits(calls=1, period=86400, raise_on_limit=False)\n"
+            "def call():\n"
+            "    return True\n"
+            "call()",
+            # Refused, the decorator returns None without calling.
+            "call() or False",
+        ),
+    ]
+
+
+WORKLOADS = {"admit": True, "refuse": False}
+
+# The call is written this many times in the timing loop, to make the
+# loop's own cost small beside the call's.
+DUPLICATE = 10
+
+
+def timing_loop(contender: Contender) -> Callable[[int], float]:
+    """pyperf's time function for `contender`: runs the call ``DUPLICATE *
+    loops`` times, inlined, and returns the seconds taken. The setup runs
+    on first use, so that a worker process sets up only the contender it
+    measures (pyrate-limiter, for one, starts a thread)."""
+    loop: Callable[[int], float] | None = None
+
+    def time_func(loops: int) -> float:
+        nonlocal loop
+        if loop is None:
+            namespace: dict[str, object] = {"_timer": time.perf_counter}
+            exec(contender.setup, namespace)
+            body = "\n".join(f"        {contender.call}" for _ in range(DUPLICATE))
+            source = (
+                "def loop(loops):\n"
+                "    it = range(loops)\n"
+                "    t0 = _timer()\n"
+                "    for _ in it:\n"
+                f"{body}\n"
+                "    return _timer() - t0\n"
+            )
+            exec(source, namespace)
+            loop = namespace["loop"]  # type: ignore[assignment]
+        assert loop is not None
+        return loop(loops)
+
+    return time_func
+
+
+def check(contender: Contender, admit: bool) -> None:
+    """Fails unless `contender` answers as the workload says, call after call."""
+    namespace: dict[str, object] = {}
+    exec(contender.setup, namespace)
+    answers = {bool(eval(contender.call, namespace)) for _ in range(1000)}
+    if answers != {admit}:
+        sys.exit(
+            f"{contender.name}: answers {answers} in the {'admit' if admit else 'refuse'} workload"
+        )
+
+
+def main() -> None:
+    runner = pyperf.Runner()
+    runner.metadata["description"] = __doc__.splitlines()[0] if __doc__ else ""
+    args = runner.parse_args()
+    if not args.worker:
+        for admit in WORKLOADS.values():
+            for contender in contenders(admit):
+                check(contender, admit)
+    results: dict[tuple[str, str], float] = {}
+    for workload, admit in WORKLOADS.items():
+        for contender in contenders(admit):
+            bench = runner.bench_time_func(
+                f"{workload}: {contender.name}",
+                timing_loop(contender),
+                inner_loops=DUPLICATE,
+            )
+            if bench is not None and not args.worker:
+                results[workload, contender.name] = bench.median()
+    if not args.worker and results:
+        report(results)
+
+
+def report(results: dict[tuple[str, str], float]) -> None:
+    print()
+    print("| workload | contender | ns per call (median) | time / ratekeeper's |")
+    print("|---|---|---|---|")
+    for workload in WORKLOADS:
+        ours = results.get((workload, "ratekeeper"))
+        for (w, name), seconds in results.items():
+            if w == workload and ours:
+                print(f"| {workload} | {name} | {seconds * 1e9:.1f} | {seconds / ours:.1f}x |")
+    print()
+    for workload in WORKLOADS:
+        ours = results.get((workload, "ratekeeper"))
+        peers = {n: s for (w, n), s in results.items() if w == workload and n != "ratekeeper"}
+        if not ours or not peers:
+            continue
+        fastest = min(peers, key=peers.__getitem__)
+        limits = min(s for n, s in peers.items() if n.startswith("limits"))
+        print(
+            f"{workload}: {limits / ours:.1f}x faster than limits (target 20x), "
+            f"{peers[fastest] / ours:.1f}x faster than the fastest peer, {fastest} (target 5x)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+# How C code in this repository builds against libratekeeper: included by
+# the Makefiles of tests/c, tests/conformance/c and examples/c, and by the
+# top-level Makefile's install. One place for the flags and the link lines.
+#
+#   RK_PROFILE=debug|release   which cargo build to link (default debug)
+#   CARGO_TARGET_DIR           honoured, as cargo does
+
+RK_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
+CARGO ?= cargo
+CC ?= cc
+RK_PROFILE ?= debug
+RK_TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),$(RK_ROOT)/target))
+RK_LIBDIR := $(RK_TARGET_DIR)/$(RK_PROFILE)
+RK_SHARED := $(RK_LIBDIR)/libratekeeper.so
+RK_STATIC := $(RK_LIBDIR)/libratekeeper.a
+
+# What every C file here compiles with: the committed header, and warnings
+# as errors.
+RK_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -I$(RK_ROOT)/include
+
+# The system libraries the Rust standard library in libratekeeper.a needs
+# on Linux (`cargo rustc -p ratekeeper-c --crate-type staticlib -- --print
+# native-static-libs`). The static link of the C tests checks the list.
+RK_STATIC_DEPS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+
+# Every C test runs under this: any error, or a leak of any kind, fails.
+RK_VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all
+
+# Linking against the build tree: the shared library (found at run time
+# through the rpath), or the static one.
+RK_LINK_SHARED := -L$(RK_LIBDIR) -Wl,-rpath,$(RK_LIBDIR) -lratekeeper
+RK_LINK_STATIC := $(RK_STATIC) $(RK_STATIC_DEPS)
+
+# The libraries themselves: cargo decides whether anything needs doing
+# (make then sees whether the files changed).
+$(RK_SHARED) $(RK_STATIC) &: rk-force
+	$(CARGO) build --locked --quiet -p ratekeeper-c $(if $(filter release,$(RK_PROFILE)),--release)
+
+.PHONY: rk-force
+rk-force:

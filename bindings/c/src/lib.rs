@@ -1,0 +1,55 @@
+//! # ratekeeper's C ABI
+//!
+//! This crate is `libratekeeper.so` and `libratekeeper.a`; its exported
+//! `rk_*` functions are declared in `include/ratekeeper.h`, which cbindgen
+//! generates from these sources (`bindings/c/cbindgen.toml`; the header is
+//! committed and CI fails when regenerating it changes it). It owns the
+//! conventions of the C API and nothing else: every operation converts its
+//! arguments, calls the std crate (`ratekeeper`) and maps its errors.
+//!
+//! ## Conventions (after rustls-ffi)
+//!
+//! * One prefix, `rk_`. Handles are opaque structs behind pointers, made by
+//!   `rk_<type>_new_<variant>` and released by `rk_<type>_free` (freeing
+//!   `NULL` does nothing); operations are `rk_<type>_<operation>`. The
+//!   algorithms still to come follow the same scheme (`rk_token_bucket_new`,
+//!   `rk_gcra_new`, …, `rk_<type>_check` filling an `rk_decision` out-struct)
+//!   and reuse everything in [`boundary`] and [`failure`].
+//! * Every function that can fail returns an [`rk_status`]; results go to
+//!   out-parameters, last in the argument list, written only on `RK_OK`.
+//!   `NULL` where a pointer is required is `RK_NULL_POINTER`, checked before
+//!   anything happens.
+//! * Every body runs inside a panic boundary ([`boundary::guard`]): a panic
+//!   becomes `RK_PANIC`, never an unwind into C.
+//! * Which argument was wrong, and why: [`rk_last_error_argument`] and
+//!   [`rk_last_error_message`], per thread, like `errno` — kept in
+//!   fixed-size thread-local buffers, so reporting an error allocates
+//!   nothing and leaves nothing to free.
+//! * Handles are safe to use from many threads at once; only `_free` must
+//!   not race with other calls on the same handle.
+#![allow(non_camel_case_types)] // The C names: `rk_status`, `rk_rate_limiter`.
+
+// In this order in the header (cbindgen follows the modules as declared;
+// the blank lines keep rustfmt from sorting them).
+pub mod status;
+
+pub mod boundary;
+pub mod failure;
+
+pub mod manual_clock;
+pub mod rate_limiter;
+
+pub use boundary::{rk_last_error_argument, rk_last_error_message};
+pub use manual_clock::rk_manual_clock;
+pub use rate_limiter::rk_rate_limiter;
+pub use status::rk_status;
+
+/// The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
+/// the pkg-config file carries too (`pkg-config --modversion ratekeeper`).
+///
+/// Never fails; the string is static.
+#[no_mangle]
+pub extern "C" fn rk_version() -> *const core::ffi::c_char {
+    // A constant, which cannot panic; inside the boundary all the same.
+    std::panic::catch_unwind(|| concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()).unwrap_or(c"".as_ptr())
+}

@@ -1,0 +1,165 @@
+//! Arguments from JavaScript: the checks and unit conversions every
+//! JavaScript class of the binding shares.
+//!
+//! JavaScript has one number type, so the binding checks what Rust's types
+//! would: permit counts are integers, durations are not `NaN`, exact
+//! microseconds are integers (a number, or a bigint beyond 2^53). Domain
+//! checks (a positive rate, at most 2^31 − 1 permits) stay in the library,
+//! which reports them as [`ratekeeper::Error`].
+//!
+//! Durations come in milliseconds (`…Ms`, JavaScript's unit: `setTimeout`,
+//! `Date.now`) or as exact whole microseconds (`…Micros`, the library's
+//! unit: a number or a bigint).
+
+use ratekeeper::core::smooth::permits_from_i64;
+
+use crate::error::{Failure, PERMITS_REQUIREMENT};
+use crate::js::{Js, Kind};
+
+/// The largest integer a double holds exactly, and its neighbours.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// 2^63 as a double: integers at or beyond it do not fit an `i64`.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// A permit count: an integer from 1 to 2^31 − 1 (Guava's `int`). The hot
+/// path: one Node-API call when the value is fine.
+#[inline]
+pub(crate) fn permits(value: Js) -> Result<u32, Failure> {
+    let Some(x) = value.number() else {
+        return Err(Failure::WrongType { argument: "permits", value, expected: "an integer number" });
+    };
+    if x >= 1.0 && x <= f64::from(i32::MAX) && x.fract() == 0.0 {
+        return Ok(x as u32);
+    }
+    // The library's own check decides an integer; a fraction, NaN, an
+    // infinity or an integer beyond 2^53 is refused before. Either way the
+    // error shows the value as given (`-0`, not the library's `0`).
+    if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER {
+        if let Ok(p) = permits_from_i64(x as i64) {
+            return Ok(p);
+        }
+    }
+    Err(Failure::OutOfRange { argument: "permits", value, requirement: PERMITS_REQUIREMENT })
+}
+
+/// `permits`, with `undefined` meaning 1 (JavaScript's default argument).
+#[inline]
+pub(crate) fn permits_or_one(value: Js) -> Result<u32, Failure> {
+    match permits(value) {
+        Err(Failure::WrongType { .. }) if value.is_undefined() => Ok(1),
+        outcome => outcome,
+    }
+}
+
+/// Any number (the library checks the domain), or a `TypeError`.
+pub(crate) fn number(value: Js, argument: &'static str) -> Result<f64, Failure> {
+    value.number().ok_or(Failure::WrongType { argument, value, expected: "a number" })
+}
+
+/// Whole microseconds in `ms` milliseconds, rounded to the nearest (half
+/// away from zero) and saturating at the `i64` range. Rounding, not
+/// truncation: a decimal such as `1.005` ms means the 1,005 µs it says,
+/// although its double is 1.00499999… ms; and every whole number of
+/// microseconds below 2^51 (71 years) survives the trip µs → ms → µs.
+pub(crate) fn micros_from_millis(ms: f64) -> i64 {
+    // `as` saturates, and sends infinities to the ends of the range.
+    (ms * 1e3).round() as i64
+}
+
+/// An exact number of microseconds: an integer number or a bigint, within
+/// the `i64` range.
+pub(crate) fn micros(value: Js, argument: &'static str) -> Result<i64, Failure> {
+    const REQUIREMENT: &str = "must be an integer between -(2^63) and 2^63 - 1";
+    if let Some(big) = value.bigint_i64() {
+        return big.map_err(|()| Failure::OutOfRange { argument, value, requirement: REQUIREMENT });
+    }
+    let Some(x) = value.number() else {
+        return Err(Failure::WrongType { argument, value, expected: "an integer number or a bigint" });
+    };
+    if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) {
+        Ok(x as i64)
+    } else {
+        Err(Failure::OutOfRange { argument, value, requirement: REQUIREMENT })
+    }
+}
+
+/// Checks an options object: `undefined`, or an object whose own
+/// enumerable keys are all `known`. (The JavaScript classes read the options
+/// themselves and pass them on as arguments; they call this, through
+/// `checkOptions`, only when their own quick look finds something amiss,
+/// so that the error is made here like every other.)
+pub(crate) fn check_options(value: Js, known: &[String]) -> Result<(), Failure> {
+    match value.kind() {
+        Kind::Undefined => return Ok(()),
+        Kind::Object => {}
+        _ => return Err(Failure::WrongType { argument: "options", value, expected: "an object" }),
+    }
+    for key in value.own_keys()? {
+        if !known.contains(&key) {
+            return Err(Failure::InvalidOption(format!(
+                "unknown option {key:?} (known options: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A duration option given in milliseconds or in exact microseconds.
+pub(crate) enum Duration {
+    /// Given in milliseconds: the value (for errors) and the number.
+    Millis(Js, f64),
+    /// Given in exact microseconds.
+    Micros(i64),
+}
+
+/// A duration given by one of two options (`undefined` when absent), not
+/// both: `names` are their JavaScript names, milliseconds first.
+pub(crate) fn duration(ms: Js, micros: Js, names: (&'static str, &'static str)) -> Result<Option<Duration>, Failure> {
+    match (ms.is_undefined(), micros.is_undefined()) {
+        (true, true) => Ok(None),
+        (false, true) => Ok(Some(Duration::Millis(ms, number(ms, names.0)?))),
+        (true, false) => Ok(Some(Duration::Micros(self::micros(micros, names.1)?))),
+        (false, false) => {
+            Err(Failure::InvalidOption(format!("options {} and {} exclude each other: pass one", names.0, names.1)))
+        }
+    }
+}
+
+/// A timeout (`timeoutMs` or `timeoutMicros`) in microseconds, never
+/// negative: absent means 0, negative means "do not wait" (Guava's
+/// `tryAcquire`), `NaN` is refused.
+pub(crate) fn timeout_micros(ms: Js, micros: Js) -> Result<i64, Failure> {
+    Ok(match duration(ms, micros, ("timeoutMs", "timeoutMicros"))? {
+        None => 0,
+        Some(Duration::Micros(m)) => m.max(0),
+        Some(Duration::Millis(value, x)) => {
+            if x.is_nan() {
+                return Err(Failure::OutOfRange { argument: "timeoutMs", value, requirement: "must not be NaN" });
+            }
+            micros_from_millis(x).max(0)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_mean_what_their_decimals_say() {
+        assert_eq!(micros_from_millis(1.005), 1_005);
+        assert_eq!(micros_from_millis(0.001), 1);
+        assert_eq!(micros_from_millis(0.0004), 0);
+        assert_eq!(micros_from_millis(-1.5), -1_500);
+        assert_eq!(micros_from_millis(1234.567), 1_234_567);
+        assert_eq!(micros_from_millis(0.0), 0);
+        assert_eq!(micros_from_millis(f64::INFINITY), i64::MAX);
+        assert_eq!(micros_from_millis(f64::NEG_INFINITY), i64::MIN);
+        assert_eq!(micros_from_millis(1e300), i64::MAX);
+        // Every whole number of microseconds below 2^53 survives µs → ms → µs.
+        for m in [1_i64, 999, 1_001, 123_456_789, (1 << 51) - 1, (1 << 51) - 999] {
+            assert_eq!(micros_from_millis(m as f64 / 1_000.0), m, "{m}");
+        }
+    }
+}

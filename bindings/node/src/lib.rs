@@ -1,0 +1,88 @@
+//! # ratekeeper-node
+//!
+//! The native half of the npm package `ratekeeper` (`node/` at the root of
+//! the repository), built with napi-rs. Creating a limiter returns an object
+//! of native functions bound to it (`bound`); the package's JavaScript
+//! classes (`node/lib/`) wrap them in JavaScript's idiom — camelCase,
+//! options objects, Promises for anything that waits, timers instead of
+//! blocked threads.
+//!
+//! Like every binding of the project it is thin: it converts arguments
+//! (`args`), calls the `ratekeeper` crate and maps errors (`error`, the
+//! one place where failures become JavaScript errors). It holds no
+//! algorithm.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `args` | argument checks and unit conversions shared by every class |
+//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
+//! | `bound` | native functions bound to one limiter: the call path, measured |
+//! | `clock` | `ManualClock` and the `clock` option |
+//! | `smooth` | Guava's `RateLimiter` |
+//! | `js` | raw JavaScript values for the above |
+//!
+//! A new algorithm is a module like `smooth` — a `#[napi]` create function,
+//! its table of `bound::Method`s and its `bound::TryNow` — plus a class in
+//! `node/lib/` like `rate-limiter.js`; errors, options, clocks and waiting
+//! are shared.
+
+// napi-derive registers the exports only outside `cfg(test)`: in the unit
+// tests everything they reach looks unused.
+#![cfg_attr(test, allow(dead_code))]
+
+mod args;
+mod bound;
+mod clock;
+mod error;
+mod js;
+mod smooth;
+
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, JsValue};
+use napi_derive::napi;
+
+/// Stable `code` values of the errors ratekeeper throws, for JavaScript.
+#[derive(Debug)]
+#[napi(object, object_from_js = false)]
+pub struct ErrorCodes {
+    /// A `RangeError`: a value outside what the operation accepts.
+    #[napi(ts_type = "'ERR_RATEKEEPER_INVALID_ARGUMENT'")]
+    pub invalid_argument: String,
+    /// A `TypeError`: a value of the wrong type.
+    #[napi(ts_type = "'ERR_RATEKEEPER_INVALID_ARG_TYPE'")]
+    pub invalid_arg_type: String,
+    /// A `TypeError`: an unknown option, or options that exclude each other.
+    #[napi(ts_type = "'ERR_RATEKEEPER_INVALID_OPTION'")]
+    pub invalid_option: String,
+    /// An `Error`: a bug in ratekeeper (a caught panic).
+    #[napi(ts_type = "'ERR_RATEKEEPER_INTERNAL'")]
+    pub internal: String,
+}
+
+/// The `code` of each kind of error (see `error`).
+#[napi]
+pub fn error_codes() -> ErrorCodes {
+    ErrorCodes {
+        invalid_argument: error::INVALID_ARGUMENT.to_owned(),
+        invalid_arg_type: error::INVALID_ARG_TYPE.to_owned(),
+        invalid_option: error::INVALID_OPTION.to_owned(),
+        internal: error::INTERNAL.to_owned(),
+    }
+}
+
+/// Panics inside the panic boundary, so that the tests can show that a Rust
+/// panic reaches JavaScript as an `Error` with code
+/// `ERR_RATEKEEPER_INTERNAL`, never as a crash.
+#[napi]
+pub fn panic_for_tests(env: &Env) -> napi::Result<()> {
+    error::guarded(env, || -> Result<(), error::Failure> { panic!("deliberate panic for the tests") })
+}
+
+/// Throws the error for a bad options object — not an object, or an
+/// unknown key — and returns when there is none. The JavaScript classes read
+/// their options themselves and call this only when their quick look finds
+/// something amiss, so that the error is made in `error` like every other.
+#[napi(ts_args_type = "options: unknown, known: string[]")]
+pub fn check_options(env: &Env, options: Unknown<'_>, known: Vec<String>) -> napi::Result<()> {
+    error::guarded(env, || args::check_options(js::Js::new(env.raw(), options.raw()), &known))
+}

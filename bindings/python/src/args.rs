@@ -1,0 +1,198 @@
+//! Python arguments to the values the Rust API takes.
+//!
+//! This module owns *types*: which Python objects an argument accepts, and
+//! the [`ArgumentTypeError`](crate::errors::wrong_type) for the others. The
+//! *domains* (permits between 1 and 2^31 − 1, a rate above 0, a timeout that
+//! is not NaN, ...) are checked by the Rust library, whose errors
+//! [`from_rust`](crate::errors::from_rust) maps; the only domain errors made
+//! here are for values Rust cannot hold at all (ints beyond 64 bits, floats
+//! beyond a double).
+//!
+//! * Counts (`permits`) are `int`s, or objects with `__index__`; never a
+//!   `bool` (it is an `int` in Python, but `acquire(True)` is a bug) nor a
+//!   `float`.
+//! * Real numbers (a rate, a burst, a cold factor) are `float`s, `int`s or
+//!   objects with `__float__`; never a `bool`.
+//! * Durations (a timeout, a warm-up, a clock advance) are seconds as such a
+//!   real number, or a `datetime.timedelta`, converted exactly to whole
+//!   microseconds (`timedelta` holds whole microseconds; floats truncate,
+//!   as Guava's `TimeUnit.toMicros` does).
+//!
+//! [`Permits`] and [`Timeout`] are `FromPyObject` types so that the hot
+//! methods get them from pyo3's argument parsing with constant defaults
+//! (no Python object is made for an omitted argument).
+
+use std::time::Duration;
+
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
+use ratekeeper::{Argument, Error};
+
+use crate::errors::{from_rust, invalid_value, wrong_type};
+
+const EXPECTED_INT: &str = "an int";
+const EXPECTED_REAL: &str = "a real number (int or float)";
+const EXPECTED_SECONDS: &str = "a number of seconds (int or float) or a datetime.timedelta";
+const TOO_BIG_FOR_A_FLOAT: &str = "must fit in a float";
+
+/// A number of permits as the caller passed it (any 64-bit int): the
+/// algorithm checks its range.
+#[derive(Debug, Clone, Copy)]
+pub struct Permits(pub i64);
+
+impl Permits {
+    /// The default of every `permits` parameter.
+    pub const ONE: Permits = Permits(1);
+}
+
+impl<'py> FromPyObject<'_, 'py> for Permits {
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        int(&obj, Argument::Permits).map(Permits)
+    }
+}
+
+/// A timeout as Guava's `tryAcquire` takes it: whole microseconds, negative
+/// meaning "do not wait" (0), saturating at `i64::MAX`.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeout(i64);
+
+impl Timeout {
+    /// The default of every `timeout` parameter: do not wait.
+    pub const ZERO: Timeout = Timeout(0);
+
+    /// As the `Duration` the Rust API takes.
+    #[inline]
+    pub fn duration(self) -> Duration {
+        Duration::from_micros(self.0.max(0) as u64)
+    }
+}
+
+impl<'py> FromPyObject<'_, 'py> for Timeout {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        let micros = match seconds(&obj, Argument::Timeout)? {
+            Seconds::Float(secs) => ratekeeper::timeout_micros_from_secs(secs).map_err(|e| from_rust(obj.py(), e))?,
+            Seconds::Micros(micros) => micros.max(0),
+            // Guava saturates a timeout, and the sign says which way.
+            Seconds::Overflow { negative } => {
+                if negative {
+                    0
+                } else {
+                    i64::MAX
+                }
+            }
+        };
+        Ok(Timeout(micros))
+    }
+}
+
+/// A duration argument, before its domain is checked.
+enum Seconds {
+    /// Seconds as a double (from a float, an int or `__float__`).
+    Float(f64),
+    /// Exact microseconds (from a `timedelta`), saturated to 64 bits.
+    Micros(i64),
+    /// An int too large for a double; `negative` gives its sign.
+    Overflow { negative: bool },
+}
+
+fn seconds(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<Seconds> {
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return Ok(Seconds::Float(f.value()));
+    }
+    if obj.is_instance(timedelta_type(obj.py())?)? {
+        return timedelta_micros(obj).map(Seconds::Micros);
+    }
+    match real_or_overflow(obj, argument.name(), EXPECTED_SECONDS)? {
+        Ok(secs) => Ok(Seconds::Float(secs)),
+        Err(()) => Ok(Seconds::Overflow { negative: obj.lt(0)? }),
+    }
+}
+
+/// A warm-up period in whole microseconds: finite and not negative.
+pub fn warmup_micros(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    non_negative_micros(obj, Argument::WarmupSeconds, ratekeeper::warmup_micros_from_secs)
+}
+
+/// How far to move a manual clock, in whole microseconds: finite and not
+/// negative.
+pub fn advance_micros(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    non_negative_micros(obj, Argument::AdvanceSeconds, ratekeeper::advance_micros_from_secs)
+}
+
+fn non_negative_micros(
+    obj: &Bound<'_, PyAny>,
+    argument: Argument,
+    from_secs: fn(f64) -> Result<i64, Error>,
+) -> PyResult<i64> {
+    match seconds(obj, argument)? {
+        Seconds::Float(secs) => from_secs(secs).map_err(|e| from_rust(obj.py(), e)),
+        Seconds::Micros(micros) if micros >= 0 => Ok(micros),
+        Seconds::Micros(_) => Err(invalid_value(argument, obj, argument.requirement())),
+        Seconds::Overflow { .. } => Err(invalid_value(argument, obj, argument.requirement())),
+    }
+}
+
+/// A real-number argument (a rate, a burst, a cold factor) as a double.
+pub fn real(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<f64> {
+    match real_or_overflow(obj, argument.name(), EXPECTED_REAL)? {
+        Ok(value) => Ok(value),
+        Err(()) => Err(invalid_value(argument, obj, TOO_BIG_FOR_A_FLOAT)),
+    }
+}
+
+/// `Ok(Err(()))` for an int too large for a double.
+fn real_or_overflow(obj: &Bound<'_, PyAny>, name: &str, expected: &str) -> PyResult<Result<f64, ()>> {
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return Ok(Ok(f.value()));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Err(wrong_type(name, obj, expected));
+    }
+    match obj.extract::<f64>() {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Ok(Err(())),
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => Err(wrong_type(name, obj, expected)),
+        Err(e) => Err(e),
+    }
+}
+
+/// An integer argument as an `i64`; ints beyond 64 bits are out of every
+/// domain the library has, and say so with the argument's requirement.
+fn int(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<i64> {
+    let is_exact_int = obj.is_exact_instance_of::<PyInt>();
+    if !is_exact_int && (obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>()) {
+        return Err(wrong_type(argument.name(), obj, EXPECTED_INT));
+    }
+    match obj.extract::<i64>() {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            Err(invalid_value(argument, obj, argument.requirement()))
+        }
+        Err(e) if !is_exact_int && e.is_instance_of::<PyTypeError>(obj.py()) => {
+            Err(wrong_type(argument.name(), obj, EXPECTED_INT))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn timedelta_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    TIMEDELTA.import(py, "datetime", "timedelta")
+}
+
+/// A `timedelta`'s exact length in microseconds, saturated to 64 bits (its
+/// range, ±999,999,999 days, is about ten times wider).
+fn timedelta_micros(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let days: i64 = obj.getattr("days")?.extract()?;
+    let seconds: i64 = obj.getattr("seconds")?.extract()?;
+    let micros: i64 = obj.getattr("microseconds")?.extract()?;
+    let total = (i128::from(days) * 86_400 + i128::from(seconds)) * 1_000_000 + i128::from(micros);
+    Ok(i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX }))
+}

@@ -1,0 +1,63 @@
+//! `ratekeeper.ManualClock`: the Rust [`ManualClock`], shared with the
+//! limiters built on it.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use ratekeeper::ManualClock;
+
+use crate::args;
+
+/// A clock that moves only when told to, for deterministic tests.
+///
+/// Pass it as ``clock=`` to a limiter: the limiter then reads its time from
+/// this clock, and every wait it would sleep advances the clock instead, so
+/// ``acquire()`` returns at once with the wait it would have slept, and
+/// ``acquire_async()`` never sleeps on the event loop. The clock starts at 0
+/// and counts whole microseconds.
+///
+/// >>> clock = ManualClock()
+/// >>> limiter = RateLimiter.create(2.0, clock=clock)
+/// >>> limiter.acquire(), limiter.acquire()
+/// (0.0, 0.5)
+/// >>> clock.now
+/// 0.5
+#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "ManualClock")]
+#[derive(Debug)]
+pub struct PyManualClock {
+    pub(crate) clock: Arc<ManualClock>,
+}
+
+#[pymethods]
+impl PyManualClock {
+    #[new]
+    fn new() -> Self {
+        PyManualClock { clock: Arc::new(ManualClock::new()) }
+    }
+
+    /// Moves the clock forward by ``seconds`` (a number of seconds or a
+    /// ``datetime.timedelta``; truncated to whole microseconds). A clock
+    /// never goes back: a negative, NaN or infinite value raises
+    /// ``InvalidArgumentError``.
+    fn advance(&self, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
+        let micros = args::advance_micros(seconds)?;
+        self.clock.advance_micros(micros);
+        Ok(())
+    }
+
+    /// The time since the clock was created, in seconds.
+    #[getter]
+    fn now(&self) -> f64 {
+        ratekeeper::wait_as_seconds(self.clock.now())
+    }
+
+    /// The time since the clock was created, in whole microseconds (exact).
+    #[getter]
+    fn now_micros(&self) -> i64 {
+        i64::try_from(self.clock.now().as_micros()).unwrap_or(i64::MAX)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("ManualClock(now={})", crate::float_repr(py, self.now())?))
+    }
+}

@@ -1,0 +1,187 @@
+//! The exceptions ratekeeper raises in Python, and the one place where a
+//! Rust [`Error`] becomes one.
+//!
+//! ```text
+//! Exception
+//! └── RateLimitError                      everything ratekeeper raises
+//!     ├── InvalidArgumentError            also a ValueError: a value outside its domain
+//!     ├── ArgumentTypeError               also a TypeError: an argument of the wrong type
+//!     └── RateLimitExceeded               a limited call could not get its permits in time
+//! ```
+//!
+//! The two argument errors derive from the built-in `ValueError` and
+//! `TypeError` too, so code that catches those keeps working, and carry
+//! `argument` (the parameter's name) and `value` (what was passed). Their
+//! messages have one shape, the one the Rust [`Error`] prints:
+//! `invalid argument permits = 0: must be between 1 and 2147483647`.
+//!
+//! The types are created at run time with `type(name, bases, namespace)`
+//! because two of them have two bases, which `create_exception!` cannot
+//! express; their `__module__` is `ratekeeper`, where the package re-exports
+//! them (so they print and pickle under their public name).
+
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyTuple, PyType};
+use ratekeeper::{Argument, Error, Value};
+
+static RATE_LIMIT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static INVALID_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static ARGUMENT_TYPE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A longer `repr` than this is cut, so that a message stays readable
+/// whatever was passed.
+const MAX_REPR_CHARS: usize = 80;
+
+fn new_type(py: Python<'_>, name: &str, bases: Bound<'_, PyTuple>, doc: &str, fields: bool) -> PyResult<Py<PyType>> {
+    let namespace = PyDict::new(py);
+    namespace.set_item("__module__", "ratekeeper")?;
+    namespace.set_item("__doc__", doc)?;
+    if fields {
+        // Class-level defaults, so that an instance raised by user code
+        // without them still answers `.argument` and `.value`.
+        namespace.set_item("argument", py.None())?;
+        namespace.set_item("value", py.None())?;
+    }
+    Ok(py.get_type::<PyType>().call1((name, bases, namespace))?.cast_into::<PyType>()?.unbind())
+}
+
+fn rate_limit_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    RATE_LIMIT_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [py.get_type::<PyException>()])?;
+            new_type(py, "RateLimitError", bases, "The base class of every error ratekeeper raises.", false)
+        })
+        .map(|t| t.bind(py))
+}
+
+fn invalid_argument_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    INVALID_ARGUMENT_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?, &py.get_type::<pyo3::exceptions::PyValueError>()])?;
+            new_type(
+                py,
+                "InvalidArgumentError",
+                bases,
+                "An argument's value is outside what the operation accepts (a rate that is not positive, \
+                 0 permits, a NaN timeout, ...). Also a ValueError.\n\n\
+                 `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
+                true,
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn argument_type_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    ARGUMENT_TYPE_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?, &py.get_type::<pyo3::exceptions::PyTypeError>()])?;
+            new_type(
+                py,
+                "ArgumentTypeError",
+                bases,
+                "An argument has the wrong type (a float or a bool as a number of permits, a string as \
+                 a rate, ...). Also a TypeError.\n\n\
+                 `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
+                true,
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn rate_limit_exceeded(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    RATE_LIMIT_EXCEEDED
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?])?;
+            new_type(
+                py,
+                "RateLimitExceeded",
+                bases,
+                "A rate-limited call could not get its permits within its timeout, and was not made.",
+                false,
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// Creates the exception types and adds them to the module.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("RateLimitError", rate_limit_error(py)?)?;
+    module.add("InvalidArgumentError", invalid_argument_error(py)?)?;
+    module.add("ArgumentTypeError", argument_type_error(py)?)?;
+    module.add("RateLimitExceeded", rate_limit_exceeded(py)?)?;
+    Ok(())
+}
+
+/// Instantiates `ty(message)` with `argument` and `value` set.
+fn argument_error(ty: PyResult<&Bound<'_, PyType>>, message: String, argument: &str, value: Bound<'_, PyAny>) -> PyErr {
+    let raised = ty.and_then(|ty| {
+        let exc = ty.call1((message,))?;
+        exc.setattr("argument", argument)?;
+        exc.setattr("value", value)?;
+        Ok(exc)
+    });
+    match raised {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// The Python exception for a Rust [`Error`]: the one mapping of the
+/// binding, covering every variant.
+pub fn from_rust(py: Python<'_>, error: Error) -> PyErr {
+    match error {
+        Error::InvalidArgument(invalid) => {
+            let value = match invalid.value() {
+                Value::Float(v) => PyFloat::new(py, v).into_any(),
+                Value::Int(v) => PyInt::new(py, v).into_any(),
+            };
+            argument_error(invalid_argument_error(py), error.to_string(), invalid.name(), value)
+        }
+        // `Error` is non-exhaustive: a kind added later is still a
+        // RateLimitError, with the library's own message.
+        other => match rate_limit_error(py) {
+            Ok(ty) => PyErr::from_type(ty.clone(), other.to_string()),
+            Err(e) => e,
+        },
+    }
+}
+
+/// An [`InvalidArgumentError`](invalid_argument_error) for a value the Rust
+/// side cannot even hold (an int beyond 64 bits, a negative `timedelta`),
+/// worded like [`from_rust`]'s: `invalid argument NAME = VALUE: REQUIREMENT`.
+pub fn invalid_value(argument: Argument, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
+    let py = value.py();
+    let message = format!("invalid argument {} = {}: {requirement}", argument.name(), short_repr(value));
+    argument_error(invalid_argument_error(py), message, argument.name(), value.clone())
+}
+
+/// An [`ArgumentTypeError`](argument_type_error): `invalid argument NAME =
+/// VALUE: must be EXPECTED, not TYPE`.
+pub fn wrong_type(name: &str, value: &Bound<'_, PyAny>, expected: &str) -> PyErr {
+    let py = value.py();
+    let type_name = value.get_type().name().map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    let message = format!("invalid argument {name} = {}: must be {expected}, not {type_name}", short_repr(value));
+    argument_error(argument_type_error(py), message, name, value.clone())
+}
+
+/// `repr(value)`, cut to [`MAX_REPR_CHARS`]; an int too long to print (Python
+/// refuses beyond 4300 digits) shows its size instead.
+fn short_repr(value: &Bound<'_, PyAny>) -> String {
+    let text = match value.repr() {
+        Ok(r) => r.to_string(),
+        Err(_) => match value.call_method0("bit_length") {
+            Ok(bits) => format!("<int of {bits} bits>"),
+            Err(_) => "<unprintable>".to_owned(),
+        },
+    };
+    if text.chars().count() > MAX_REPR_CHARS {
+        let cut: String = text.chars().take(MAX_REPR_CHARS - 3).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}

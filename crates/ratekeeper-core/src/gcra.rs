@@ -1,0 +1,316 @@
+//! GCRA, the generic cell rate algorithm, with the reply of redis-cell's
+//! `CL.THROTTLE`.
+//!
+//! GCRA (ITU-T I.371's "virtual scheduling" algorithm, from ATM networks)
+//! keeps a single time per limiter: the *theoretical arrival time* (TAT) at
+//! which the next request would be due if requests came exactly at the
+//! rate. A request of cost `c` pushes the TAT by `c × emission interval`;
+//! it is admitted if the pushed TAT is no more than the *delay variation
+//! tolerance* (the burst, as a time) ahead of now. It is the token bucket
+//! seen from the other side, in one word of state.
+//!
+//! This module follows redis-cell (brandur/redis-cell, `src/cell/mod.rs`,
+//! `CL.THROTTLE key max_burst count period [quantity]`):
+//!
+//! * the rate is `count_per_period` per `period`; the emission interval is
+//!   `period / count_per_period`;
+//! * `limit = max_burst + 1` — an idle limiter admits `max_burst + 1` units
+//!   at once — and the tolerance is `emission interval × limit`;
+//! * the reply is `limited` (here `!allowed`), `limit`, `remaining`,
+//!   `retry_after` and `reset_after`, with `remaining = ⌊(tolerance −
+//!   (TAT − now)) / emission interval⌋` and `reset_after = TAT − now`;
+//! * a cost of 0 is a free look; a cost above `limit` is refused and its
+//!   retry-after is [`NEVER`] (redis-cell's `-1`): no wait can admit it.
+//!
+//! Three differences, each where redis-cell loses precision or goes wrong:
+//! redis-cell truncates the emission interval to whole nanoseconds (3 per
+//! second becomes 333,333,333 ns, a rate slightly above 3/s), while here
+//! every time is counted in ticks of `1 / count_per_period` microsecond, so
+//! `period / count_per_period` is exact and the limiter never admits more
+//! than `count_per_period` per `period` in the long run. Durations are
+//! reported in microseconds, rounded up (redis-cell rounds whole seconds up
+//! only past a whole millisecond). And when an impossible request arrives
+//! at an idle limiter, redis-cell's `reset_after` goes negative and its
+//! `remaining` above the limit; here both are taken from `max(TAT, now)`.
+//!
+//! The worst case is the token bucket's: at most `limit + rate × T` units in
+//! any interval of length T.
+
+use crate::admission::Admission;
+use crate::decision::{Decision, NEVER};
+use crate::error::{Argument, Error};
+use crate::packed::Packed;
+use crate::ticks;
+
+/// GCRA with redis-cell's parameters and reply. Created idle (whole) at
+/// time 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gcra {
+    /// The theoretical arrival time, in ticks of `1 / count_per_period` µs.
+    tat: i128,
+    /// redis-cell's `max_burst`.
+    max_burst: u64,
+    /// Units per period, at least 1 and at most `i64::MAX`.
+    count_per_period: u64,
+    /// The period in microseconds, at least 1. In ticks this is the
+    /// emission interval.
+    period_micros: i64,
+}
+
+impl Gcra {
+    /// redis-cell's `CL.THROTTLE key max_burst count_per_period period`,
+    /// with the period in microseconds: `count_per_period` units per
+    /// `period_micros`, and `max_burst + 1` units at once.
+    ///
+    /// Errors when `max_burst` is `i64::MAX` or more (the limit would not
+    /// fit), `count_per_period` is 0 or above `i64::MAX`, or `period_micros`
+    /// is not positive.
+    pub fn new(max_burst: u64, count_per_period: u64, period_micros: i64) -> Result<Self, Error> {
+        if max_burst >= i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::MaxBurst, max_burst));
+        }
+        if count_per_period == 0 || count_per_period > i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::CountPerPeriod, count_per_period));
+        }
+        if period_micros <= 0 {
+            return Err(Error::invalid_int(Argument::Period, period_micros));
+        }
+        Ok(Gcra { tat: 0, max_burst, count_per_period, period_micros })
+    }
+
+    /// redis-cell's `limit`: `max_burst + 1`.
+    #[inline]
+    pub fn limit(&self) -> u64 {
+        self.max_burst.saturating_add(1)
+    }
+
+    /// redis-cell's `max_burst`.
+    pub fn max_burst(&self) -> u64 {
+        self.max_burst
+    }
+
+    /// Units per period.
+    pub fn count_per_period(&self) -> u64 {
+        self.count_per_period
+    }
+
+    /// The period in microseconds.
+    pub fn period_micros(&self) -> i64 {
+        self.period_micros
+    }
+
+    /// The emission interval in ticks (the period in microseconds).
+    #[inline]
+    fn emission_interval(&self) -> i128 {
+        // (At least 1 even in a state no constructor makes: see `ticks`.)
+        i128::from(self.period_micros.max(1))
+    }
+
+    /// The delay variation tolerance in ticks: `emission interval × limit`.
+    #[inline]
+    fn tolerance(&self) -> i128 {
+        self.emission_interval().saturating_mul(i128::from(self.limit()))
+    }
+
+    /// A time in microseconds as ticks. Every product and difference of
+    /// ticks saturates: valid parameters never come near `i128`'s range,
+    /// but the std layer may decide on a torn copy of the state (then
+    /// discarded), and the core never panics.
+    #[inline]
+    fn ticks(&self, micros: i64) -> i128 {
+        i128::from(micros).saturating_mul(i128::from(self.count_per_period))
+    }
+
+    /// Ticks as whole microseconds, rounded up (never negative; saturating
+    /// at [`NEVER`]).
+    #[inline]
+    fn micros_ceil(&self, ticks: i128) -> i64 {
+        ticks::micros_ceil(ticks, self.count_per_period)
+    }
+
+    /// The decision for `cost` at `now_micros` and the TAT to store if it
+    /// is admitted (`None` when refused, or when nothing needs storing).
+    #[inline]
+    fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<i128>) {
+        let now = self.ticks(now_micros);
+        let interval = self.emission_interval();
+        let tolerance = self.tolerance();
+        let increment = interval.saturating_mul(i128::from(cost));
+        let tat = self.tat.max(now);
+        let new_tat = tat.saturating_add(increment);
+        let allow_at = new_tat.saturating_sub(tolerance);
+        let window = self.micros_ceil(tolerance);
+        let (allowed, ttl, retry_after) = if now < allow_at {
+            let retry_after =
+                if increment <= tolerance { self.micros_ceil(allow_at.saturating_sub(now)) } else { NEVER };
+            (false, tat.saturating_sub(now), retry_after)
+        } else {
+            (true, new_tat.saturating_sub(now), 0)
+        };
+        // ttl ≥ 0 (the TAT is taken no earlier than now), so the tolerance
+        // left is at most the whole tolerance.
+        let next = tolerance.saturating_sub(ttl);
+        let remaining = ticks::units(next, interval);
+        let decision = Decision {
+            allowed,
+            limit: self.limit(),
+            remaining,
+            retry_after_micros: retry_after,
+            reset_after_micros: self.micros_ceil(ttl),
+            wait_micros: 0,
+            window_micros: window,
+        };
+        (decision, (allowed && cost > 0).then_some(new_tat))
+    }
+}
+
+impl Admission for Gcra {
+    /// redis-cell's `CL.THROTTLE` with `quantity = cost`.
+    #[inline]
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        let (decision, new_tat) = self.decide(cost, now_micros);
+        if let Some(tat) = new_tat {
+            self.tat = tat;
+        }
+        decision
+    }
+
+    #[inline]
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        self.decide(cost, now_micros).0
+    }
+}
+
+/// Words: the TAT (two words, low first), then the configuration.
+impl Packed<5> for Gcra {
+    /// A decision changes only the TAT.
+    const HOT: usize = 2;
+
+    #[inline]
+    fn pack(&self) -> [u64; 5] {
+        let tat = self.tat as u128;
+        [tat as u64, (tat >> 64) as u64, self.max_burst, self.count_per_period, self.period_micros as u64]
+    }
+
+    #[inline]
+    fn unpack(w: [u64; 5]) -> Self {
+        Gcra {
+            tat: (u128::from(w[0]) | (u128::from(w[1]) << 64)) as i128,
+            max_burst: w[2],
+            count_per_period: w[3],
+            period_micros: w[4] as i64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: i64 = 1_000_000;
+
+    /// redis-cell's own `it_rate_limits` walk: max_burst 4, 1 per second.
+    /// Reply: (limited, remaining, reset_after, retry_after) in µs.
+    #[test]
+    fn redis_cell_walkthrough() {
+        let mut g = Gcra::new(4, 1, SEC).unwrap();
+        let cases: &[(i64, u64, bool, u64, i64, i64)] = &[
+            // (now, quantity, limited, remaining, reset_after, retry_after)
+            (0, 6, true, 5, 0, NEVER), // more than the limit: never
+            (0, 1, false, 4, SEC, 0),
+            (0, 1, false, 3, 2 * SEC, 0),
+            (0, 1, false, 2, 3 * SEC, 0),
+            (0, 1, false, 1, 4 * SEC, 0),
+            (0, 1, false, 0, 5 * SEC, 0),
+            (0, 1, true, 0, 5 * SEC, SEC),
+            (3_000_000, 1, false, 2, 3 * SEC, 0),
+            (3_100_000, 1, false, 1, 3_900_000, 0),
+            (4_000_000, 1, false, 1, 4 * SEC, 0),
+            (8_000_000, 1, false, 4, SEC, 0),
+            (9_500_000, 1, false, 4, SEC, 0),
+            (9_500_000, 0, false, 4, SEC, 0), // a free look
+            (9_500_000, 2, false, 2, 3 * SEC, 0),
+            (9_500_000, 5, true, 2, 3 * SEC, 3 * SEC),
+        ];
+        for (i, &(now, quantity, limited, remaining, reset, retry)) in cases.iter().enumerate() {
+            let d = g.check(quantity, now);
+            assert_eq!(d.allowed, !limited, "case {i}");
+            assert_eq!(d.limit, 5, "case {i}");
+            assert_eq!(d.remaining, remaining, "case {i}");
+            assert_eq!(d.reset_after_micros, reset, "case {i}");
+            assert_eq!(d.retry_after_micros, retry, "case {i}");
+            assert_eq!(d.window_micros, 5 * SEC);
+        }
+    }
+
+    #[test]
+    fn emission_interval_is_exact() {
+        // 3 per second with room for 3,000: once spent, the limiter is whole
+        // again after exactly 1,000 s. With redis-cell's interval truncated
+        // to 333,333,333 ns it would be whole 1 µs earlier.
+        let mut g = Gcra::new(2_999, 3, SEC).unwrap();
+        assert!(g.check(3_000, 0).allowed);
+        assert!(!g.peek(3_000, 1_000 * SEC - 1).allowed);
+        assert_eq!(g.peek(0, 1_000 * SEC - 1).remaining, 2_999);
+        assert!(g.peek(3_000, 1_000 * SEC).allowed);
+        // One unit is 333,333.33 µs: reported rounded up.
+        let d = Gcra::new(0, 3, SEC).unwrap().check(1, 0);
+        assert_eq!(d.reset_after_micros, 333_334);
+    }
+
+    #[test]
+    fn refusals_and_looks_change_nothing() {
+        let mut g = Gcra::new(1, 10, SEC).unwrap();
+        g.check(2, 0);
+        let before = g;
+        assert!(!g.check(1, 0).allowed);
+        assert!(g.check(0, 50_000).allowed);
+        let peeked = g.peek(1, 100_000);
+        assert_eq!(g, before);
+        assert!(peeked.allowed);
+        assert_eq!(peeked, { g }.check(1, 100_000));
+    }
+
+    #[test]
+    fn invalid_parameters_are_errors() {
+        assert_eq!(Gcra::new(i64::MAX as u64, 1, 1), Err(Error::invalid_int(Argument::MaxBurst, i64::MAX)));
+        assert_eq!(Gcra::new(0, 0, 1), Err(Error::invalid_int(Argument::CountPerPeriod, 0)));
+        assert!(Gcra::new(0, u64::MAX, 1).is_err());
+        assert_eq!(Gcra::new(0, 1, 0), Err(Error::invalid_int(Argument::Period, 0)));
+        assert!(Gcra::new(0, 1, -5).is_err());
+        assert!(Gcra::new(i64::MAX as u64 - 1, i64::MAX as u64, i64::MAX).is_ok());
+    }
+
+    #[test]
+    fn time_going_backwards_mints_nothing() {
+        let mut g = Gcra::new(2, 1, SEC).unwrap();
+        assert!(g.check(3, 10 * SEC).allowed);
+        assert!(!g.check(1, 0).allowed);
+        assert!(!g.check(1, i64::MIN).allowed);
+        assert!(!g.check(1, 10 * SEC).allowed);
+        assert!(g.check(1, 11 * SEC).allowed);
+    }
+
+    #[test]
+    fn extreme_inputs_never_panic() {
+        for (burst, count, period) in [(0, 1, 1), (i64::MAX as u64 - 1, i64::MAX as u64, i64::MAX), (5, 1, i64::MAX)] {
+            let mut g = Gcra::new(burst, count, period).unwrap();
+            for now in [i64::MIN, -1, 0, 1, i64::MAX] {
+                for cost in [0, 1, u64::MAX] {
+                    let _ = g.check(cost, now);
+                    let _ = g.peek(cost, now);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packing_round_trips() {
+        let mut g = Gcra::new(3, 7, 1_000).unwrap();
+        let before = g.pack();
+        g.check(2, -5);
+        g.check(1, i64::MAX);
+        assert_eq!(before[Gcra::HOT..], g.pack()[Gcra::HOT..]);
+        assert_eq!(Gcra::unpack(g.pack()), g);
+    }
+}

@@ -1,0 +1,413 @@
+//! The leaky bucket, in both of its classic readings.
+//!
+//! * [`LeakyBucketMeter`] — *the leaky bucket as a meter*: a bucket of
+//!   `capacity` units that leaks at a fixed rate; a request pours its cost
+//!   in, and is refused (pouring nothing) if the bucket would overflow. This
+//!   is the "continuous-state leaky bucket algorithm" of ITU-T I.371 (the
+//!   ATM Forum's GCRA, second form): the level is kept with the time it was
+//!   last measured, and drained on the next request. It polices: a request
+//!   is admitted now or refused.
+//! * [`LeakyBucketQueue`] — *the leaky bucket as a queue* (a shaper, Jonathan
+//!   Turner's original 1986 picture and what nginx's `limit_req` does): each
+//!   admitted request takes the next free slot, `interval` after the last
+//!   one, and is told how long to wait for it; a request whose slot would be
+//!   further away than `capacity` waiting units is refused. Requests leave
+//!   evenly spaced, whatever their arrival — the way to protect a service
+//!   you call.
+//!
+//! Both count time in whole microseconds; the meter works in ticks of
+//! `1 / count_per_period` µs so its leak rate is exact. A time earlier than
+//! the latest seen counts as the latest: time going backwards neither
+//! drains the meter nor frees a slot.
+
+use crate::admission::Admission;
+use crate::decision::{Decision, NEVER};
+use crate::error::{Argument, Error};
+use crate::packed::Packed;
+use crate::ticks;
+
+/// The leaky bucket as a meter: `capacity` units, leaking `count_per_period`
+/// units every `period_micros`. Created empty at time 0.
+///
+/// Worst case: the bucket admits `capacity` units at once, then the leak
+/// rate: at most `capacity + rate × T` units in any interval of length T.
+/// It makes the same decisions as [`Gcra`](crate::Gcra) with
+/// `max_burst = capacity − 1` (I.371 proves the two algorithms equivalent;
+/// a property test checks it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeakyBucketMeter {
+    /// The water level at `last`, as the time it takes to drain, in ticks
+    /// of `1 / count_per_period` µs (one unit is `period_micros` ticks).
+    level: i128,
+    /// When `level` was measured, in microseconds.
+    last: i64,
+    capacity: u64,
+    count_per_period: u64,
+    period_micros: i64,
+}
+
+impl LeakyBucketMeter {
+    /// A meter of `capacity` units that leaks `count_per_period` units
+    /// every `period_micros` microseconds.
+    ///
+    /// Errors when `capacity` is 0 or above `i64::MAX`, `count_per_period`
+    /// is 0 or above `i64::MAX`, or `period_micros` is not positive.
+    pub fn new(capacity: u64, count_per_period: u64, period_micros: i64) -> Result<Self, Error> {
+        if capacity == 0 || capacity > i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::Capacity, capacity));
+        }
+        if count_per_period == 0 || count_per_period > i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::CountPerPeriod, count_per_period));
+        }
+        if period_micros <= 0 {
+            return Err(Error::invalid_int(Argument::Period, period_micros));
+        }
+        Ok(LeakyBucketMeter { level: 0, last: 0, capacity, count_per_period, period_micros })
+    }
+
+    /// The bucket's size in units.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The water level at `now_micros`, in units (rounded down).
+    pub fn level_at(&self, now_micros: i64) -> u64 {
+        let (level, _) = self.drained(now_micros);
+        ticks::units(level, i128::from(self.period_micros))
+    }
+
+    /// The level drained up to `now_micros` (clamped to the latest time
+    /// seen), and that time.
+    #[inline]
+    fn drained(&self, now_micros: i64) -> (i128, i64) {
+        // (Saturating here and below: valid parameters stay far from
+        // `i128`'s range, but the std layer may decide on a torn copy of
+        // the state, and the core never panics.)
+        let now = now_micros.max(self.last);
+        let elapsed = i128::from(now) - i128::from(self.last);
+        let leaked = elapsed.saturating_mul(i128::from(self.count_per_period));
+        (self.level.saturating_sub(leaked).max(0), now)
+    }
+
+    /// Ticks as whole microseconds, rounded up.
+    #[inline]
+    fn micros_ceil(&self, ticks: i128) -> i64 {
+        ticks::micros_ceil(ticks, self.count_per_period)
+    }
+
+    #[inline]
+    fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<(i128, i64)>) {
+        let unit = i128::from(self.period_micros.max(1));
+        let full = unit.saturating_mul(i128::from(self.capacity));
+        let (level, now) = self.drained(now_micros);
+        let poured = unit.saturating_mul(i128::from(cost));
+        let new_level = level.saturating_add(poured);
+        let window = self.micros_ceil(full);
+        if new_level <= full {
+            let remaining = ticks::units(full.saturating_sub(new_level), unit);
+            let decision = Decision::allowed(self.capacity, remaining, self.micros_ceil(new_level), window);
+            return (decision, (cost > 0).then_some((new_level, now)));
+        }
+        let retry_after = if cost > self.capacity { NEVER } else { self.micros_ceil(new_level.saturating_sub(full)) };
+        let remaining = ticks::units(full.saturating_sub(level), unit);
+        (Decision::refused(self.capacity, remaining, retry_after, self.micros_ceil(level), window), None)
+    }
+}
+
+impl Admission for LeakyBucketMeter {
+    #[inline]
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        let (decision, update) = self.decide(cost, now_micros);
+        if let Some((level, last)) = update {
+            self.level = level;
+            self.last = last;
+        }
+        decision
+    }
+
+    #[inline]
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        self.decide(cost, now_micros).0
+    }
+}
+
+/// Words: the level (two words, low first) and its time, then the
+/// configuration.
+impl Packed<6> for LeakyBucketMeter {
+    /// A decision changes the level and its time.
+    const HOT: usize = 3;
+
+    #[inline]
+    fn pack(&self) -> [u64; 6] {
+        let level = self.level as u128;
+        [
+            level as u64,
+            (level >> 64) as u64,
+            self.last as u64,
+            self.capacity,
+            self.count_per_period,
+            self.period_micros as u64,
+        ]
+    }
+
+    #[inline]
+    fn unpack(w: [u64; 6]) -> Self {
+        LeakyBucketMeter {
+            level: (u128::from(w[0]) | (u128::from(w[1]) << 64)) as i128,
+            last: w[2] as i64,
+            capacity: w[3],
+            count_per_period: w[4],
+            period_micros: w[5] as i64,
+        }
+    }
+}
+
+/// The leaky bucket as a queue (a shaper): one unit leaves every
+/// `interval_micros`; each admitted request is given the next free slot and
+/// told to wait for it; at most `capacity` units wait at once. Created empty
+/// at time 0.
+///
+/// Guarantee: the slots of admitted requests are at least `interval × cost`
+/// apart (a request of cost `c` takes `c` consecutive slots), so requests
+/// acted on at their slots never exceed one unit per interval. A request
+/// waits at most `capacity × interval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeakyBucketQueue {
+    /// When the queue is empty again: the first free slot, in microseconds.
+    next_free: i64,
+    /// How many units may wait at once.
+    capacity: u64,
+    interval_micros: i64,
+}
+
+impl LeakyBucketQueue {
+    /// A queue that lets one unit go every `interval_micros` and holds at
+    /// most `capacity` waiting units (0: a request is admitted only if its
+    /// slot is now).
+    ///
+    /// Errors when `capacity` is above `i64::MAX` or `interval_micros` is
+    /// not positive.
+    pub fn new(capacity: u64, interval_micros: i64) -> Result<Self, Error> {
+        if capacity > i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::Capacity, capacity));
+        }
+        if interval_micros <= 0 {
+            return Err(Error::invalid_int(Argument::Interval, interval_micros));
+        }
+        Ok(LeakyBucketQueue { next_free: 0, capacity, interval_micros })
+    }
+
+    /// How many units may wait at once.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The spacing between slots, in microseconds.
+    pub fn interval_micros(&self) -> i64 {
+        self.interval_micros
+    }
+
+    /// The first free slot (microseconds since creation): when the queue
+    /// is empty again.
+    pub fn next_free_micros(&self) -> i64 {
+        self.next_free
+    }
+
+    #[inline]
+    fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<i64>) {
+        let now = i128::from(now_micros);
+        let interval = i128::from(self.interval_micros.max(1));
+        let next_free = i128::from(self.next_free);
+        let limit = self.capacity.saturating_add(1);
+        let window = i64::try_from(interval.saturating_mul(i128::from(limit))).unwrap_or(NEVER);
+        let start = now.max(next_free);
+        // Units ahead in the queue, counting a partly elapsed slot as whole.
+        let remaining_after = |free: i128| -> u64 {
+            let queued = (free - now).max(0);
+            let queued_units = (queued + interval - 1) / interval;
+            (i128::from(limit) - queued_units).max(0) as u64
+        };
+        let reset = |free: i128| i64::try_from((free - now).max(0)).unwrap_or(NEVER);
+        if cost == 0 {
+            return (Decision::allowed(limit, remaining_after(next_free), reset(next_free), window), None);
+        }
+        // The last of the request's units waits this long for its slot.
+        let last_wait = (start - now).saturating_add(interval.saturating_mul(i128::from(cost) - 1));
+        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) {
+            let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
+            let mut decision = Decision::allowed(limit, remaining_after(new_free), reset(new_free), window);
+            decision.wait_micros = reset(start);
+            let stored = i64::try_from(new_free).unwrap_or(i64::MAX);
+            return (decision, Some(stored));
+        }
+        let retry_after = if cost > limit {
+            NEVER
+        } else {
+            // Admitted once `next_free − t + (cost − 1) × interval ≤
+            // capacity × interval`.
+            let at =
+                next_free.saturating_add(interval.saturating_mul(i128::from(cost) - 1 - i128::from(self.capacity)));
+            reset(at)
+        };
+        (Decision::refused(limit, remaining_after(next_free), retry_after, reset(next_free), window), None)
+    }
+}
+
+impl Admission for LeakyBucketQueue {
+    /// Admits `cost` units if the last of them can have a slot within
+    /// `capacity` intervals; the decision's `wait_micros` is how long until
+    /// the first slot (act then). `limit` is `capacity + 1`: one unit
+    /// served now and `capacity` waiting.
+    #[inline]
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        let (decision, next_free) = self.decide(cost, now_micros);
+        if let Some(next_free) = next_free {
+            self.next_free = next_free;
+        }
+        decision
+    }
+
+    #[inline]
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        self.decide(cost, now_micros).0
+    }
+}
+
+/// Words: the first free slot, then the configuration.
+impl Packed<3> for LeakyBucketQueue {
+    /// A decision changes only the first free slot.
+    const HOT: usize = 1;
+
+    #[inline]
+    fn pack(&self) -> [u64; 3] {
+        [self.next_free as u64, self.capacity, self.interval_micros as u64]
+    }
+
+    #[inline]
+    fn unpack(w: [u64; 3]) -> Self {
+        LeakyBucketQueue { next_free: w[0] as i64, capacity: w[1], interval_micros: w[2] as i64 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_fills_drains_and_refuses_overflow() {
+        // 3 units, leaking 1 per 100 ms.
+        let mut m = LeakyBucketMeter::new(3, 1, 100_000).unwrap();
+        let d = m.check(2, 0);
+        assert_eq!((d.allowed, d.limit, d.remaining, d.reset_after_micros), (true, 3, 1, 200_000));
+        assert_eq!(d.window_micros, 300_000);
+        assert!(m.check(1, 0).allowed);
+        let refused = m.check(1, 0);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after_micros, 100_000);
+        assert_eq!(m.level_at(0), 3);
+        assert_eq!(m.level_at(150_000), 1);
+        // 1.5 units in the bucket: one more fits, a second would spill.
+        assert!(m.check(1, 150_000).allowed);
+        assert_eq!(m.check(1, 150_000).retry_after_micros, 50_000);
+        assert_eq!(m.check(4, 10_000_000).retry_after_micros, NEVER);
+        assert!(m.check(3, 10_000_000).allowed);
+    }
+
+    #[test]
+    fn meter_rate_is_exact() {
+        // 3 per second: a full bucket of 3 drains in exactly 1 s.
+        let mut m = LeakyBucketMeter::new(3, 3, 1_000_000).unwrap();
+        assert!(m.check(3, 0).allowed);
+        assert!(!m.peek(3, 999_999).allowed);
+        assert!(m.peek(3, 1_000_000).allowed);
+        assert_eq!(m.peek(1, 0).retry_after_micros, 333_334);
+    }
+
+    #[test]
+    fn meter_refusal_consumes_nothing_and_backwards_time_drains_nothing() {
+        let mut m = LeakyBucketMeter::new(2, 1, 1_000).unwrap();
+        assert!(m.check(2, 5_000).allowed);
+        let before = m;
+        assert!(!m.check(1, 5_000).allowed);
+        assert!(!m.check(1, 0).allowed);
+        assert!(!m.check(1, i64::MIN).allowed);
+        assert_eq!(m, before);
+        // A time in the past counts as the latest time seen.
+        assert_eq!(m.peek(1, 4_000).retry_after_micros, 1_000);
+        assert!(m.check(1, 6_000).allowed);
+    }
+
+    #[test]
+    fn queue_spaces_requests_and_bounds_the_queue() {
+        // One every 100 ms, at most 2 waiting.
+        let mut q = LeakyBucketQueue::new(2, 100_000).unwrap();
+        let waits: [i64; 3] = core::array::from_fn(|_| {
+            let d = q.check(1, 0);
+            assert!(d.allowed);
+            d.wait_micros
+        });
+        assert_eq!(waits, [0, 100_000, 200_000]);
+        let refused = q.check(1, 0);
+        assert!(!refused.allowed);
+        assert_eq!((refused.limit, refused.remaining), (3, 0));
+        assert_eq!(refused.retry_after_micros, 100_000);
+        assert_eq!(refused.reset_after_micros, 300_000);
+        let d = q.check(1, 100_000);
+        assert_eq!((d.allowed, d.wait_micros), (true, 200_000));
+        // A request of 2 takes two slots; 4 can never fit.
+        let mut q = LeakyBucketQueue::new(2, 100_000).unwrap();
+        assert_eq!(q.check(2, 0).wait_micros, 0);
+        assert_eq!(q.check(1, 0).wait_micros, 200_000);
+        assert_eq!(q.check(4, 0).retry_after_micros, NEVER);
+        assert_eq!(q.next_free_micros(), 300_000);
+    }
+
+    #[test]
+    fn queue_of_capacity_zero_admits_only_free_slots() {
+        let mut q = LeakyBucketQueue::new(0, 1_000).unwrap();
+        assert!(q.check(1, 0).allowed);
+        let refused = q.check(1, 500);
+        assert_eq!((refused.allowed, refused.retry_after_micros), (false, 500));
+        assert!(q.check(1, 1_000).allowed);
+        assert_eq!(q.check(2, 5_000).retry_after_micros, NEVER);
+    }
+
+    #[test]
+    fn invalid_parameters_are_errors() {
+        assert_eq!(LeakyBucketMeter::new(0, 1, 1), Err(Error::invalid_int(Argument::Capacity, 0)));
+        assert!(LeakyBucketMeter::new(1, 0, 1).is_err());
+        assert!(LeakyBucketMeter::new(1, 1, 0).is_err());
+        assert!(LeakyBucketMeter::new(u64::MAX, 1, 1).is_err());
+        assert_eq!(LeakyBucketQueue::new(0, 0), Err(Error::invalid_int(Argument::Interval, 0)));
+        assert!(LeakyBucketQueue::new(u64::MAX, 1).is_err());
+        assert!(LeakyBucketQueue::new(0, 1).is_ok());
+    }
+
+    #[test]
+    fn extreme_inputs_never_panic() {
+        let mut m = LeakyBucketMeter::new(i64::MAX as u64, i64::MAX as u64, i64::MAX).unwrap();
+        let mut q = LeakyBucketQueue::new(i64::MAX as u64, i64::MAX).unwrap();
+        let mut small = LeakyBucketQueue::new(0, 1).unwrap();
+        for now in [i64::MIN, -1, 0, 1, i64::MAX, 0, i64::MIN] {
+            for cost in [0, 1, u64::MAX] {
+                let _ = (m.check(cost, now), m.peek(cost, now), m.level_at(now));
+                let _ = (q.check(cost, now), q.peek(cost, now));
+                let _ = (small.check(cost, now), small.peek(cost, now));
+            }
+        }
+    }
+
+    #[test]
+    fn packing_round_trips() {
+        let mut m = LeakyBucketMeter::new(5, 2, 1_000).unwrap();
+        let before = m.pack();
+        m.check(3, 10);
+        assert_eq!(before[LeakyBucketMeter::HOT..], m.pack()[LeakyBucketMeter::HOT..]);
+        assert_eq!(LeakyBucketMeter::unpack(m.pack()), m);
+        let mut q = LeakyBucketQueue::new(5, 1_000).unwrap();
+        let before = q.pack();
+        q.check(3, 10);
+        assert_eq!(before[LeakyBucketQueue::HOT..], q.pack()[LeakyBucketQueue::HOT..]);
+        assert_eq!(LeakyBucketQueue::unpack(q.pack()), q);
+    }
+}

@@ -1,0 +1,259 @@
+//! The sliding log: exactly `limit` units in any window of `window_micros`.
+//!
+//! The log remembers when every admitted unit was admitted; a request at
+//! time `t` is admitted if the units logged in `(t − window, t]`, plus its
+//! cost, stay within `limit`. It is the only exact window algorithm — no
+//! interval of length `window` ever holds more than `limit` units — and it
+//! pays for that in memory.
+//!
+//! **Memory: bounded by the limit.** Units admitted at the same microsecond
+//! share one [`LogEntry`], and every entry holds at least one unit that
+//! still counts, so the log never needs more than `limit` entries (16 bytes
+//! each). The core allocates nothing: it keeps its entries in a ring over
+//! storage the caller provides (`[LogEntry; N]`, a `&mut [LogEntry]`, or —
+//! in the std layer — a boxed slice), which must hold at least `limit`
+//! entries. A decision costs O(1) amortized (old entries are dropped as
+//! they slide out), and a refusal's retry-after walks the entries.
+//!
+//! A time earlier than the latest seen counts as the latest, so the log
+//! stays sorted and time going backwards never frees a unit.
+
+use crate::admission::Admission;
+use crate::decision::{Decision, NEVER};
+use crate::error::Error;
+use crate::fixed_window::check_limit_and_window;
+
+/// Units admitted at one microsecond.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogEntry {
+    /// When they were admitted (microseconds since creation).
+    pub at_micros: i64,
+    /// How many units (at least 1 in a live entry).
+    pub units: u64,
+}
+
+/// A sliding log of at most `limit` units per `window_micros`, over storage
+/// `S` of at least `limit` entries.
+#[derive(Debug, Clone)]
+pub struct SlidingLog<S> {
+    entries: S,
+    /// The oldest live entry's slot.
+    head: usize,
+    /// How many entries are live.
+    len: usize,
+    /// The units in the live entries.
+    total: u64,
+    /// The latest time seen.
+    latest: i64,
+    limit: u64,
+    window_micros: i64,
+}
+
+impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
+    /// At most `limit` units in any window of `window_micros`, logged in
+    /// `storage`, which must hold at least `limit` entries (its contents are
+    /// ignored).
+    ///
+    /// Errors when `limit` is 0 or exceeds the storage's length, or
+    /// `window_micros` is not positive.
+    pub fn new(limit: u64, window_micros: i64, storage: S) -> Result<Self, Error> {
+        check_limit_and_window(limit, storage.as_ref().len() as u64, window_micros)?;
+        Ok(SlidingLog { entries: storage, head: 0, len: 0, total: 0, latest: i64::MIN, limit, window_micros })
+    }
+
+    /// Units per window.
+    #[inline]
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The window's length in microseconds.
+    pub fn window_micros(&self) -> i64 {
+        self.window_micros
+    }
+
+    /// The live entries, oldest first (some may have slid out since the
+    /// last decision).
+    pub fn entries(&self) -> impl Iterator<Item = LogEntry> + '_ {
+        let slots = self.entries.as_ref();
+        (0..self.len).map(move |i| slots[(self.head + i) % slots.len()])
+    }
+
+    /// Whether an entry at `at` still counts at time `t`: it is in
+    /// `(t − window, t]`.
+    #[inline]
+    fn counts_at(&self, at: i64, t: i64) -> bool {
+        i128::from(at) > i128::from(t) - i128::from(self.window_micros)
+    }
+
+    /// How many of the oldest entries have slid out at `t`, and their units.
+    #[inline]
+    fn expired(&self, t: i64) -> (usize, u64) {
+        let mut units = 0;
+        for (i, entry) in self.entries().enumerate() {
+            if self.counts_at(entry.at_micros, t) {
+                return (i, units);
+            }
+            units += entry.units;
+        }
+        (self.len, units)
+    }
+
+    /// When the entry at `at` stops counting, from `t`.
+    #[inline]
+    fn until_out(&self, at: i64, t: i64) -> i64 {
+        let out = i128::from(at) + i128::from(self.window_micros) - i128::from(t);
+        i64::try_from(out.max(0)).unwrap_or(NEVER)
+    }
+
+    /// The decision at `t` (already clamped) with `skip` expired entries
+    /// holding `expired_units`.
+    fn decide(&self, cost: u64, t: i64, skip: usize, expired_units: u64) -> Decision {
+        let total = self.total - expired_units;
+        let after = total.saturating_add(cost);
+        let newest = self.entries().skip(skip).last();
+        if after <= self.limit {
+            let reset_after = if after == 0 {
+                0
+            } else if cost > 0 {
+                self.window_micros
+            } else {
+                newest.map_or(0, |e| self.until_out(e.at_micros, t))
+            };
+            return Decision::allowed(self.limit, self.limit - after, reset_after, self.window_micros);
+        }
+        let retry_after = if cost > self.limit {
+            NEVER
+        } else {
+            // Wait until enough of the oldest units slide out.
+            let mut excess = after - self.limit;
+            let mut retry = NEVER;
+            for entry in self.entries().skip(skip) {
+                if entry.units >= excess {
+                    retry = self.until_out(entry.at_micros, t);
+                    break;
+                }
+                excess -= entry.units;
+            }
+            retry
+        };
+        let reset_after = newest.map_or(0, |e| self.until_out(e.at_micros, t));
+        Decision::refused(self.limit, self.limit - total, retry_after, reset_after, self.window_micros)
+    }
+}
+
+impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
+    #[inline]
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        let t = now_micros.max(self.latest);
+        self.latest = t;
+        // Drop what slid out: the log holds only live entries.
+        let (skip, expired_units) = self.expired(t);
+        let capacity = self.entries.as_ref().len();
+        self.head = (self.head + skip) % capacity;
+        self.len -= skip;
+        self.total -= expired_units;
+        let decision = self.decide(cost, t, 0, 0);
+        if decision.allowed && cost > 0 {
+            self.total += cost;
+            let slots = self.entries.as_mut();
+            let newest = (self.head + self.len + capacity - 1) % capacity;
+            if self.len > 0 && slots[newest].at_micros == t {
+                slots[newest].units += cost;
+            } else {
+                // Room is guaranteed: every live entry holds at least one of
+                // the at most `limit <= capacity` live units.
+                slots[(self.head + self.len) % capacity] = LogEntry { at_micros: t, units: cost };
+                self.len += 1;
+            }
+        }
+        decision
+    }
+
+    #[inline]
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        let t = now_micros.max(self.latest);
+        let (skip, expired_units) = self.expired(t);
+        self.decide(cost, t, skip, expired_units)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Argument;
+
+    fn log(limit: u64, window: i64) -> SlidingLog<[LogEntry; 8]> {
+        SlidingLog::new(limit, window, [LogEntry::default(); 8]).unwrap()
+    }
+
+    #[test]
+    fn exact_window() {
+        let mut l = log(3, 1_000);
+        assert!(l.check(1, 100).allowed);
+        assert!(l.check(2, 600).allowed);
+        let refused = l.check(1, 1_099);
+        assert_eq!((refused.allowed, refused.remaining), (false, 0));
+        // The unit at 100 stops counting at 1,100; the two at 600 at 1,600.
+        assert_eq!(refused.retry_after_micros, 1);
+        assert_eq!(refused.reset_after_micros, 501);
+        let d = l.check(1, 1_100);
+        assert_eq!((d.allowed, d.remaining, d.reset_after_micros), (true, 0, 1_000));
+        assert_eq!(l.check(2, 1_100).retry_after_micros, 500);
+        assert_eq!(l.check(4, 1_100).retry_after_micros, NEVER);
+        assert_eq!(l.entries().count(), 2);
+    }
+
+    #[test]
+    fn same_time_units_share_an_entry_so_memory_stays_bounded() {
+        let mut l = SlidingLog::new(4, 10, [LogEntry::default(); 4]).unwrap();
+        for now in 0..1_000 {
+            for _ in 0..5 {
+                l.check(1, now);
+            }
+            assert!(l.entries().count() <= 4);
+        }
+        assert_eq!(l.peek(0, 999).remaining, 0);
+    }
+
+    #[test]
+    fn storage_must_hold_the_limit() {
+        assert_eq!(
+            SlidingLog::new(9, 10, [LogEntry::default(); 8]).unwrap_err(),
+            Error::invalid_int(Argument::Limit, 9)
+        );
+        assert!(SlidingLog::new(0, 10, [LogEntry::default(); 8]).is_err());
+        assert!(SlidingLog::new(1, 0, [LogEntry::default(); 8]).is_err());
+        let mut storage = [LogEntry::default(); 2];
+        let mut borrowed = SlidingLog::new(2, 10, &mut storage[..]).unwrap();
+        assert!(borrowed.check(2, 0).allowed);
+    }
+
+    #[test]
+    fn time_going_backwards_frees_nothing() {
+        let mut l = log(1, 1_000);
+        assert!(l.check(1, 5_000).allowed);
+        assert!(!l.check(1, 4_000).allowed);
+        assert!(!l.check(1, i64::MIN).allowed);
+        assert!(l.check(1, 6_000).allowed);
+    }
+
+    #[test]
+    fn peek_agrees_with_check() {
+        let mut l = log(5, 100);
+        for (now, cost) in [(0, 2), (50, 2), (120, 3), (149, 1), (151, 2), (400, 5), (401, 0)] {
+            let peeked = l.peek(cost, now);
+            assert_eq!(peeked, l.check(cost, now), "at {now}");
+        }
+    }
+
+    #[test]
+    fn extreme_inputs_never_panic() {
+        let mut l = SlidingLog::new(8, i64::MAX, [LogEntry::default(); 8]).unwrap();
+        for now in [i64::MIN, -1, 0, 1, i64::MAX, i64::MIN] {
+            for cost in [0, 1, u64::MAX] {
+                let _ = (l.check(cost, now), l.peek(cost, now));
+            }
+        }
+    }
+}

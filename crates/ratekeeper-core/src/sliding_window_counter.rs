@@ -1,0 +1,246 @@
+//! The sliding window counter: the weighted two-window approximation.
+//!
+//! Two counters per limiter, as in Cloudflare's description ("How we built
+//! rate limiting capable of scaling to millions of domains", 2017): the
+//! units admitted in the current fixed window and in the previous one. The
+//! previous window's count is assumed spread evenly over it, so at a point
+//! `elapsed` into the current window the estimate of the last `window` is
+//!
+//! ```text
+//! previous × (window − elapsed) / window + current
+//! ```
+//!
+//! and a request is admitted if the estimate plus its cost stays within
+//! `limit`. Here the comparison is done in exact integers (everything
+//! multiplied by `window`), so no rounding decides a boundary case.
+//!
+//! **Worst case: up to 2 × `limit` in an interval of length `window`**, when
+//! the previous window's units all came at its very end (the estimate then
+//! counts them as mostly gone); exact when traffic is even. Any interval of
+//! length `window` overlaps at most two fixed windows, each holding at most
+//! `limit`. Memory: two counters.
+//!
+//! A time earlier than the latest seen counts as the latest.
+
+use crate::admission::Admission;
+use crate::decision::{Decision, NEVER};
+use crate::error::Error;
+use crate::fixed_window::check_limit_and_window;
+use crate::packed::Packed;
+
+/// The weighted two-window approximation: about `limit` units per
+/// `window_micros`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlidingWindowCounter {
+    /// The current fixed window's number.
+    index: i64,
+    /// Units admitted in the previous window.
+    previous: u64,
+    /// Units admitted in the current window.
+    current: u64,
+    limit: u64,
+    window_micros: i64,
+}
+
+impl SlidingWindowCounter {
+    /// About `limit` units per sliding `window_micros`.
+    ///
+    /// Errors when `limit` is 0 or above `i64::MAX`, or `window_micros` is
+    /// not positive.
+    pub fn new(limit: u64, window_micros: i64) -> Result<Self, Error> {
+        check_limit_and_window(limit, i64::MAX as u64, window_micros)?;
+        Ok(SlidingWindowCounter { index: 0, previous: 0, current: 0, limit, window_micros })
+    }
+
+    /// Units per window.
+    #[inline]
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The window's length in microseconds.
+    pub fn window_micros(&self) -> i64 {
+        self.window_micros
+    }
+
+    /// The window at `now` (never before the current one), its two counts,
+    /// and how far into it `now` is (0 if time went backwards).
+    #[inline]
+    fn at(&self, now: i64) -> (i64, u64, u64, i128) {
+        let window = self.window_micros.max(1);
+        let index = now.div_euclid(window).max(self.index);
+        let (previous, current) = match i128::from(index) - i128::from(self.index) {
+            0 => (self.previous, self.current),
+            1 => (self.current, 0),
+            _ => (0, 0),
+        };
+        let elapsed = (i128::from(now) - i128::from(index) * i128::from(window)).max(0);
+        (index, previous, current, elapsed)
+    }
+
+    #[inline]
+    fn decide(&self, cost: u64, now_micros: i64) -> (Decision, Option<(i64, u64, u64)>) {
+        let (index, previous, current, elapsed) = self.at(now_micros);
+        let w = i128::from(self.window_micros.max(1));
+        let limit = i128::from(self.limit);
+        // Everything times `w`: the estimate is `previous × (w − elapsed) +
+        // current × w`, compared with `limit × w`.
+        // (Saturating: a garbage state from a torn read must not panic.)
+        let weighted_previous = i128::from(previous).saturating_mul(w - elapsed);
+        let used = |current: u64| weighted_previous.saturating_add(i128::from(current).saturating_mul(w));
+        let capacity = limit.saturating_mul(w);
+        let remaining = |current: u64| ((capacity - used(current)).max(0) / w) as u64;
+        let reset_after = |current: u64| -> i64 {
+            let until = if current > 0 {
+                2 * w - elapsed
+            } else if previous > 0 {
+                w - elapsed
+            } else {
+                0
+            };
+            i64::try_from(until).unwrap_or(NEVER)
+        };
+        let after = current.saturating_add(cost);
+        if used(after) <= capacity {
+            let decision = Decision::allowed(self.limit, remaining(after), reset_after(after), self.window_micros);
+            return (decision, (cost > 0).then_some((index, previous, after)));
+        }
+        let retry_after = if cost > self.limit {
+            NEVER
+        } else {
+            let cost = i128::from(cost);
+            let room = limit - i128::from(current) - cost;
+            // The earliest `elapsed` at which `p × (w − e) <= room × w`: the
+            // smallest `e >= w − room × w / p`.
+            let earliest = |p: i128, room: i128| if p == 0 { 0 } else { (w - room.saturating_mul(w) / p).max(0) };
+            let retry = if room >= 0 && earliest(i128::from(previous), room) < w {
+                earliest(i128::from(previous), room) - elapsed
+            } else {
+                // In the next window the current count becomes the previous.
+                let next = earliest(i128::from(current), limit - cost);
+                (w - elapsed) + next
+            };
+            i64::try_from(retry).unwrap_or(NEVER)
+        };
+        (Decision::refused(self.limit, remaining(current), retry_after, reset_after(current), self.window_micros), None)
+    }
+}
+
+impl Admission for SlidingWindowCounter {
+    #[inline]
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        let (decision, update) = self.decide(cost, now_micros);
+        if let Some((index, previous, current)) = update {
+            self.index = index;
+            self.previous = previous;
+            self.current = current;
+        }
+        decision
+    }
+
+    #[inline]
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        self.decide(cost, now_micros).0
+    }
+}
+
+/// Words: the window and its two counts, then the configuration.
+impl Packed<5> for SlidingWindowCounter {
+    /// A decision changes the window and the counts.
+    const HOT: usize = 3;
+
+    #[inline]
+    fn pack(&self) -> [u64; 5] {
+        [self.index as u64, self.previous, self.current, self.limit, self.window_micros as u64]
+    }
+
+    #[inline]
+    fn unpack(w: [u64; 5]) -> Self {
+        SlidingWindowCounter {
+            index: w[0] as i64,
+            previous: w[1],
+            current: w[2],
+            limit: w[3],
+            window_micros: w[4] as i64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previous_window_weighs_in_proportion() {
+        // 10 per second.
+        let mut c = SlidingWindowCounter::new(10, 1_000_000).unwrap();
+        assert!(c.check(10, 500_000).allowed);
+        // 25% into the next window, 75% of the previous 10 still count.
+        let d = c.check(2, 1_250_000);
+        assert_eq!((d.allowed, d.remaining), (true, 0));
+        assert_eq!(d.reset_after_micros, 1_750_000);
+        let refused = c.check(1, 1_250_000);
+        assert!(!refused.allowed);
+        // 7.5 + 2 + 1 <= 10 once 0.5 more of the previous has gone: 1.3 s.
+        assert_eq!(refused.retry_after_micros, 50_000);
+        assert!(!c.check(1, 1_299_999).allowed);
+        assert!(c.check(1, 1_300_000).allowed);
+        assert_eq!(c.check(11, 1_300_000).retry_after_micros, NEVER);
+    }
+
+    #[test]
+    fn retry_may_wait_for_the_next_window() {
+        let mut c = SlidingWindowCounter::new(4, 1_000).unwrap();
+        assert!(c.check(4, 100).allowed);
+        let refused = c.check(2, 200);
+        // In the next window the 4 weigh (1000 − e)/1000: 2 fit when e >= 500.
+        assert_eq!(refused.retry_after_micros, 1_300);
+        assert!(!c.check(2, 1_499).allowed);
+        assert!(c.check(2, 1_500).allowed);
+        // A whole limit must wait for the count to weigh nothing.
+        let mut c = SlidingWindowCounter::new(4, 1_000).unwrap();
+        c.check(1, 0);
+        assert_eq!(c.check(4, 0).retry_after_micros, 2_000);
+    }
+
+    #[test]
+    fn worst_case_is_below_twice_the_limit_in_a_window() {
+        // The previous window's 100 all at its end, then the estimate lets
+        // in about 100 more over the next window.
+        let mut c = SlidingWindowCounter::new(100, 1_000_000).unwrap();
+        assert!(c.check(100, 999_999).allowed);
+        let mut admitted = 100;
+        for now in (1_000_000..1_999_999).step_by(1_000) {
+            admitted += u64::from(c.check(1, now).allowed);
+        }
+        assert!(admitted > 190 && admitted <= 200, "{admitted}");
+    }
+
+    #[test]
+    fn invalid_parameters_are_errors() {
+        assert!(SlidingWindowCounter::new(0, 1).is_err());
+        assert!(SlidingWindowCounter::new(1, 0).is_err());
+        assert!(SlidingWindowCounter::new(u64::MAX, 1).is_err());
+    }
+
+    #[test]
+    fn extreme_inputs_never_panic() {
+        let mut c = SlidingWindowCounter::new(i64::MAX as u64, i64::MAX).unwrap();
+        let mut small = SlidingWindowCounter::new(1, 1).unwrap();
+        for now in [i64::MIN, -1, 0, 1, i64::MAX, i64::MIN] {
+            for cost in [0, 1, u64::MAX] {
+                let _ = (c.check(cost, now), c.peek(cost, now), small.check(cost, now));
+            }
+        }
+        let _ = SlidingWindowCounter::unpack([u64::MAX; 5]).peek(1, 0);
+    }
+
+    #[test]
+    fn packing_round_trips() {
+        let mut c = SlidingWindowCounter::new(9, 100).unwrap();
+        let before = c.pack();
+        c.check(3, 150);
+        assert_eq!(before[SlidingWindowCounter::HOT..], c.pack()[SlidingWindowCounter::HOT..]);
+        assert_eq!(SlidingWindowCounter::unpack(c.pack()), c);
+    }
+}

@@ -1,0 +1,265 @@
+//! Any admission-style algorithm from a [`LimiterSpec`]: [`AnyLimiter`]
+//! (thread-safe, what bindings construct) and [`AnyCore`] (the bare state
+//! machine, what [`CompositeLimiter`](crate::CompositeLimiter) holds).
+//!
+//! A binding turns its caller's arguments into a `LimiterSpec` (plain
+//! numbers, durations in microseconds) and gets a limiter with `check` and
+//! `peek`, whatever the algorithm: one code path instead of eight.
+
+use ratekeeper_core::fixed_window::FixedWindow as CoreFixed;
+use ratekeeper_core::gcra::Gcra as CoreGcra;
+use ratekeeper_core::leaky_bucket::{LeakyBucketMeter as CoreMeter, LeakyBucketQueue as CoreQueue};
+use ratekeeper_core::sliding_log::{LogEntry, SlidingLog as CoreLog};
+use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
+use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
+use ratekeeper_core::token_bucket::TokenBucket as CoreTokenBucket;
+use ratekeeper_core::{Admission, Decision, Error, LimiterSpec};
+
+use crate::clock::{Clock, MonotonicClock};
+use crate::windows::new_log;
+use crate::{
+    FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, SlidingLog, SlidingWindow, SlidingWindowCounter, TokenBucket,
+};
+
+/// The core state machine of any admission-style algorithm (the sliding
+/// log's entries in a boxed slice).
+#[derive(Debug, Clone)]
+pub enum AnyCore {
+    /// [`ratekeeper_core::TokenBucket`].
+    TokenBucket(CoreTokenBucket),
+    /// [`ratekeeper_core::Gcra`].
+    Gcra(CoreGcra),
+    /// [`ratekeeper_core::LeakyBucketMeter`].
+    LeakyBucketMeter(CoreMeter),
+    /// [`ratekeeper_core::LeakyBucketQueue`].
+    LeakyBucketQueue(CoreQueue),
+    /// [`ratekeeper_core::FixedWindow`].
+    FixedWindow(CoreFixed),
+    /// [`ratekeeper_core::SlidingWindow`].
+    SlidingWindow(CoreSliding),
+    /// [`ratekeeper_core::SlidingLog`] (at most
+    /// [`MAX_SLIDING_LOG_LIMIT`](crate::MAX_SLIDING_LOG_LIMIT)).
+    SlidingLog(CoreLog<Box<[LogEntry]>>),
+    /// [`ratekeeper_core::SlidingWindowCounter`].
+    SlidingWindowCounter(CoreCounter),
+}
+
+impl AnyCore {
+    /// Builds the algorithm `spec` describes, created at time 0; errors with
+    /// the algorithm's own invalid-argument error.
+    pub fn new(spec: &LimiterSpec) -> Result<Self, Error> {
+        Ok(match *spec {
+            LimiterSpec::TokenBucket { rate, burst } => AnyCore::TokenBucket(CoreTokenBucket::new(rate, burst)?),
+            LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
+                AnyCore::Gcra(CoreGcra::new(max_burst, count_per_period, period_micros)?)
+            }
+            LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
+                AnyCore::LeakyBucketMeter(CoreMeter::new(capacity, count_per_period, period_micros)?)
+            }
+            LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
+                AnyCore::LeakyBucketQueue(CoreQueue::new(capacity, interval_micros)?)
+            }
+            LimiterSpec::FixedWindow { limit, window_micros } => {
+                AnyCore::FixedWindow(CoreFixed::new(limit, window_micros)?)
+            }
+            LimiterSpec::SlidingWindow { limit, window_micros, sub_windows } => {
+                AnyCore::SlidingWindow(CoreSliding::new(limit, window_micros, sub_windows)?)
+            }
+            LimiterSpec::SlidingLog { limit, window_micros } => AnyCore::SlidingLog(new_log(limit, window_micros)?),
+            LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
+                AnyCore::SlidingWindowCounter(CoreCounter::new(limit, window_micros)?)
+            }
+        })
+    }
+
+    fn as_admission(&self) -> &dyn Admission {
+        match self {
+            AnyCore::TokenBucket(a) => a,
+            AnyCore::Gcra(a) => a,
+            AnyCore::LeakyBucketMeter(a) => a,
+            AnyCore::LeakyBucketQueue(a) => a,
+            AnyCore::FixedWindow(a) => a,
+            AnyCore::SlidingWindow(a) => a,
+            AnyCore::SlidingLog(a) => a,
+            AnyCore::SlidingWindowCounter(a) => a,
+        }
+    }
+
+    fn as_admission_mut(&mut self) -> &mut dyn Admission {
+        match self {
+            AnyCore::TokenBucket(a) => a,
+            AnyCore::Gcra(a) => a,
+            AnyCore::LeakyBucketMeter(a) => a,
+            AnyCore::LeakyBucketQueue(a) => a,
+            AnyCore::FixedWindow(a) => a,
+            AnyCore::SlidingWindow(a) => a,
+            AnyCore::SlidingLog(a) => a,
+            AnyCore::SlidingWindowCounter(a) => a,
+        }
+    }
+}
+
+impl Admission for AnyCore {
+    fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
+        self.as_admission_mut().check(cost, now_micros)
+    }
+
+    fn peek(&self, cost: u64, now_micros: i64) -> Decision {
+        self.as_admission().peek(cost, now_micros)
+    }
+}
+
+/// Any admission-style limiter, thread-safe, built from a [`LimiterSpec`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use ratekeeper::{AnyLimiter, LimiterSpec, ManualClock};
+///
+/// let spec = LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 };
+/// let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new()))?;
+/// assert_eq!(limiter.algorithm(), "fixed_window");
+/// assert!(limiter.check(2).allowed);
+/// assert!(!limiter.check(1).allowed);
+/// # Ok::<(), ratekeeper::Error>(())
+/// ```
+#[derive(Debug)]
+pub enum AnyLimiter<C: Clock = MonotonicClock> {
+    /// A [`TokenBucket`].
+    TokenBucket(TokenBucket<C>),
+    /// A [`Gcra`].
+    Gcra(Gcra<C>),
+    /// A [`LeakyBucketMeter`].
+    LeakyBucketMeter(LeakyBucketMeter<C>),
+    /// A [`LeakyBucketQueue`].
+    LeakyBucketQueue(LeakyBucketQueue<C>),
+    /// A [`FixedWindow`].
+    FixedWindow(FixedWindow<C>),
+    /// A [`SlidingWindow`].
+    SlidingWindow(SlidingWindow<C>),
+    /// A [`SlidingLog`].
+    SlidingLog(SlidingLog<C>),
+    /// A [`SlidingWindowCounter`].
+    SlidingWindowCounter(SlidingWindowCounter<C>),
+}
+
+impl AnyLimiter<MonotonicClock> {
+    /// The limiter `spec` describes, on the monotonic clock.
+    pub fn new(spec: &LimiterSpec) -> Result<Self, Error> {
+        Self::with_clock(spec, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> AnyLimiter<C> {
+    /// The limiter `spec` describes, created now on `clock`; errors with the
+    /// algorithm's own invalid-argument error.
+    pub fn with_clock(spec: &LimiterSpec, clock: C) -> Result<Self, Error> {
+        Ok(match AnyCore::new(spec)? {
+            AnyCore::TokenBucket(core) => AnyLimiter::TokenBucket(TokenBucket::from_core(core, clock)),
+            AnyCore::Gcra(core) => AnyLimiter::Gcra(Gcra::from_core(core, clock)),
+            AnyCore::LeakyBucketMeter(core) => AnyLimiter::LeakyBucketMeter(LeakyBucketMeter::from_core(core, clock)),
+            AnyCore::LeakyBucketQueue(core) => AnyLimiter::LeakyBucketQueue(LeakyBucketQueue::from_core(core, clock)),
+            AnyCore::FixedWindow(core) => AnyLimiter::FixedWindow(FixedWindow::from_core(core, clock)),
+            AnyCore::SlidingWindow(core) => AnyLimiter::SlidingWindow(SlidingWindow::from_core(core, clock)),
+            AnyCore::SlidingLog(core) => AnyLimiter::SlidingLog(SlidingLog::from_core(core, clock)),
+            AnyCore::SlidingWindowCounter(core) => {
+                AnyLimiter::SlidingWindowCounter(SlidingWindowCounter::from_core(core, clock))
+            }
+        })
+    }
+
+    /// Admits `cost` units now if the limit allows it, consuming them; a
+    /// refusal consumes nothing. A shaper (the leaky bucket queue) admits
+    /// with a wait (`wait_micros`) and does not sleep.
+    pub fn check(&self, cost: u64) -> Decision {
+        match self {
+            AnyLimiter::TokenBucket(l) => l.check(cost),
+            AnyLimiter::Gcra(l) => l.check(cost),
+            AnyLimiter::LeakyBucketMeter(l) => l.check(cost),
+            AnyLimiter::LeakyBucketQueue(l) => l.check(cost),
+            AnyLimiter::FixedWindow(l) => l.check(cost),
+            AnyLimiter::SlidingWindow(l) => l.check(cost),
+            AnyLimiter::SlidingLog(l) => l.check(cost),
+            AnyLimiter::SlidingWindowCounter(l) => l.check(cost),
+        }
+    }
+
+    /// The decision [`check`](Self::check) would make now, consuming
+    /// nothing.
+    pub fn peek(&self, cost: u64) -> Decision {
+        match self {
+            AnyLimiter::TokenBucket(l) => l.peek(cost),
+            AnyLimiter::Gcra(l) => l.peek(cost),
+            AnyLimiter::LeakyBucketMeter(l) => l.peek(cost),
+            AnyLimiter::LeakyBucketQueue(l) => l.peek(cost),
+            AnyLimiter::FixedWindow(l) => l.peek(cost),
+            AnyLimiter::SlidingWindow(l) => l.peek(cost),
+            AnyLimiter::SlidingLog(l) => l.peek(cost),
+            AnyLimiter::SlidingWindowCounter(l) => l.peek(cost),
+        }
+    }
+
+    /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
+    pub fn algorithm(&self) -> &'static str {
+        match self {
+            AnyLimiter::TokenBucket(_) => "token_bucket",
+            AnyLimiter::Gcra(_) => "gcra",
+            AnyLimiter::LeakyBucketMeter(_) => "leaky_bucket_meter",
+            AnyLimiter::LeakyBucketQueue(_) => "leaky_bucket_queue",
+            AnyLimiter::FixedWindow(_) => "fixed_window",
+            AnyLimiter::SlidingWindow(_) => "sliding_window",
+            AnyLimiter::SlidingLog(_) => "sliding_log",
+            AnyLimiter::SlidingWindowCounter(_) => "sliding_window_counter",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use std::sync::Arc;
+
+    fn every_spec() -> [LimiterSpec; 8] {
+        [
+            LimiterSpec::TokenBucket { rate: 1.0, burst: 2 },
+            LimiterSpec::Gcra { max_burst: 1, count_per_period: 1, period_micros: 1_000_000 },
+            LimiterSpec::LeakyBucketMeter { capacity: 2, count_per_period: 1, period_micros: 1_000_000 },
+            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1_000_000 },
+            LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 },
+            LimiterSpec::SlidingWindow { limit: 2, window_micros: 1_000_000, sub_windows: 4 },
+            LimiterSpec::SlidingLog { limit: 2, window_micros: 1_000_000 },
+            LimiterSpec::SlidingWindowCounter { limit: 2, window_micros: 1_000_000 },
+        ]
+    }
+
+    #[test]
+    fn every_algorithm_admits_two_then_refuses() {
+        for spec in every_spec() {
+            let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new())).unwrap();
+            assert_eq!(limiter.algorithm(), spec.algorithm());
+            assert!(limiter.check(1).allowed, "{spec:?}");
+            assert!(limiter.check(1).allowed, "{spec:?}");
+            let refused = limiter.check(1);
+            assert!(!refused.allowed, "{spec:?}");
+            assert_eq!(limiter.peek(1), refused, "{spec:?}");
+            assert_eq!(limiter.check(3).retry_after_micros, crate::NEVER, "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_specs_are_the_algorithms_errors() {
+        let bad = [
+            LimiterSpec::TokenBucket { rate: f64::NAN, burst: 1 },
+            LimiterSpec::Gcra { max_burst: 1, count_per_period: 0, period_micros: 1 },
+            LimiterSpec::LeakyBucketMeter { capacity: 0, count_per_period: 1, period_micros: 1 },
+            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: -1 },
+            LimiterSpec::FixedWindow { limit: 0, window_micros: 1 },
+            LimiterSpec::SlidingWindow { limit: 1, window_micros: 10, sub_windows: 3 },
+            LimiterSpec::SlidingLog { limit: crate::MAX_SLIDING_LOG_LIMIT + 1, window_micros: 1 },
+            LimiterSpec::SlidingWindowCounter { limit: 1, window_micros: 0 },
+        ];
+        for spec in bad {
+            assert!(matches!(AnyLimiter::new(&spec), Err(Error::InvalidArgument(_))), "{spec:?}");
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The window algorithms, shareable between threads: [`FixedWindow`],
+//! [`SlidingWindow`] and [`SlidingWindowCounter`] (lock-free, like every
+//! fixed-size limiter) and [`SlidingLog`] (behind a mutex). Semantics in
+//! the core modules of the same names.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use ratekeeper_core::fixed_window::FixedWindow as CoreFixed;
+use ratekeeper_core::sliding_log::{LogEntry, SlidingLog as CoreLog};
+use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
+use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
+use ratekeeper_core::{Admission, Argument, Decision, Error};
+
+use crate::clock::{duration_to_micros, Clock, MonotonicClock};
+use crate::shared::admission_limiter;
+
+admission_limiter!(
+    /// At most `limit` units per fixed window of `window`, windows aligned
+    /// to the limiter's creation. Worst case: `2 × limit` across a window
+    /// boundary.
+    FixedWindow,
+    CoreFixed,
+    4
+);
+
+impl FixedWindow<MonotonicClock> {
+    /// `limit` units per `window` on the monotonic clock. Errors on a zero
+    /// limit or a window under a microsecond.
+    pub fn new(limit: u64, window: Duration) -> Result<Self, Error> {
+        Self::with_clock(limit, window, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> FixedWindow<C> {
+    /// [`FixedWindow::new`] on `clock`.
+    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
+        Ok(Self::from_core(CoreFixed::new(limit, duration_to_micros(window))?, clock))
+    }
+}
+
+admission_limiter!(
+    /// At most `limit` units in the last `sub_windows` sub-windows of
+    /// `window / sub_windows` each (a ring of counters, no allocation).
+    SlidingWindow,
+    CoreSliding,
+    11
+);
+
+impl SlidingWindow<MonotonicClock> {
+    /// `limit` units per sliding `window` of `sub_windows` parts (1 to 16,
+    /// dividing the window in whole microseconds), on the monotonic clock.
+    pub fn new(limit: u64, window: Duration, sub_windows: u32) -> Result<Self, Error> {
+        Self::with_clock(limit, window, sub_windows, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> SlidingWindow<C> {
+    /// [`SlidingWindow::new`] on `clock`.
+    pub fn with_clock(limit: u64, window: Duration, sub_windows: u32, clock: C) -> Result<Self, Error> {
+        Ok(Self::from_core(CoreSliding::new(limit, duration_to_micros(window), sub_windows)?, clock))
+    }
+}
+
+admission_limiter!(
+    /// About `limit` units per sliding `window`: the weighted two-window
+    /// approximation (two counters).
+    SlidingWindowCounter,
+    CoreCounter,
+    5
+);
+
+impl SlidingWindowCounter<MonotonicClock> {
+    /// About `limit` units per sliding `window`, on the monotonic clock.
+    pub fn new(limit: u64, window: Duration) -> Result<Self, Error> {
+        Self::with_clock(limit, window, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> SlidingWindowCounter<C> {
+    /// [`SlidingWindowCounter::new`] on `clock`.
+    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
+        Ok(Self::from_core(CoreCounter::new(limit, duration_to_micros(window))?, clock))
+    }
+}
+
+/// The largest limit a std [`SlidingLog`] accepts: its log is allocated up
+/// front, 16 bytes per unit of limit, so this bounds it at 16 MiB. Beyond
+/// it, a [`SlidingWindow`] or [`SlidingWindowCounter`] does the job in a
+/// few words.
+pub const MAX_SLIDING_LOG_LIMIT: u64 = 1 << 20;
+
+/// Exactly `limit` units in any window of `window`: the sliding log.
+///
+/// Unlike the other limiters it sits behind a [`Mutex`]: its state is a log
+/// of up to `limit` entries, far more than the few words a lock-free
+/// compare-and-swap can publish, and a decision may drop many expired
+/// entries at once. The lock is held for the decision only, with the clock
+/// read inside it, so decisions are made in the order of their times.
+#[derive(Debug)]
+pub struct SlidingLog<C: Clock = MonotonicClock> {
+    log: Mutex<CoreLog<Box<[LogEntry]>>>,
+    clock: C,
+    origin_micros: i64,
+}
+
+impl SlidingLog<MonotonicClock> {
+    /// At most `limit` units in any `window`, on the monotonic clock. Errors
+    /// on a zero limit, one above [`MAX_SLIDING_LOG_LIMIT`], or a window
+    /// under a microsecond.
+    pub fn new(limit: u64, window: Duration) -> Result<Self, Error> {
+        Self::with_clock(limit, window, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> SlidingLog<C> {
+    /// [`SlidingLog::new`] on `clock`.
+    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
+        Ok(Self::from_core(new_log(limit, duration_to_micros(window))?, clock))
+    }
+
+    /// Wraps a core sliding log, whose time 0 becomes now on `clock`.
+    pub fn from_core(log: CoreLog<Box<[LogEntry]>>, clock: C) -> Self {
+        let origin_micros = clock.now_micros();
+        SlidingLog { log: Mutex::new(log), clock, origin_micros }
+    }
+
+    /// Runs `f` on the log under the lock, at the current time.
+    fn with_log<R>(&self, f: impl FnOnce(&mut CoreLog<Box<[LogEntry]>>, i64) -> R) -> R {
+        // A panic cannot leave the log half-updated (the core never panics),
+        // so a poisoned lock is safe to use.
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = self.clock.now_micros().wrapping_sub(self.origin_micros);
+        f(&mut log, now)
+    }
+
+    /// Admits `cost` units now if the window allows it, consuming them.
+    pub fn check(&self, cost: u64) -> Decision {
+        self.with_log(|log, now| log.check(cost, now))
+    }
+
+    /// The decision [`check`](Self::check) would make now, consuming
+    /// nothing.
+    pub fn peek(&self, cost: u64) -> Decision {
+        self.with_log(|log, now| log.peek(cost, now))
+    }
+
+    /// The limiter's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+/// A core sliding log over a boxed slice of `limit` entries.
+pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<Box<[LogEntry]>>, Error> {
+    if limit == 0 || limit > MAX_SLIDING_LOG_LIMIT {
+        return Err(Error::invalid_uint(Argument::Limit, limit));
+    }
+    CoreLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use std::sync::Arc;
+
+    #[test]
+    fn sliding_log_is_exact_on_a_manual_clock() {
+        let clock = Arc::new(ManualClock::new());
+        let log = SlidingLog::with_clock(2, Duration::from_millis(10), Arc::clone(&clock)).unwrap();
+        assert!(log.check(2).allowed);
+        let refused = log.check(1);
+        assert_eq!((refused.allowed, refused.retry_after_micros), (false, 10_000));
+        clock.advance(Duration::from_millis(10));
+        assert!(log.check(2).allowed);
+        assert!(SlidingLog::new(MAX_SLIDING_LOG_LIMIT + 1, Duration::from_secs(1)).is_err());
+        assert!(SlidingLog::new(1, Duration::from_nanos(999)).is_err(), "under a microsecond");
+    }
+
+    #[test]
+    fn threads_never_exceed_a_sliding_log() {
+        // 4 threads against 100 per 50 ms on a real clock for ~200 ms: at
+        // most the limit per window started, plus the one in progress.
+        let log = Arc::new(SlidingLog::new(100, Duration::from_millis(50)).unwrap());
+        let start = std::time::Instant::now();
+        let admitted: u64 = (0..4)
+            .map(|_| {
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    let mut n = 0;
+                    while t0.elapsed() < Duration::from_millis(200) {
+                        n += u64::from(log.check(1).allowed);
+                    }
+                    n
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .sum();
+        let windows = (start.elapsed().as_secs_f64() / 0.05).ceil() as u64;
+        assert!(admitted <= 100 * windows, "{admitted} in {windows} windows");
+        assert!(admitted >= 100, "only {admitted}");
+    }
+}

@@ -1,0 +1,15 @@
+// The same as consumer.cts for an ES module user (index.d.mts).
+import ratekeeper, { codes, ManualClock, RateLimiter } from 'ratekeeper';
+import type { RateLimiterOptions } from 'ratekeeper';
+
+const options: RateLimiterOptions = { clock: new ManualClock() };
+const limiter: RateLimiter = RateLimiter.create(5, options);
+const now: boolean = limiter.tryAcquire();
+const later: Promise<boolean> = limiter.tryAcquire(1, { timeoutMs: 100 });
+const seconds: number = await limiter.acquire(2);
+const same: typeof RateLimiter = ratekeeper.RateLimiter;
+const code: string = codes.invalidOption;
+// @ts-expect-error: a timed tryAcquire is a Promise, not a boolean
+const wrong: boolean = limiter.tryAcquire(1, { timeoutMs: 100 });
+
+export { now, later, seconds, same, code, wrong };

@@ -1,0 +1,146 @@
+"""The Python conformance runner: it must fail when the binding disagrees
+with a vector, and pass the repository's vectors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+CONFORMANCE = Path(__file__).resolve().parents[2] / "tests" / "conformance"
+RUNNER = CONFORMANCE / "python" / "run_vectors.py"
+
+
+@pytest.fixture(scope="module")
+def runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_vectors", RUNNER)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def doc(*cases: Any) -> dict[str, Any]:
+    return {"format": "ratelimit-conformance/1", "source": "test", "cases": list(cases)}
+
+
+BURSTY_5 = {"algorithm": "smooth_bursty", "permits_per_second": 5.0, "max_burst_seconds": 1.0}
+
+
+def test_a_wrong_expectation_fails_at_its_step(runner: ModuleType) -> None:
+    steps = [
+        {"op": "acquire", "permits": 1, "wait_micros": 0},
+        {"op": "acquire", "permits": 1, "wait_micros": 200001},
+    ]
+    [(name, failure)] = runner.run_document(doc({"name": "w", "limiter": BURSTY_5, "steps": steps}))
+    assert name == "w"
+    assert failure.startswith("step 1 (acquire permits=1): expected wait_micros 200001")
+    assert "got wait_micros 200000" in failure
+
+
+def test_expected_errors_and_special_doubles(runner: ModuleType) -> None:
+    inf = dict(BURSTY_5, permits_per_second="Infinity")
+    steps = [
+        {"op": "get_rate", "permits_per_second": "Infinity"},
+        {"op": "set_rate", "permits_per_second": "NaN", "error": "invalid_argument"},
+        {"op": "acquire", "permits": "-9223372036854775808", "error": "invalid_argument"},
+        {
+            "op": "try_acquire",
+            "permits": 1,
+            "timeout_micros": "9223372036854775807",
+            "acquired": True,
+        },
+        {"op": "sleep", "micros": "9223372036854775807"},
+        {"op": "set_rate", "permits_per_second": 2.0},
+        {"op": "get_rate", "permits_per_second": 2.0},
+    ]
+    create_error = dict(BURSTY_5, permits_per_second=-0.0)
+    outcomes = runner.run_document(
+        doc(
+            {"name": "ok", "limiter": inf, "steps": steps},
+            {"name": "create", "limiter": create_error, "create_error": "invalid_argument"},
+        )
+    )
+    assert outcomes == [("ok", None), ("create", None)]
+
+
+def test_missing_errors_and_unknown_things_fail(runner: ModuleType) -> None:
+    outcomes = dict(
+        runner.run_document(
+            doc(
+                {
+                    "name": "no-error",
+                    "limiter": BURSTY_5,
+                    "steps": [
+                        {"op": "set_rate", "permits_per_second": 2.0, "error": "invalid_argument"}
+                    ],
+                },
+                {
+                    "name": "bad-rate",
+                    "limiter": BURSTY_5,
+                    "steps": [{"op": "get_rate", "permits_per_second": -0.0}],
+                },
+                {"name": "unknown", "limiter": {"algorithm": "nope"}, "steps": []},
+                {"name": "create", "limiter": BURSTY_5, "create_error": "invalid_argument"},
+                {"name": "op", "limiter": BURSTY_5, "steps": [{"op": "fly"}]},
+            )
+        )
+    )
+    assert "expected error invalid_argument, got ok" in outcomes["no-error"]
+    assert "expected permits_per_second -0.0, got 5.0" in outcomes["bad-rate"]
+    assert "unsupported algorithm 'nope'" in outcomes["unknown"]
+    assert "expected error invalid_argument, got a limiter" in outcomes["create"]
+    assert "unknown op 'fly'" in outcomes["op"]
+
+
+def test_the_command_line_contract(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            doc(
+                {
+                    "name": "w",
+                    "limiter": BURSTY_5,
+                    "steps": [{"op": "acquire", "permits": 1, "wait_micros": 1}],
+                }
+            )
+        )
+    )
+    good = CONFORMANCE / "vectors" / "guava" / "errors.json"
+    run = subprocess.run(
+        [sys.executable, str(RUNNER), str(good), str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = run.stdout.splitlines()
+    assert run.returncode == 1
+    assert lines[0].startswith(f"FAIL {bad}: w: step 0 (acquire permits=1)")
+    assert lines[-1].endswith(" passed, 1 failed")
+    assert int(lines[-1].split()[0]) > 10
+
+    missing = subprocess.run(
+        [sys.executable, str(RUNNER), str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2
+
+
+def test_the_repository_vectors_all_pass(runner: ModuleType) -> None:
+    files = runner.collect_files([CONFORMANCE / "vectors"])
+    assert len(files) >= 4
+    cases = 0
+    for file in files:
+        for name, failure in runner.run_document(json.loads(file.read_text())):
+            assert failure is None, f"{file.name}: {name}: {failure}"
+            cases += 1
+    assert cases >= 439

@@ -1,0 +1,105 @@
+"""Blocking waits release the GIL; one limiter is safe to share."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from typing import TYPE_CHECKING, Callable
+
+import pytest
+
+from ratekeeper import ManualClock, RateLimiter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+
+class Heartbeat:
+    """A thread that notes the time about once a millisecond while it runs
+    Python code: it can only run while no other thread holds the GIL."""
+
+    def __init__(self) -> None:
+        self.beats: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        last = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now - last >= 0.001:
+                self.beats.append(now)
+                last = now
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        while not self.beats:
+            time.sleep(0.001)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def between(self, start: float, end: float) -> int:
+        return sum(start < t < end for t in self.beats)
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [
+        pytest.param(lambda lim: lim.acquire(), id="acquire"),
+        pytest.param(lambda lim: lim.try_acquire(timeout=1.0), id="try_acquire"),
+    ],
+)
+def test_a_blocking_wait_lets_other_threads_run(wait: Callable[[RateLimiter], object]) -> None:
+    limiter = RateLimiter.create(4.0)  # real time: the next permit is 250 ms away
+    limiter.acquire()
+    with Heartbeat() as heart:
+        start = time.monotonic()
+        wait(limiter)
+        end = time.monotonic()
+    assert end - start >= 0.2
+    # Held for the whole wait, the GIL would have stopped the heartbeat
+    # dead between start and end; released, it beats about every ms.
+    beats = heart.between(start + 0.02, end - 0.02)
+    assert beats >= 50, f"only {beats} heartbeats during a {end - start:.3f} s wait"
+
+
+def test_threads_sharing_a_limiter_get_exactly_the_permits_available() -> None:
+    clock = ManualClock()
+    limiter = RateLimiter.create(100.0, clock=clock)
+    clock.advance(5)  # one second of burst saved: 100 permits, plus the one pre-consumed
+    granted = [0] * 8
+    barrier = threading.Barrier(len(granted))
+
+    def take(i: int) -> None:
+        barrier.wait()
+        for _ in range(200):
+            if limiter.try_acquire():
+                granted[i] += 1
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(len(granted))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(granted) == 101
+    assert limiter.time_until_available() == 0.01
+
+
+def test_ctrl_c_interrupts_a_long_wait_and_the_permits_stay_taken() -> None:
+    limiter = RateLimiter.create(0.01)  # the next permit is 100 s away
+    limiter.acquire()
+    timer = threading.Timer(0.1, _thread.interrupt_main)  # as if SIGINT arrived
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            limiter.acquire()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.0
+    # The interrupted request keeps its reservation, as a completed one would.
+    assert limiter.time_until_available() > 150

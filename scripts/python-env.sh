@@ -1,0 +1,81 @@
+# The project's Python environment, for scripts to source (not to run):
+#
+#   source scripts/python-env.sh
+#   rk_python_venv              # .venv exists (with pip); prints nothing
+#   rk_python_dev_tools         # + python/requirements-dev.txt (pytest, mypy, ruff)
+#   rk_python_requirements FILE # + a pinned requirements file
+#   rk_python_package           # + ratekeeper built from this tree by `pip install ./python`
+#   "$RK_VENV/bin/python" ...
+#
+# Every function is idempotent and quiet when there is nothing to do. The
+# package is rebuilt only when a source it is built from is newer than the
+# last install (or the install is missing or broken), so a stale build is
+# never tested. PYTHON picks the interpreter the venv is made from
+# (default python3, which must be CPython >= 3.9); RK_VENV moves the venv.
+# Logs go to stderr.
+
+RK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RK_VENV="${RK_VENV:-$RK_ROOT/.venv}"
+
+rk_python_log() { echo "python-env: $*" >&2; }
+
+rk_python_venv() {
+  if [ -x "$RK_VENV/bin/python" ] && "$RK_VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    return 0
+  fi
+  local python="${PYTHON:-python3}"
+  command -v "$python" >/dev/null 2>&1 || { rk_python_log "$python not found: install CPython >= 3.9"; return 1; }
+  if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+    rk_python_log "$python is $("$python" --version 2>&1); ratekeeper needs CPython >= 3.9"
+    return 1
+  fi
+  rk_python_log "creating $RK_VENV from $("$python" --version 2>&1)"
+  rm -rf "$RK_VENV"
+  if ! "$python" -m venv "$RK_VENV" >/dev/null 2>&1; then
+    # Debian's own python3 ships venv's ensurepip separately.
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+      rk_python_log "python3 -m venv failed: apt-get install python3-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv >/dev/null \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv >/dev/null; }
+      rm -rf "$RK_VENV"
+    fi
+    "$python" -m venv "$RK_VENV" >&2
+  fi
+}
+
+rk_python_requirements() {
+  rk_python_venv
+  local req="$1"
+  local stamp="$RK_VENV/.installed-$(echo "$req" | tr '/' '_')"
+  if [ -f "$stamp" ] && [ ! "$req" -nt "$stamp" ]; then
+    return 0
+  fi
+  rk_python_log "pip install -r ${req#"$RK_ROOT"/}"
+  "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
+  touch "$stamp"
+}
+
+rk_python_dev_tools() {
+  rk_python_requirements "$RK_ROOT/python/requirements-dev.txt"
+}
+
+rk_python_package() {
+  rk_python_venv
+  local stamp="$RK_VENV/.ratekeeper-installed"
+  if [ -f "$stamp" ] && "$RK_VENV/bin/python" -c 'import ratekeeper._ratekeeper' >/dev/null 2>&1; then
+    local newer
+    newer="$(find "$RK_ROOT/Cargo.toml" "$RK_ROOT/Cargo.lock" "$RK_ROOT/crates" "$RK_ROOT/bindings/python" \
+      "$RK_ROOT/python/pyproject.toml" "$RK_ROOT/python/ratekeeper" \
+      -newer "$stamp" -type f ! -name '*.pyc' ! -name '*.so' -print -quit 2>/dev/null)"
+    [ -z "$newer" ] && return 0
+    rk_python_log "$newer changed since the last install"
+  fi
+  rk_python_log "pip install ./python (builds the extension with maturin and cargo)"
+  # The stamp is taken before the build: a source edited during the build
+  # makes the next call build again.
+  local started="$RK_VENV/.ratekeeper-installing"
+  touch "$started"
+  (cd "$RK_ROOT" && "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --force-reinstall --no-deps ./python >&2)
+  mv "$started" "$stamp"
+}

@@ -1,0 +1,190 @@
+//! `fixed_window`, `sliding_window`, `sliding_log` and
+//! `sliding_window_counter` cases.
+
+use serde_json::{json, Value};
+
+use ratekeeper_core::{Admission, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter};
+
+use crate::admission::{random_walk, Recorder};
+use crate::{create_error, int};
+
+fn window(algorithm: &str, limit: i64, window_micros: i64) -> Value {
+    json!({"algorithm": algorithm, "limit": int(limit), "window_micros": int(window_micros)})
+}
+
+fn sliding(limit: i64, window_micros: i64, sub_windows: i64) -> Value {
+    json!({"algorithm": "sliding_window", "limit": int(limit), "window_micros": int(window_micros), "sub_windows": int(sub_windows)})
+}
+
+/// A sliding log over a boxed slice, as the std layer builds it.
+fn log(limit: u64, window_micros: i64) -> SlidingLog<Box<[LogEntry]>> {
+    SlidingLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice()).expect("valid")
+}
+
+fn record<A: Admission>(cases: &mut Vec<Value>, name: String, spec: Value, core: A, script: &dyn Fn(&mut Recorder<A>)) {
+    let mut r = Recorder::new(core);
+    script(&mut r);
+    cases.push(r.done(name, spec));
+}
+
+pub fn cases() -> Vec<Value> {
+    let mut cases = Vec::new();
+    let c = &mut cases;
+
+    // The fixed window's worst case: 2 × limit across a boundary.
+    let fixed = |l, w| FixedWindow::new(l, w).expect("valid");
+    record(
+        c,
+        "fixed_window/twice-the-limit-across-a-boundary".into(),
+        window("fixed_window", 3, 1_000_000),
+        fixed(3, 1_000_000),
+        &|r| {
+            r.sleep(999_999).checks(1, 4).sleep(1).checks(1, 4);
+        },
+    );
+    record(
+        c,
+        "fixed_window/counts-per-window".into(),
+        window("fixed_window", 3, 1_000_000),
+        fixed(3, 1_000_000),
+        &|r| {
+            r.sleep(250_000)
+                .check(2)
+                .check(1)
+                .check(1)
+                .peek(0)
+                .sleep(750_000)
+                .peek(0)
+                .check(3)
+                .check(4)
+                .sleep(5_000_000)
+                .peek(1);
+        },
+    );
+    record(c, "fixed_window/negative-cost-is-an-error".into(), window("fixed_window", 1, 10), fixed(1, 10), &|r| {
+        r.negative_cost().check(1);
+    });
+
+    let sw = |l, w, n| SlidingWindow::new(l, w, n).expect("valid");
+    record(c, "sliding_window/quarters-slide-out".into(), sliding(4, 1_000_000, 4), sw(4, 1_000_000, 4), &|r| {
+        r.sleep(100_000).check(3).sleep(500_000).check(1).sleep(300_000).check(1).sleep(100_000).check(3).check(5);
+    });
+    record(
+        c,
+        "sliding_window/burst-needs-most-of-a-window".into(),
+        sliding(10, 1_000_000, 10),
+        sw(10, 1_000_000, 10),
+        &|r| {
+            r.sleep(99_999).check(10).sleep(900_000).check(1).sleep(1).check(10);
+        },
+    );
+    record(c, "sliding_window/one-sub-window-is-fixed".into(), sliding(3, 1_000_000, 1), sw(3, 1_000_000, 1), &|r| {
+        r.sleep(999_999).checks(1, 4).sleep(1).checks(1, 4);
+    });
+    record(c, "sliding_window/sixteen-sub-windows".into(), sliding(32, 1_600, 16), sw(32, 1_600, 16), &|r| {
+        for _ in 0..20 {
+            r.check(3).sleep(70);
+        }
+        r.peek(0);
+    });
+
+    let counter = |l, w| SlidingWindowCounter::new(l, w).expect("valid");
+    record(
+        c,
+        "sliding_window_counter/previous-weighs-in-proportion".into(),
+        window("sliding_window_counter", 10, 1_000_000),
+        counter(10, 1_000_000),
+        &|r| {
+            r.sleep(500_000)
+                .check(10)
+                .sleep(750_000)
+                .check(2)
+                .check(1)
+                .sleep(49_999)
+                .check(1)
+                .sleep(1)
+                .check(1)
+                .check(11);
+        },
+    );
+    record(
+        c,
+        "sliding_window_counter/retry-in-the-next-window".into(),
+        window("sliding_window_counter", 4, 1_000),
+        counter(4, 1_000),
+        &|r| {
+            r.sleep(100).check(4).sleep(100).check(2).sleep(1_299).check(2).sleep(1).check(2);
+        },
+    );
+    record(
+        c,
+        "sliding_window_counter/worst-case".into(),
+        window("sliding_window_counter", 5, 1_000),
+        counter(5, 1_000),
+        &|r| {
+            r.sleep(999).check(5);
+            for _ in 0..10 {
+                r.sleep(100).check(1);
+            }
+        },
+    );
+
+    record(c, "sliding_log/exact-window".into(), window("sliding_log", 3, 1_000), log(3, 1_000), &|r| {
+        r.sleep(100).check(1).sleep(500).check(2).sleep(499).check(1).sleep(1).check(1).check(2).check(4).peek(0);
+    });
+    record(
+        c,
+        "sliding_log/never-more-than-the-limit-in-any-window".into(),
+        window("sliding_log", 3, 1_000_000),
+        log(3, 1_000_000),
+        &|r| {
+            r.sleep(999_999).checks(1, 4).sleep(1).checks(1, 4).sleep(999_999).checks(1, 2).sleep(1).checks(1, 4);
+        },
+    );
+    record(c, "sliding_log/same-instant-shares-an-entry".into(), window("sliding_log", 4, 10), log(4, 10), &|r| {
+        r.checks(1, 5).sleep(9).check(1).sleep(1).checks(1, 5);
+    });
+
+    for (algorithm, limit, w) in [
+        ("fixed_window", 0, 1),
+        ("fixed_window", -1, 1),
+        ("fixed_window", 1, 0),
+        ("sliding_log", 0, 1),
+        ("sliding_log", 1, -1),
+        ("sliding_log", 1_048_577, 1),
+        ("sliding_window_counter", 0, 1),
+        ("sliding_window_counter", 1, 0),
+    ] {
+        cases.push(create_error(format!("{algorithm}/create-invalid-{limit}-{w}"), window(algorithm, limit, w)));
+    }
+    for (i, spec) in [
+        sliding(1, 1_000, 0),
+        sliding(1, 1_000, 17),
+        sliding(1, 1_000, 3),
+        sliding(0, 1_000, 2),
+        sliding(4_294_967_296, 16, 16),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cases.push(create_error(format!("sliding_window/create-invalid-{i}"), spec));
+    }
+
+    for seed in 0..6u64 {
+        let (l, w) = [(1u64, 1_000i64), (5, 1_000_000), (20, 60_000_000)][seed as usize % 3];
+        let mut walk = random_walk(fixed(l, w), 0xf1_0000 + seed, w, l);
+        cases.push(walk.done(format!("fixed_window/random-{seed}"), window("fixed_window", l as i64, w)));
+        let n = [1u32, 2, 4, 5, 10, 16][seed as usize];
+        let (l, w) = (5 + seed * 3, 1_600_000i64 - 1_600_000 % i64::from(n));
+        let mut walk = random_walk(sw(l, w, n), 0x5a_0000 + seed, w, l);
+        cases.push(walk.done(format!("sliding_window/random-{seed}"), sliding(l as i64, w, i64::from(n))));
+        let (l, w) = [(1u64, 1_000i64), (7, 1_000_000), (50, 10_000_000)][seed as usize % 3];
+        let mut walk = random_walk(log(l, w), 0x10_0000 + seed, w, l);
+        cases.push(walk.done(format!("sliding_log/random-{seed}"), window("sliding_log", l as i64, w)));
+        let mut walk = random_walk(counter(l, w), 0xc0_0000 + seed, w, l);
+        cases.push(
+            walk.done(format!("sliding_window_counter/random-{seed}"), window("sliding_window_counter", l as i64, w)),
+        );
+    }
+    cases
+}
