@@ -13,6 +13,8 @@ pub enum Error {
     Redis(redis::RedisError),
     /// Redis did not answer within the store's timeout.
     Timeout,
+    /// The operation or algorithm does not run in Redis.
+    Unsupported(&'static str),
     /// A script replied with something this client does not understand (a
     /// different version of the script under the same key, say).
     Protocol(String),
@@ -36,6 +38,7 @@ impl fmt::Display for Error {
             Error::Invalid(e) => e.fmt(f),
             Error::Redis(e) => write!(f, "redis: {e}"),
             Error::Timeout => f.write_str("redis did not answer within the timeout"),
+            Error::Unsupported(what) => f.write_str(what),
             Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
         }
     }
@@ -46,7 +49,7 @@ impl std::error::Error for Error {
         match self {
             Error::Invalid(e) => Some(e),
             Error::Redis(e) => Some(e),
-            Error::Protocol(_) | Error::Timeout => None,
+            Error::Protocol(_) | Error::Timeout | Error::Unsupported(_) => None,
         }
     }
 }

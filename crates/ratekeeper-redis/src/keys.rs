@@ -31,6 +31,13 @@ pub(crate) fn state_key(name: &str, kind: &str, user_key: Option<&str>) -> Strin
     }
 }
 
+/// The key of user key `key`'s state in limiter `name`: the hash tag holds
+/// both, so one user key's state stays in one Redis Cluster slot while a
+/// limiter's keys spread over the cluster.
+pub(crate) fn keyed_state_key(name: &str, key: &str, kind: &str) -> String {
+    format!("rk:{{{}:{}}}:{kind}", escape(name), escape(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +50,7 @@ mod tests {
         assert_eq!(state_key("a}b{", "smooth", None), "rk:{a%7Db%7B}:smooth");
         assert_eq!(escape("100%"), "100%25");
         assert_eq!(escape("é x"), "%C3%A9%20x");
+        assert_eq!(keyed_state_key("api", "alice", "gcra"), "rk:{api:alice}:gcra");
+        assert_ne!(keyed_state_key("a:b", "c", "gcra"), keyed_state_key("a", "b:c", "gcra"));
     }
 }

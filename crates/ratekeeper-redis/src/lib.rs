@@ -7,10 +7,14 @@
 //! `NOSCRIPT`) timed by the server's own clock (`TIME` inside the script),
 //! so the clocks of the clients never matter.
 //!
+//! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
+//!   fixed window, the sliding window counter and the sliding log, per user
+//!   key, each deciding as the in-process limiter would.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
 
 mod error;
+mod exact;
 mod keys;
 mod reply;
 mod scripts;
@@ -18,5 +22,6 @@ mod smooth;
 mod store;
 
 pub use error::Error;
+pub use exact::RedisLimiter;
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};

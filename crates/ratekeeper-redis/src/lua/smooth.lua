@@ -129,7 +129,7 @@ local function save()
     'n', num(st.next_free), 'k', st.kind, 'b', num(st.burst), 'w', num(st.warmup), 'f', num(st.cold),
     'l', num(st.slope), 't', num(st.threshold))
   local ttl = tonumber(ARGV[6])
-  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+  if ttl > 0 then set_expiry(key, ttl) end
 end
 
 if not created then
