@@ -13,11 +13,26 @@ pub enum Error {
     Redis(redis::RedisError),
     /// Redis did not answer within the store's timeout.
     Timeout,
+    /// Redis failed to answer moments ago, and is not tried again until the
+    /// store's retry interval has passed (see `StoreOptions`).
+    Unavailable,
     /// The operation or algorithm does not run in Redis.
     Unsupported(&'static str),
     /// A script replied with something this client does not understand (a
     /// different version of the script under the same key, say).
     Protocol(String),
+}
+
+impl Error {
+    /// Whether Redis could not answer (down, unreachable, too slow), as
+    /// opposed to a bad argument or an answer that is an error.
+    pub fn is_unavailability(&self) -> bool {
+        match self {
+            Error::Timeout | Error::Unavailable => true,
+            Error::Redis(e) => crate::store::is_unavailability(e),
+            _ => false,
+        }
+    }
 }
 
 impl From<ratekeeper_core::Error> for Error {
@@ -38,6 +53,7 @@ impl fmt::Display for Error {
             Error::Invalid(e) => e.fmt(f),
             Error::Redis(e) => write!(f, "redis: {e}"),
             Error::Timeout => f.write_str("redis did not answer within the timeout"),
+            Error::Unavailable => f.write_str("redis is unavailable (it failed moments ago; retrying shortly)"),
             Error::Unsupported(what) => f.write_str(what),
             Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
         }
@@ -49,7 +65,7 @@ impl std::error::Error for Error {
         match self {
             Error::Invalid(e) => Some(e),
             Error::Redis(e) => Some(e),
-            Error::Protocol(_) | Error::Timeout | Error::Unsupported(_) => None,
+            Error::Protocol(_) | Error::Timeout | Error::Unavailable | Error::Unsupported(_) => None,
         }
     }
 }

@@ -41,6 +41,24 @@ use crate::reply::Reply;
 use crate::scripts::{self, Admission, TimeSource};
 use crate::store::RedisStore;
 
+/// What a decision does when Redis cannot answer (it is down, unreachable,
+/// or slower than the store's timeout): one policy for errors and timeouts
+/// alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WhenUnavailable {
+    /// Return the error (`Error::Timeout`, `Error::Unavailable`,
+    /// `Error::Redis`) and let the caller decide. The default.
+    #[default]
+    Error,
+    /// Refuse every request, with a retry-after of the store's retry
+    /// interval. Nothing is admitted while Redis is away.
+    FailClosed,
+    /// Admit every request. Nothing is limited while Redis is away: a
+    /// deliberate choice of availability over protection.
+    FailOpen,
+}
+
 /// At most this many refusals are remembered per limiter.
 const MAX_REMEMBERED_REFUSALS: usize = 10_000;
 
@@ -64,6 +82,7 @@ struct Inner {
     /// scripts' clock too).
     clock: AnyClock,
     remember_refusals: AtomicBool,
+    when_unavailable: Mutex<WhenUnavailable>,
     refusals: Mutex<HashMap<String, Refusal>>,
     /// Whether the scripts read the time from `clock` (tests only).
     #[cfg_attr(not(feature = "test-clock"), allow(dead_code))]
@@ -121,6 +140,13 @@ impl RedisLimiter {
         self
     }
 
+    /// What decisions do when Redis cannot answer (default:
+    /// [`WhenUnavailable::Error`]).
+    pub fn when_unavailable(self, policy: WhenUnavailable) -> Self {
+        *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) = policy;
+        self
+    }
+
     fn build(
         store: &RedisStore,
         name: &str,
@@ -159,6 +185,7 @@ impl RedisLimiter {
                 limit,
                 clock,
                 remember_refusals: AtomicBool::new(true),
+                when_unavailable: Mutex::new(WhenUnavailable::Error),
                 refusals: Mutex::new(HashMap::new()),
                 time,
             }),
@@ -173,7 +200,11 @@ impl RedisLimiter {
             return Ok(decision);
         }
         let sent = self.inner.clock.now_micros();
-        let decision = self.run("check", key, cost).await?;
+        let decision = match self.run("check", key, cost).await {
+            Ok(decision) => decision,
+            Err(e) if e.is_unavailability() => return self.unavailable(e, cost),
+            Err(e) => return Err(e),
+        };
         if !decision.allowed
             && decision.retry_after_micros != NEVER
             && decision.retry_after_micros > 0
@@ -186,7 +217,40 @@ impl RedisLimiter {
 
     /// The decision `check` would make for `key`, consuming nothing.
     pub async fn peek_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
-        self.run("peek", key, cost).await
+        match self.run("peek", key, cost).await {
+            Err(e) if e.is_unavailability() => self.unavailable(e, cost),
+            other => other,
+        }
+    }
+
+    /// The decision the unavailability policy makes.
+    fn unavailable(&self, error: Error, cost: u64) -> Result<Decision, Error> {
+        let limit = self.inner.limit;
+        let retry = i64::try_from(self.inner.store.retry_interval().as_micros()).unwrap_or(NEVER).max(1);
+        match *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) {
+            WhenUnavailable::Error => Err(error),
+            WhenUnavailable::FailClosed => {
+                let retry_after = if cost > limit { NEVER } else { retry };
+                Ok(Decision {
+                    allowed: false,
+                    limit,
+                    remaining: 0,
+                    retry_after_micros: retry_after,
+                    reset_after_micros: retry,
+                    wait_micros: 0,
+                    window_micros: 0,
+                })
+            }
+            WhenUnavailable::FailOpen => Ok(Decision {
+                allowed: true,
+                limit,
+                remaining: limit.saturating_sub(cost),
+                retry_after_micros: 0,
+                reset_after_micros: 0,
+                wait_micros: 0,
+                window_micros: 0,
+            }),
+        }
     }
 
     /// Blocking [`check_async`](Self::check_async).

@@ -22,6 +22,6 @@ mod smooth;
 mod store;
 
 pub use error::Error;
-pub use exact::RedisLimiter;
+pub use exact::{RedisLimiter, WhenUnavailable};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};

@@ -16,8 +16,9 @@
 //! loop, and a caller's own runtime (if any) is never blocked or required.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
@@ -35,11 +36,22 @@ pub struct StoreOptions {
     pub timeout: Duration,
     /// The longest one attempt to connect may take. Default: 250 ms.
     pub connect_timeout: Duration,
+    /// After Redis failed to answer (an I/O error, a refused connection, a
+    /// timeout, a cluster that is down), decisions stop trying it for this
+    /// long and fail at once with [`Error::Unavailable`] — so that a dead
+    /// server costs each decision nothing, not a timeout — then the next
+    /// decision tries again. Default: 200 ms, so decisions are back on
+    /// Redis well within a second of it answering again.
+    pub retry_interval: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { timeout: Duration::from_millis(100), connect_timeout: Duration::from_millis(250) }
+        StoreOptions {
+            timeout: Duration::from_millis(100),
+            connect_timeout: Duration::from_millis(250),
+            retry_interval: Duration::from_millis(200),
+        }
     }
 }
 
@@ -53,6 +65,53 @@ pub struct RedisStore {
 struct StoreInner {
     connection: Connection,
     options: StoreOptions,
+    /// Microseconds since `epoch` until which Redis counts as down (0: up).
+    down_until: AtomicU64,
+    epoch: Instant,
+}
+
+impl StoreInner {
+    fn new(connection: Connection, options: StoreOptions) -> Self {
+        StoreInner { connection, options, down_until: AtomicU64::new(0), epoch: Instant::now() }
+    }
+
+    fn now_micros(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    fn is_down(&self) -> bool {
+        self.now_micros() < self.down_until.load(Ordering::Relaxed)
+    }
+
+    fn mark_down(&self) {
+        let until = self.now_micros() + self.options.retry_interval.as_micros() as u64;
+        self.down_until.fetch_max(until, Ordering::Relaxed);
+    }
+
+    fn mark_up(&self) {
+        if self.down_until.load(Ordering::Relaxed) != 0 {
+            self.down_until.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether an error means that Redis cannot answer now (as opposed to an
+/// answer that is an error, such as a script's).
+pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
+    error.is_io_error()
+        || error.is_connection_dropped()
+        || error.is_connection_refusal()
+        || error.is_timeout()
+        || error.is_cluster_error()
+        || matches!(
+            error.kind(),
+            redis::ErrorKind::Server(
+                redis::ServerErrorKind::BusyLoading
+                    | redis::ServerErrorKind::MasterDown
+                    | redis::ServerErrorKind::TryAgain
+                    | redis::ServerErrorKind::ClusterDown
+            )
+        )
 }
 
 #[derive(Clone)]
@@ -104,7 +163,7 @@ impl RedisStore {
                 .map_err(|_| Error::Timeout)?
                 .map_err(Error::from)
         })?;
-        Ok(RedisStore { inner: Arc::new(StoreInner { connection: Connection::Server(manager), options }) })
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options)) })
     }
 
     /// Connects to a Redis Cluster through any of its nodes
@@ -122,12 +181,22 @@ impl RedisStore {
                 .map_err(|_| Error::Timeout)?
                 .map_err(Error::from)
         })?;
-        Ok(RedisStore { inner: Arc::new(StoreInner { connection: Connection::Cluster(connection), options }) })
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Cluster(connection), options)) })
     }
 
     /// The decision timeout.
     pub fn timeout(&self) -> Duration {
         self.inner.options.timeout
+    }
+
+    /// How long decisions stop trying Redis after it failed to answer.
+    pub fn retry_interval(&self) -> Duration {
+        self.inner.options.retry_interval
+    }
+
+    /// Whether Redis failed to answer within the last retry interval.
+    pub fn is_down(&self) -> bool {
+        self.inner.is_down()
     }
 
     /// Runs `script` on `keys`/`args`, bounded by the store's timeout.
@@ -139,6 +208,9 @@ impl RedisStore {
     ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         async move {
+            if inner.is_down() {
+                return Err(Error::Unavailable);
+            }
             let mut invocation = script.prepare_invoke();
             for key in &keys {
                 invocation.key(key);
@@ -152,7 +224,18 @@ impl RedisStore {
                     Connection::Cluster(mut c) => invocation.invoke_async::<Value>(&mut c).await,
                 }
             };
-            tokio::time::timeout(inner.options.timeout, call).await.map_err(|_| Error::Timeout)?.map_err(Error::from)
+            let result = match tokio::time::timeout(inner.options.timeout, call).await {
+                Err(_) => Err(Error::Timeout),
+                Ok(Err(e)) => Err(Error::Redis(e)),
+                Ok(Ok(value)) => Ok(value),
+            };
+            match &result {
+                Ok(_) => inner.mark_up(),
+                Err(Error::Timeout) => inner.mark_down(),
+                Err(Error::Redis(e)) if is_unavailability(e) => inner.mark_down(),
+                Err(_) => {}
+            }
+            result
         }
     }
 

@@ -11,6 +11,7 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     dir: std::path::PathBuf,
+    extra: Vec<String>,
 }
 
 impl RedisServer {
@@ -21,25 +22,31 @@ impl RedisServer {
 
     /// Starts a server with extra `redis-server` arguments.
     pub fn start_with(extra: &[&str]) -> Self {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         for _ in 0..5 {
             let port = free_port();
             let dir = std::env::temp_dir().join(format!("ratekeeper-redis-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("temp dir");
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server must be installed (scripts/setup.sh installs it)");
-            let mut server = RedisServer { child, port, dir };
+            let child = spawn(port, &dir, &extra);
+            let mut server = RedisServer { child, port, dir, extra: extra.clone() };
             if server.wait_ready(Duration::from_secs(10)) {
                 return server;
             }
             // The port was taken between our probe and the server's bind: retry.
         }
         panic!("could not start redis-server");
+    }
+
+    /// `kill -9`: the server dies at once, mid-request if need be.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same port (empty: it kept nothing).
+    pub fn restart(&mut self) {
+        self.child = spawn(self.port, &self.dir, &self.extra);
+        assert!(self.wait_ready(Duration::from_secs(10)), "redis-server did not restart");
     }
 
     fn wait_ready(&mut self, within: Duration) -> bool {
@@ -125,6 +132,17 @@ impl RedisCluster {
     pub fn urls(&self) -> Vec<String> {
         self.nodes.iter().map(RedisServer::url).collect()
     }
+}
+
+fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
+    Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(["--dir", dir.to_str().expect("utf-8 temp dir")])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server must be installed (scripts/setup.sh installs it)")
 }
 
 fn free_port() -> u16 {
