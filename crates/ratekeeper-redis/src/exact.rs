@@ -274,10 +274,31 @@ impl RedisLimiter {
     }
 
     async fn run(&self, op: &'static str, key: &str, cost: u64) -> Result<Decision, Error> {
+        decision(&self.run_script(op.to_owned(), key, cost).await?)
+    }
+
+    /// Leased mode's round trip: takes up to `want` units for `key` if that
+    /// covers `cost`, and returns the decision with how many were taken.
+    pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
+        let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
+        Ok((decision(&reply)?, reply.double(7)?.max(0.0) as u64))
+    }
+
+    /// The algorithm (leased mode runs on GCRA and the token bucket only).
+    pub(crate) fn algorithm(&self) -> Admission {
+        self.inner.algorithm
+    }
+
+    /// The client clock remembered refusals run on.
+    pub(crate) fn clock(&self) -> &AnyClock {
+        &self.inner.clock
+    }
+
+    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Reply, Error> {
         let inner = &self.inner;
         let keys = state_keys(&inner.name, inner.algorithm, key);
         let mut args = Vec::with_capacity(3 + inner.parameters.len());
-        args.push(op.to_owned());
+        args.push(op);
         args.push(cost.to_string());
         args.extend(inner.parameters.iter().cloned());
         #[cfg(feature = "test-clock")]
@@ -285,7 +306,7 @@ impl RedisLimiter {
             args.push(inner.clock.now_micros().to_string());
         }
         let reply = RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await?;
-        decision(&Reply::new(reply)?)
+        Reply::new(reply)
     }
 
     /// A decision made without a round trip: a remembered refusal still in

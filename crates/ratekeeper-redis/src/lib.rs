@@ -10,12 +10,16 @@
 //! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
 //!   fixed window, the sliding window counter and the sliding log, per user
 //!   key, each deciding as the in-process limiter would.
+//! * [`RedisLeasedLimiter`] — the design's leases: one round trip takes a
+//!   batch of units that a node then spends locally, with the over-time
+//!   bound and the losses stated in its docs.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
 
 mod error;
 mod exact;
 mod keys;
+mod leased;
 mod reply;
 mod scripts;
 mod smooth;
@@ -23,5 +27,6 @@ mod store;
 
 pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};
+pub use leased::RedisLeasedLimiter;
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};

@@ -7,11 +7,13 @@
 -- Go's float64 bit for bit.
 --
 -- KEYS[1]  the state hash (fields k = tokens, l = last, in µs)
--- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[1]  "check" | "peek" | "lease:N" (take up to N tokens if that covers
+--          the cost, replying with how many after the Decision);  ARGV[2] cost
 -- ARGV[3]  rate (tokens per second; "inf" for no limit);  ARGV[4] burst
 
 local key = KEYS[1]
 local consume = ARGV[1] == 'check'
+local lease_want = tonumber(string.match(ARGV[1], '^lease:(%d+)$'))
 local n = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
@@ -57,24 +59,41 @@ local available = tokens
 if limit > 0 then available = tokens + (sec + nsec / 1e9) * limit end
 if available > burst then available = burst end
 
--- reserveN(t, n, 0)
-local left = available - n
-local wait = 0
-if left < 0 then wait = duration_from_tokens(-left) end
-local allowed = n <= burst and wait <= 0
-local after = available
-if allowed then after = left end
-
 local window = report(duration_from_tokens(burst))
-local remaining = 0
-if after == after and after >= 1 then remaining = math.floor(after) end
-local reset_after = 0
-if after < burst then reset_after = report(duration_from_tokens(burst - after)) end
-local retry_after = 0
-if not allowed then
-  if n > burst then retry_after = NEVER else retry_after = report(duration_from_tokens(n - after)) end
+
+-- reserveN(t, n, 0) as a Decision: allowed, the tokens left, and the
+-- remaining, retry-after and reset-after.
+local function decide(n)
+  local left = available - n
+  local wait = 0
+  if left < 0 then wait = duration_from_tokens(-left) end
+  local allowed = n <= burst and wait <= 0
+  local after = available
+  if allowed then after = left end
+  local remaining = 0
+  if after == after and after >= 1 then remaining = math.floor(after) end
+  local reset_after = 0
+  if after < burst then reset_after = report(duration_from_tokens(burst - after)) end
+  local retry_after = 0
+  if not allowed then
+    if n > burst then retry_after = NEVER else retry_after = report(duration_from_tokens(n - after)) end
+  end
+  return allowed, after, remaining, retry_after, reset_after
 end
 
+local granted = nil
+if lease_want then
+  -- Leased mode: take the whole tokens there are, up to `lease_want`, in
+  -- one go — if that covers the request's `n`; otherwise take nothing and
+  -- refuse.
+  local whole = 0
+  if available == available and available >= 1 then whole = math.floor(available) end
+  granted = math.min(lease_want, whole)
+  if granted >= n then n = granted else granted = 0 end
+  consume = true
+end
+
+local allowed, after, remaining, retry_after, reset_after = decide(n)
 if consume and allowed then
   if after >= burst then
     -- Whole again: the same as no state at all.
@@ -88,4 +107,6 @@ if consume and allowed then
     end
   end
 end
-return decision(allowed, burst, remaining, retry_after, reset_after, 0, window)
+local reply = decision(allowed, burst, remaining, retry_after, reset_after, 0, window)
+if granted then reply[#reply + 1] = num(granted) end
+return reply
