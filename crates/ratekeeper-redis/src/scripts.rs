@@ -18,6 +18,7 @@ const TOKEN_BUCKET: &str = include_str!("lua/token_bucket.lua");
 const FIXED_WINDOW: &str = include_str!("lua/fixed_window.lua");
 const SLIDING_WINDOW_COUNTER: &str = include_str!("lua/sliding_window_counter.lua");
 const SLIDING_LOG: &str = include_str!("lua/sliding_log.lua");
+const MEMBERSHIP: &str = include_str!("lua/membership.lua");
 
 /// Where a script's "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +50,11 @@ fn assemble(algorithm: &str, time: TimeSource) -> Script {
 /// Guava's SmoothRateLimiter (`lua/smooth.lua`).
 pub(crate) fn smooth(time: TimeSource) -> Script {
     assemble(SMOOTH, time)
+}
+
+/// The nodes' heartbeats (`lua/membership.lua`).
+pub(crate) fn membership(time: TimeSource) -> Script {
+    assemble(&format!("{DECISION}\n{MEMBERSHIP}"), time)
 }
 
 /// The admission-style algorithms that run in Redis, each answering with a
