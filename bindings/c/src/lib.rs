@@ -36,13 +36,30 @@ pub mod status;
 pub mod boundary;
 pub mod failure;
 
+pub mod decision;
+pub mod spec;
+
 pub mod manual_clock;
 pub mod rate_limiter;
 
+pub mod limiter;
+pub mod token_bucket;
+
+pub mod composite;
+pub mod concurrency;
+pub mod markers;
+
 pub use boundary::{rk_last_error_argument, rk_last_error_message};
+pub use composite::rk_composite_limiter;
+pub use concurrency::{rk_concurrency_limiter, rk_permit};
+pub use decision::rk_decision;
+pub use limiter::rk_limiter;
 pub use manual_clock::rk_manual_clock;
+pub use markers::{rk_srtcm, rk_trtcm};
 pub use rate_limiter::rk_rate_limiter;
+pub use spec::rk_limiter_spec;
 pub use status::rk_status;
+pub use token_bucket::rk_reservation;
 
 /// The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
 /// the pkg-config file carries too (`pkg-config --modversion ratekeeper`).
