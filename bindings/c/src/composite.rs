@@ -172,7 +172,12 @@ pub unsafe extern "C" fn rk_composite_limiter_check_each(
         }
         let needed = limiter.limiter.specs().len();
         if parts_len < needed {
-            return Err(Failure::BufferTooSmall { argument: "parts_len", needed, given: parts_len });
+            return Err(Failure::BufferTooSmall {
+                argument: "parts_len",
+                needed,
+                given: parts_len,
+                unit: "decisions (one per limit)",
+            });
         }
         let (decision, parts) = limiter.limiter.check_each(cost_from_i64(cost)?);
         out.write(decision.into());

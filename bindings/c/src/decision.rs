@@ -99,7 +99,12 @@ pub unsafe fn write_text(text: &str, buf: *mut c_char, buf_len: usize, out_len: 
             return Err(Failure::NullPointer { argument: "buf" });
         }
         if buf_len <= text.len() {
-            return Err(Failure::BufferTooSmall { argument: "buf_len", needed: text.len() + 1, given: buf_len });
+            return Err(Failure::BufferTooSmall {
+                argument: "buf_len",
+                needed: text.len() + 1,
+                given: buf_len,
+                unit: "bytes (the NUL included)",
+            });
         }
         // SAFETY: the caller's contract; `text.len() + 1 <= buf_len`.
         unsafe {

@@ -37,14 +37,16 @@ pub enum Failure {
         /// The handle's algorithm.
         actual: &'static str,
     },
-    /// A caller's buffer too small for the result and its NUL.
+    /// A caller's buffer too small for the result.
     BufferTooSmall {
         /// The length parameter's name.
         argument: &'static str,
-        /// Bytes needed, the NUL included.
+        /// How many elements are needed.
         needed: usize,
         /// The buffer's length.
         given: usize,
+        /// What the elements are: "bytes (the NUL included)".
+        unit: &'static str,
     },
     /// A failure about one element of an array argument (`limits[1]`).
     InElement {
@@ -117,8 +119,8 @@ impl Failure {
             Failure::WrongAlgorithm { argument, expected, actual } => {
                 write!(f, "{argument} is a {actual} limiter; this function needs a {expected}")
             }
-            Failure::BufferTooSmall { argument, needed, given } => {
-                write!(f, "{argument} = {given}: the buffer must hold {needed} bytes (the NUL included)")
+            Failure::BufferTooSmall { argument, needed, given, unit } => {
+                write!(f, "{argument} = {given}: the buffer must hold {needed} {unit}")
             }
             Failure::InElement { array, index, inner } => {
                 write!(f, "{array}[{index}]: ")?;
@@ -209,7 +211,7 @@ mod tests {
         let f = Failure::WrongAlgorithm { argument: "limiter", expected: "token_bucket", actual: "gcra" };
         assert_eq!((f.status(), f.argument()), (rk_status::RK_WRONG_ALGORITHM, Some("limiter")));
         assert_eq!(described(&f), "limiter is a gcra limiter; this function needs a token_bucket");
-        let f = Failure::BufferTooSmall { argument: "buf_len", needed: 12, given: 4 };
+        let f = Failure::BufferTooSmall { argument: "buf_len", needed: 12, given: 4, unit: "bytes (the NUL included)" };
         assert_eq!((f.status(), f.argument()), (rk_status::RK_BUFFER_TOO_SMALL, Some("buf_len")));
         assert_eq!(described(&f), "buf_len = 4: the buffer must hold 12 bytes (the NUL included)");
         let f = Failure::in_element("limits", 2, Error::invalid_int(Argument::Limit, 0));
