@@ -24,7 +24,15 @@
  *   other calls on the same handle.
  * - No Rust panic ever unwinds into C: one would be reported as RK_PANIC.
  * - Durations are whole microseconds in int64_t (the unit the limiters
- *   count in), except where a name says seconds.
+ *   count in), except where a name says seconds. Counts and costs are
+ *   int64_t too; a negative one is RK_INVALID_ARGUMENT.
+ * - Strings are written into the caller's buffer (buf, buf_len, out_len):
+ *   buf_len 0 asks for the length; a buffer too small for the string and
+ *   its NUL gets nothing and RK_BUFFER_TOO_SMALL.
+ * - Admission-style algorithms share one handle, rk_limiter, and answer
+ *   with an rk_decision. A function named after one algorithm
+ *   (rk_token_bucket_*, rk_gcra_*, ...) returns RK_WRONG_ALGORITHM on
+ *   another algorithm's limiter.
  */
 
 #ifndef RATEKEEPER_H
@@ -547,9 +555,12 @@ const char *rk_last_error_message(void);
 /**
  * The parameter the latest failing call on this thread was about, spelled
  * as in this header (`"permits"`, `"warmup_micros"`, `"out_limiter"`):
- * the argument that was invalid, or the pointer that was `NULL`. `NULL`
- * when that failure was not about one argument (`RK_PANIC`) or when no
- * call on this thread has failed yet.
+ * the argument that was invalid, the field of a struct argument that was
+ * (`"window_micros"` of an `rk_limiter_spec`; the message says which
+ * element of an array), the pointer that was `NULL`, the handle of the
+ * wrong algorithm, or the length of a buffer too small. `NULL` when that
+ * failure was not about one argument (`RK_PANIC`) or when no call on this
+ * thread has failed yet.
  *
  * Per thread, like `rk_last_error_message()`, and valid for as long.
  *
