@@ -1569,7 +1569,7 @@ rk_status rk_concurrency_limiter_try_acquire(const rk_concurrency_limiter *limit
  *
  * Returns `RK_INVALID_ARGUMENT`, releasing nothing (the permit is still
  * yours), when `outcome` is not an `RK_OUTCOME_*`; `RK_NULL_POINTER` when
- * `permit` is NULL.
+ * `permit` is NULL. After any other status the permit is gone.
  *
  * # Safety
  * `permit` is NULL or a permit from `rk_concurrency_limiter_try_acquire()`
