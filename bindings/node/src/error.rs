@@ -128,6 +128,9 @@ pub(crate) fn argument_name(argument: Argument) -> Cow<'static, str> {
         Argument::PolicyName => "name",
         Argument::Limits => "limits",
         Argument::Bytes => "bytes",
+        // The distributed limiters' (Rust only, so far).
+        Argument::Batch => "batch",
+        Argument::Lease => "leaseMicros",
         // Arguments added to the library later get their camelCase name.
         other => return Cow::Owned(camel_case(other.name())),
     })
@@ -454,6 +457,8 @@ mod tests {
             (Argument::PolicyName, "name"),
             (Argument::Limits, "limits"),
             (Argument::Bytes, "bytes"),
+            (Argument::Batch, "batch"),
+            (Argument::Lease, "leaseMicros"),
         ];
         for (argument, name) in all {
             assert_eq!(argument_name(argument), name);
