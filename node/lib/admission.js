@@ -2,7 +2,7 @@
 /**
  * The admission-style limiters: `TokenBucket`, `Gcra`, `LeakyBucketMeter`,
  * `LeakyBucketQueue`, `FixedWindow`, `SlidingWindow`, `SlidingLog`,
- * `SlidingWindowCounter`, each a `AdmissionLimiter`: `check(cost)` answers
+ * `SlidingWindowCounter`, each an `AdmissionLimiter`: `check(cost)` answers
  * with a `Decision`, `tryAcquire(cost)` with a boolean, `peek(cost)` takes
  * nothing.
  *
