@@ -75,8 +75,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../examples/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)
@@ -92,6 +92,9 @@ if [ "$pytest_status" -eq 5 ]; then
 elif [ "$pytest_status" -ne 0 ]; then
   exit "$pytest_status"
 fi
+
+stage "benchmark report writer (benches/report.py) on made-up results"
+"$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
 
 stage "conformance: python"
 tests/conformance/run python tests/conformance/vectors/guava
