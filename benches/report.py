@@ -382,8 +382,9 @@ def write(results: Path, out: Path) -> None:
         "reference's (in bold): above 1, the reference is faster. Absolute times move "
         "with the machine and its neighbours; the ratios are what carries over.",
         "",
-        "Reproduce: `make bench` (every suite, about ten minutes on 2 cores) or "
-        "`scripts/bench.sh --quick` (a minute or two of measuring, rough figures, "
+        "Reproduce: `make bench` (every suite: about six minutes of measuring on 2 cores, "
+        "plus the builds) or "
+        "`scripts/bench.sh --quick` (about three minutes, rough figures, "
         "written to `target/bench/BENCHMARKS-quick.md`).",
         "",
     ]

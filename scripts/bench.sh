@@ -2,10 +2,10 @@
 # Every benchmark of the project in one run, then one report: `make bench`
 # runs this and writes BENCHMARKS.md (the README links it).
 #
-#   scripts/bench.sh           the full run, about ten minutes on 2 cores
+#   scripts/bench.sh           the full run, about six minutes on 2 cores
 #                              plus builds; writes BENCHMARKS.md
-#   scripts/bench.sh --quick   short runs and rough figures in a minute or
-#                              two; writes target/bench/BENCHMARKS-quick.md
+#   scripts/bench.sh --quick   short runs and rough figures in about three
+#                              minutes; writes target/bench/BENCHMARKS-quick.md
 #
 # Each suite runs beside its peers and writes its results, as JSON, into
 # target/bench/results/ (its output goes to target/bench/results/logs/):
