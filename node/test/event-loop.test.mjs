@@ -34,7 +34,9 @@ test('timers keep firing while 1,000 acquires wait', async () => {
     const due = i * 200e-6;
     assert.ok(waits[i] <= due + 1e-6 && waits[i] >= due - queueing / 1e3 - 1e-3, `wait ${i}: ${waits[i]} s`);
   }
-  assert.ok(waits[999] > 0.15 && waits[999] <= 0.2, `the last wait was ${waits[999]} s`);
+  // The last is due 200 ms after the first, less the time spent queueing
+  // (which a loaded machine stretches).
+  assert.ok(waits[999] > 0.2 - queueing / 1e3 - 1e-3 && waits[999] <= 0.2, `the last wait was ${waits[999]} s`);
   assert.ok(elapsed >= 150, `all acquires resolved after only ${elapsed} ms`);
   // The proof: while they waited, the timers ran, and acquires kept resolving
   // in between — some were done and some not when the 100 ms timer fired.
