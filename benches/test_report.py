@@ -1,6 +1,6 @@
 """Tests of benches/report.py on a made-up results directory.
 
-    .venv/bin/pytest benches/test_report.py        (scripts/test.sh runs it)
+.venv/bin/pytest benches/test_report.py        (scripts/test.sh runs it)
 """
 
 from __future__ import annotations
