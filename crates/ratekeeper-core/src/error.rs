@@ -105,6 +105,10 @@ pub enum Argument {
     Limits,
     /// A packet's size in bytes (the markers): not negative.
     Bytes,
+    /// How many units a leased limiter takes per round trip (Redis).
+    Batch,
+    /// How long a leased limiter may spend a lease, in microseconds (Redis).
+    Lease,
 }
 
 impl Argument {
@@ -149,6 +153,8 @@ impl Argument {
             Argument::PolicyName => "policy_name",
             Argument::Limits => "limits",
             Argument::Bytes => "bytes",
+            Argument::Batch => "batch",
+            Argument::Lease => "lease",
         }
     }
 
@@ -193,6 +199,8 @@ impl Argument {
             Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
             Argument::Limits => "must hold at least one limit (the value is how many)",
             Argument::Bytes => "must not be negative",
+            Argument::Batch => "must be between 1 and the limit",
+            Argument::Lease => "must be at least 1 microsecond",
         }
     }
 
