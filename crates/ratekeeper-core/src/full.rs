@@ -84,6 +84,11 @@ pub(crate) fn later_than(now_micros: i64, at: i64) -> i64 {
 /// `1 / per_micro` µs.
 #[inline]
 pub(crate) fn micros_ceil_signed(ticks: i128, per_micro: u64) -> i64 {
+    // 128-bit division is a slow library call; real limiters fit in 64 bits.
+    if let Ok(small) = u64::try_from(ticks) {
+        let d = per_micro.max(1);
+        return i64::try_from(small / d + u64::from(small % d != 0)).unwrap_or(i64::MAX);
+    }
     let d = i128::from(per_micro.max(1));
     let q = ticks.div_euclid(d) + i128::from(ticks.rem_euclid(d) != 0);
     i64::try_from(q).unwrap_or(if q < 0 { i64::MIN } else { i64::MAX })
@@ -104,5 +109,8 @@ mod tests {
         assert_eq!(micros_ceil_signed(i128::MAX, 1), i64::MAX);
         assert_eq!(micros_ceil_signed(i128::MIN, 1), i64::MIN);
         assert_eq!(micros_ceil_signed(5, 0), 5);
+        assert_eq!(micros_ceil_signed(i128::from(u64::MAX), 1), i64::MAX);
+        assert_eq!(micros_ceil_signed(1 << 70, 1 << 10), 1 << 60);
+        assert_eq!(micros_ceil_signed(0, 7), 0);
     }
 }

@@ -39,14 +39,16 @@
 //! * **Sharded.** Keys are spread over a power-of-two number of shards by
 //!   their hash; each shard is a lock and a hash table. A decision holds
 //!   its shard's lock for one lookup and one state update (tens of
-//!   nanoseconds); other shards are untouched. The default count is the
-//!   larger of 4 × the available parallelism and one shard per 4,096 keys of
-//!   the bound (at most 1,024), and never less than 256 keys per shard.
+//!   nanoseconds); other shards are untouched. The default count is 4 × the
+//!   available parallelism (at most 1,024), so threads rarely meet at a
+//!   lock, and fewer when a shard would hold under 256 keys of the bound.
 //! * **One cache line per decision.** Each shard's table stores the hash,
 //!   the key and the state side by side (open addressing, linear probing,
 //!   load ≤ 3/4), so a lookup in a table far larger than the caches costs
 //!   about one miss. A SwissTable — what `dashmap`, and so governor's keyed
-//!   limiter, uses — reads its control bytes and then the entry: two.
+//!   limiter, uses — reads its control bytes and then the entry: two. On
+//!   Linux, tables of 2 MiB and more ask for transparent huge pages, so that
+//!   miss does not also miss the TLB (few shards keep tables that large).
 //! * **Only state words per key.** The configuration lives once, in the
 //!   template; a key stores the words a decision can change (16 bytes for
 //!   GCRA or a fixed window, 24 for a token bucket): see [`KeyedAlgorithm`].
@@ -67,12 +69,20 @@
 //! A key is dropped only when that changes nothing: when its state is
 //! **full**, indistinguishable from a fresh one for every later decision
 //! ([`Full`](ratekeeper_core::Full), per algorithm, with the property tests
-//! that prove it). A new key arriving at a shard at its bound drops every
-//! full key of the shard in one sweep — but only once some key *can* be
-//! full: the shard remembers a lower bound on the earliest time any of its
-//! keys becomes full ([`Full::full_at_micros`](ratekeeper_core::Full)), and
-//! before then it knows without looking that nothing can go. So a flood
-//! that fills a shard costs one comparison per refused key, not a scan.
+//! that prove it). A new key arriving at a shard at its bound makes room by
+//! dropping full keys, and finds them without scanning every time:
+//!
+//! * a sweep (one pass over the shard) drops every full key and remembers
+//!   the 1/64 of the others that will be full soonest
+//!   ([`Full::full_at_micros`](ratekeeper_core::Full)), and a lower bound on
+//!   when any other key can be;
+//! * room is then made from those remembered keys, in order, as each comes
+//!   due; the next sweep comes only when they are used up and another key
+//!   may be full — so a shard whose keys expire one by one under a flood
+//!   pays one pass per 64 keys it lets in, not one per key;
+//! * before the earliest of those times, the shard knows without looking
+//!   that no key can go: a flood that fills a shard costs a comparison per
+//!   refused key.
 //!
 //! When the shard is at its bound and no key is full, [`WhenFull`] decides:
 //!
@@ -98,11 +108,14 @@
 
 mod algorithm;
 mod any;
+mod huge_pages;
 mod table;
 
 use std::borrow::Borrow;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, Hash, RandomState};
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -125,8 +138,9 @@ pub const MAX_KEYS: usize = 1 << 40;
 /// The most shards.
 const MAX_SHARDS: usize = 1 << 16;
 
-/// How many keys [`WhenFull::EvictSoonestFull`] compares to pick a victim.
-const EVICTION_SAMPLE: usize = 16;
+/// A sweep remembers about one key in this many (at least 16, at most
+/// 4,096 per shard): those that will be full soonest.
+const SOONEST_PER_KEYS: usize = 64;
 
 /// What a keyed limiter does when a new key arrives at a shard that holds
 /// its share of `max_keys` and no key there is full. See the
@@ -210,10 +224,11 @@ impl KeyedOptions {
             Some(shards) => shards,
             None => {
                 let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let by_contention = (4 * parallelism).next_power_of_two();
-                let by_size = (max_keys / 4_096).next_power_of_two();
-                let mut shards = by_contention.max(by_size).min(1_024);
-                while shards > 1 && max_keys / shards < 256 {
+                let by_contention = (4 * parallelism).next_power_of_two().min(1_024);
+                // Each shard's table has at most 2^32 slots.
+                let by_size = max_keys.div_ceil(table::MAX_LEN / 2).next_power_of_two();
+                let mut shards = by_contention.max(by_size);
+                while shards > by_size && max_keys / shards < 256 {
                     shards /= 2;
                 }
                 shards
@@ -272,17 +287,34 @@ struct ShardState<K, S> {
     /// The latest time a decision in this shard used: later decisions use
     /// no earlier time.
     latest: i64,
-    /// No key of the shard is full before this time ([`NEVER`] when none
-    /// ever will be): a lower bound, lowered when a key is added, recomputed
+    /// The keys that will be full soonest, as of the last sweep: when each
+    /// will be (a lower bound) and its stored hash, earliest first. Room is
+    /// made from these first, so a sweep (which reads every key) happens
+    /// once per this many keys dropped, not once per key.
+    soonest: VecDeque<(i64, NonZeroU64)>,
+    /// No key outside `soonest` is full before this time ([`NEVER`]: none
+    /// ever will be). A lower bound: lowered when a key is added, recomputed
     /// by a sweep. Admissions only push a key's full time later, so they
     /// leave it valid.
-    earliest_full: i64,
+    rest_full: i64,
+}
+
+impl<K, S> ShardState<K, S> {
+    /// No key of the shard is full before this time.
+    fn earliest_full(&self) -> i64 {
+        self.soonest.front().map_or(self.rest_full, |&(at, _)| at.min(self.rest_full))
+    }
 }
 
 impl<K, S> Shard<K, S> {
     fn new(max_len: usize) -> Self {
         Shard {
-            state: Mutex::new(ShardState { table: table::Table::new(max_len), latest: 0, earliest_full: NEVER }),
+            state: Mutex::new(ShardState {
+                table: table::Table::new(max_len),
+                latest: 0,
+                soonest: VecDeque::new(),
+                rest_full: NEVER,
+            }),
             len: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
             forced: AtomicU64::new(0),
@@ -434,14 +466,11 @@ where
             return Ok(decision);
         }
         // Would a check find room? Dropping full keys changes no decision,
-        // so a look may sweep.
-        if now >= s.earliest_full {
-            self.sweep(shard, s, now);
-            if !s.table.is_at_bound() {
-                return Ok(decision);
-            }
+        // so a look may drop them.
+        if self.drop_full_key(shard, s, now) {
+            return Ok(decision);
         }
-        Err(self.at_capacity(decision, s.earliest_full, now))
+        Err(self.at_capacity(decision, s.earliest_full(), now))
     }
 
     /// Forgets `key`: its next request is decided as a new key's. (Unlike
@@ -483,62 +512,96 @@ where
         }
         if s.table.is_at_bound() && !self.make_room(shard, s, now) {
             shard.refused.fetch_add(1, Ordering::Relaxed);
-            return Err(self.at_capacity(decision, s.earliest_full, now));
+            return Err(self.at_capacity(decision, s.earliest_full(), now));
         }
         let mut state = self.template.fresh_state();
         let admitted = self.template.check_state(&mut state, cost, now);
         debug_assert_eq!(admitted, decision, "a fresh state's check and peek differ");
         if !self.template.state_is_full_at(&state, now) {
-            s.earliest_full = s.earliest_full.min(self.template.state_full_at_micros(&state, now));
+            s.rest_full = s.rest_full.min(self.template.state_full_at_micros(&state, now));
             s.table.insert(tag, key.to_owned().into(), state);
             shard.len.store(s.table.len(), Ordering::Relaxed);
         }
         Ok(admitted)
     }
 
-    /// Makes room for one key in a shard at its bound: drops the full keys
-    /// (if any can be full yet), else applies the policy. Whether there is
-    /// room.
+    /// Makes room for one key in a shard at its bound: drops a full key if
+    /// there is one, else applies the policy. Whether there is room.
     fn make_room(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, now: i64) -> bool {
-        if now >= s.earliest_full {
-            self.sweep(shard, s, now);
-            if !s.table.is_at_bound() {
-                return true;
+        if self.drop_full_key(shard, s, now) {
+            return true;
+        }
+        if self.when_full == WhenFull::RefuseNewKeys {
+            return false;
+        }
+        // Forget the key that will be full soonest (as of the last sweep;
+        // a sweep remembers only keys that are held).
+        for _ in 0..2 {
+            if s.soonest.is_empty() {
+                self.sweep(shard, s, now);
+            }
+            while let Some((_, tag)) = s.soonest.pop_front() {
+                if let Some(victim) = s.table.find_tag(tag, |_| true) {
+                    s.table.remove_at(victim);
+                    shard.forced.fetch_add(1, Ordering::Relaxed);
+                    shard.len.store(s.table.len(), Ordering::Relaxed);
+                    return true;
+                }
             }
         }
-        match self.when_full {
-            WhenFull::RefuseNewKeys => false,
-            WhenFull::EvictSoonestFull => {
-                let template = &self.template;
-                // Sample near a place that moves with the new keys.
-                let from =
-                    (s.latest as usize).wrapping_mul(0x9e37_79b9) ^ shard.forced.load(Ordering::Relaxed) as usize;
-                let Some(victim) =
-                    s.table.sample_min(from, EVICTION_SAMPLE, |state| template.state_full_at_micros(state, now))
-                else {
-                    return false;
-                };
-                s.table.remove_at(victim);
-                shard.forced.fetch_add(1, Ordering::Relaxed);
-                shard.len.store(s.table.len(), Ordering::Relaxed);
-                true
-            }
-        }
+        false
     }
 
-    /// Drops every full key of a shard, and recomputes when the next one can
-    /// be full. Returns how many were dropped.
+    /// Drops at least one full key of the shard, if it has any; whether it
+    /// did. Looks at the keys expected soonest first, and sweeps the whole
+    /// shard only when they are used up and another key may be full.
+    fn drop_full_key(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, now: i64) -> bool {
+        let template = &self.template;
+        while let Some(&(at, tag)) = s.soonest.front() {
+            if at > now {
+                break;
+            }
+            s.soonest.pop_front();
+            if let Some(i) = s.table.find_tag(tag, |state| template.state_is_full_at(state, now)) {
+                s.table.remove_at(i);
+                shard.len.store(s.table.len(), Ordering::Relaxed);
+                return true;
+            }
+            // Gone, or admitted again since the sweep: then its new full time
+            // is the rest's to watch.
+            let mut later = NEVER;
+            s.table.find_tag(tag, |state| {
+                later = later.min(template.state_full_at_micros(state, now));
+                false
+            });
+            s.rest_full = s.rest_full.min(later);
+        }
+        now >= s.rest_full && self.sweep(shard, s, now) > 0
+    }
+
+    /// Drops every full key of a shard, and remembers the keys that will be
+    /// full soonest. Returns how many were dropped.
     fn sweep(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, now: i64) -> usize {
         let template = &self.template;
-        let mut earliest = NEVER;
-        let dropped = s.table.retain(|state| {
+        let keep = (s.table.len() / SOONEST_PER_KEYS).clamp(16, 4_096);
+        // The `keep` earliest full times (a max-heap, so the latest of them
+        // is the one to replace), and the earliest of all the others.
+        let mut soonest = BinaryHeap::with_capacity(keep + 1);
+        let mut rest_full = NEVER;
+        let dropped = s.table.retain(|tag, state| {
             if template.state_is_full_at(state, now) {
                 return false;
             }
-            earliest = earliest.min(template.state_full_at_micros(state, now));
+            soonest.push((template.state_full_at_micros(state, now), tag));
+            if soonest.len() > keep {
+                if let Some((at, _)) = soonest.pop() {
+                    rest_full = rest_full.min(at);
+                }
+            }
             true
         });
-        s.earliest_full = earliest;
+        s.soonest = soonest.into_sorted_vec().into();
+        s.rest_full = rest_full;
         shard.len.store(s.table.len(), Ordering::Relaxed);
         dropped
     }

@@ -25,6 +25,8 @@
 //!   panicking `Eq` leaves the table as it was.
 
 use std::borrow::Borrow;
+
+use super::huge_pages;
 use std::num::NonZeroU64;
 
 /// The load the table never exceeds, as a fraction: at most 3 entries per 4
@@ -151,12 +153,6 @@ impl<K, S> Table<K, S> {
         self.slots[i].as_mut().map(|slot| &mut slot.state)
     }
 
-    /// The state in slot `i`, if occupied.
-    #[cfg(test)]
-    fn state(&self, i: usize) -> Option<&S> {
-        self.slots[i].as_ref().map(|slot| &slot.state)
-    }
-
     /// Inserts a key that is not in the table. The caller checks the bound
     /// first; past it, this does nothing and returns false.
     pub(crate) fn insert(&mut self, tag: NonZeroU64, key: K, state: S) -> bool {
@@ -185,7 +181,8 @@ impl<K, S> Table<K, S> {
     }
 
     fn resize(&mut self, capacity: usize) {
-        let mut slots = Vec::with_capacity(capacity);
+        let mut slots: Vec<Option<Slot<K, S>>> = Vec::with_capacity(capacity);
+        huge_pages::advise(slots.as_mut_ptr().cast(), capacity * std::mem::size_of::<Option<Slot<K, S>>>());
         slots.resize_with(capacity, || None);
         let old = std::mem::replace(&mut self.slots, slots);
         for slot in old.into_iter().flatten() {
@@ -226,9 +223,27 @@ impl<K, S> Table<K, S> {
         }
     }
 
+    /// The first slot holding an entry with this stored hash whose state
+    /// `accept`s (stored hashes are 63 bits: two keys of a shard share one
+    /// about never, but it is allowed).
+    pub(crate) fn find_tag(&self, tag: NonZeroU64, mut accept: impl FnMut(&S) -> bool) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mut i = self.home(tag);
+        while let Some(slot) = &self.slots[i] {
+            if slot.tag == tag && accept(&slot.state) {
+                return Some(i);
+            }
+            i = self.next(i);
+        }
+        None
+    }
+
     /// Keeps the entries whose state `keep` accepts, in one pass; `keep` sees
-    /// every entry exactly once. Returns how many were removed.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&S) -> bool) -> usize {
+    /// every entry (with its stored hash) exactly once. Returns how many were
+    /// removed.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(NonZeroU64, &S) -> bool) -> usize {
         let cap = self.slots.len();
         // Start after an empty slot: no cluster crosses it, so the entries
         // that deletion shifts back are always ones not yet visited.
@@ -238,7 +253,7 @@ impl<K, S> Table<K, S> {
         let mut visited = 1;
         while visited < cap {
             match &self.slots[i] {
-                Some(slot) if !keep(&slot.state) => {
+                Some(slot) if !keep(slot.tag, &slot.state) => {
                     // A later entry of the cluster may now sit at i: look again.
                     self.remove_at(i);
                 }
@@ -249,32 +264,6 @@ impl<K, S> Table<K, S> {
             }
         }
         before - self.len
-    }
-
-    /// Among the first `sample` entries from slot `from` on (wrapping), the
-    /// one whose `score` is smallest: an eviction victim. `None` when empty.
-    pub(crate) fn sample_min(&self, from: usize, sample: usize, mut score: impl FnMut(&S) -> i64) -> Option<usize> {
-        let cap = self.slots.len();
-        if self.len == 0 || cap == 0 {
-            return None;
-        }
-        let mut i = from % cap;
-        let mut best: Option<(i64, usize)> = None;
-        let mut seen = 0;
-        for _ in 0..cap {
-            if let Some(slot) = &self.slots[i] {
-                let s = score(&slot.state);
-                if best.is_none_or(|(b, _)| s < b) {
-                    best = Some((s, i));
-                }
-                seen += 1;
-                if seen == sample {
-                    break;
-                }
-            }
-            i = self.next(i);
-        }
-        best.map(|(_, i)| i)
     }
 
     /// How many slots are allocated.
@@ -316,7 +305,7 @@ mod tests {
                 2 => assert_eq!(table.remove(hash(key), &key), model.remove(&key).is_some()),
                 _ => {
                     // Drop the entries whose state is a multiple of 3.
-                    let removed = table.retain(|s| s % 3 != 0);
+                    let removed = table.retain(|_, s| s % 3 != 0);
                     let before = model.len();
                     model.retain(|_, s| *s % 3 != 0);
                     assert_eq!(removed, before - model.len());
@@ -386,15 +375,17 @@ mod tests {
     }
 
     #[test]
-    fn sampling_finds_the_smallest_nearby() {
+    fn entries_are_found_by_stored_hash() {
         let mut table = Table::<u64, i64>::new(100);
-        for k in 0..50u64 {
-            table.insert(tag(k.wrapping_mul(0x9e37_79b9_7f4a_7c15)), k, 100 - k as i64);
-        }
-        let all = table.sample_min(0, usize::MAX, |s| *s).unwrap();
-        assert_eq!(table.state(all), Some(&51));
-        let some = table.sample_min(17, 5, |s| *s).unwrap();
-        assert!(*table.state(some).unwrap() >= 51);
-        assert_eq!(Table::<u64, i64>::new(3).sample_min(0, 4, |s| *s), None);
+        let same = tag(12_345);
+        assert!(table.insert(same, 1, 10));
+        assert!(table.insert(same, 2, 20), "two keys, one stored hash");
+        assert!(table.insert(tag(99), 3, 30));
+        let i = table.find_tag(same, |s| *s == 20).unwrap();
+        assert_eq!(table.remove_at(i).map(|slot| slot.key), Some(2));
+        assert!(table.find_tag(same, |s| *s == 20).is_none());
+        assert!(table.find_tag(same, |s| *s == 10).is_some());
+        assert!(table.find_tag(tag(7), |_| true).is_none());
+        assert!(Table::<u64, i64>::new(3).find_tag(same, |_| true).is_none());
     }
 }
