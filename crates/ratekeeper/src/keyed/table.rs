@@ -12,7 +12,9 @@
 //! itself in one pass; all three need the slot positions.
 //!
 //! * A slot is `Option<Slot>`; the stored hash is a `NonZeroU64` (bit 0
-//!   forced on), so `None` costs no extra word.
+//!   forced on), so `None` costs no extra word. The slots are cache-line
+//!   aligned (and 2 MiB-aligned, on huge pages, when that large): see
+//!   [`SlotArray`].
 //! * A key's home slot is `⌊(low 32 bits of the hash) × capacity / 2³²⌋`,
 //!   which works for any capacity, so the last growth step can stop exactly
 //!   at the bound rather than at the next power of two. (The shard was
@@ -26,7 +28,7 @@
 
 use std::borrow::Borrow;
 
-use super::huge_pages;
+use super::huge_pages::SlotArray;
 use std::num::NonZeroU64;
 
 /// The load the table never exceeds, as a fraction: at most 3 entries per 4
@@ -58,10 +60,17 @@ pub(crate) fn tag(hash: u64) -> NonZeroU64 {
     NonZeroU64::MIN | hash
 }
 
+/// The slot where a lookup of `tag` starts, in a table of `capacity` slots
+/// (0 for none).
+#[inline]
+pub(crate) fn home_of(tag: NonZeroU64, capacity: usize) -> usize {
+    ((u64::from(tag.get() as u32) * capacity as u64) >> 32) as usize
+}
+
 /// A table of at most `max_len` entries.
 #[derive(Debug)]
 pub(crate) struct Table<K, S> {
-    slots: Vec<Option<Slot<K, S>>>,
+    slots: SlotArray<Option<Slot<K, S>>>,
     len: usize,
     max_len: usize,
 }
@@ -71,7 +80,7 @@ impl<K, S> Table<K, S> {
     /// entries; it allocates on the first insertion.
     pub(crate) fn new(max_len: usize) -> Self {
         debug_assert!(max_len <= MAX_LEN);
-        Table { slots: Vec::new(), len: 0, max_len }
+        Table { slots: SlotArray::new(), len: 0, max_len }
     }
 
     #[inline]
@@ -99,7 +108,12 @@ impl<K, S> Table<K, S> {
 
     #[inline]
     fn home(&self, tag: NonZeroU64) -> usize {
-        ((u64::from(tag.get() as u32) * self.slots.len() as u64) >> 32) as usize
+        home_of(tag, self.slots.len())
+    }
+
+    /// Where the slots are and how many (for a prefetch hint).
+    pub(crate) fn slots_hint(&self) -> (usize, usize) {
+        (self.slots.as_ptr() as usize, self.slots.len())
     }
 
     #[inline]
@@ -153,21 +167,24 @@ impl<K, S> Table<K, S> {
         self.slots[i].as_mut().map(|slot| &mut slot.state)
     }
 
-    /// Inserts a key that is not in the table. The caller checks the bound
-    /// first; past it, this does nothing and returns false.
+    /// Inserts a key that is not in the table (the caller checks the bound
+    /// first; past it, this does nothing). Returns whether the slots moved
+    /// (the table grew).
     pub(crate) fn insert(&mut self, tag: NonZeroU64, key: K, state: S) -> bool {
         if self.len >= self.max_len {
             return false;
         }
+        let mut grew = false;
         if (self.len + 1) * LOAD_DEN > self.slots.len() * LOAD_NUM || self.len + 1 >= self.slots.len() {
             let grown = (self.slots.len() * 2).max(MIN_CAPACITY).min(self.final_capacity());
             if grown > self.slots.len() {
                 self.resize(grown);
+                grew = true;
             }
         }
         self.place(Slot { tag, key, state });
         self.len += 1;
-        true
+        grew
     }
 
     /// Puts `slot` in the first free slot from its home (there is one: the
@@ -181,12 +198,11 @@ impl<K, S> Table<K, S> {
     }
 
     fn resize(&mut self, capacity: usize) {
-        let mut slots: Vec<Option<Slot<K, S>>> = Vec::with_capacity(capacity);
-        huge_pages::advise(slots.as_mut_ptr().cast(), capacity * std::mem::size_of::<Option<Slot<K, S>>>());
-        slots.resize_with(capacity, || None);
-        let old = std::mem::replace(&mut self.slots, slots);
-        for slot in old.into_iter().flatten() {
-            self.place(slot);
+        let mut old = std::mem::replace(&mut self.slots, SlotArray::from_fn(capacity, || None));
+        for slot in old.iter_mut() {
+            if let Some(slot) = slot.take() {
+                self.place(slot);
+            }
         }
     }
 
@@ -298,7 +314,7 @@ mod tests {
                     let present = table.get(hash(key), &key).is_some();
                     assert_eq!(present, model.contains_key(&key));
                     if !present && !table.is_at_bound() {
-                        assert!(table.insert(hash(key), key, key * 10));
+                        table.insert(hash(key), key, key * 10);
                         model.insert(key, key * 10);
                     }
                 }
@@ -363,8 +379,9 @@ mod tests {
         assert_eq!(table.len(), 1_000);
         assert_eq!(table.capacity(), 1_334, "exactly 4/3 of the bound, not a power of two");
         let mut one = Table::<u64, ()>::new(1);
-        assert!(one.insert(tag(5), 5, ()));
+        assert!(one.insert(tag(5), 5, ()), "grew from nothing");
         assert!(!one.insert(tag(6), 6, ()));
+        assert_eq!(one.len(), 1);
         assert_eq!(one.capacity(), 2);
     }
 
@@ -378,9 +395,10 @@ mod tests {
     fn entries_are_found_by_stored_hash() {
         let mut table = Table::<u64, i64>::new(100);
         let same = tag(12_345);
-        assert!(table.insert(same, 1, 10));
-        assert!(table.insert(same, 2, 20), "two keys, one stored hash");
-        assert!(table.insert(tag(99), 3, 30));
+        table.insert(same, 1, 10);
+        table.insert(same, 2, 20); // two keys, one stored hash
+        table.insert(tag(99), 3, 30);
+        assert_eq!(table.len(), 3);
         let i = table.find_tag(same, |s| *s == 20).unwrap();
         assert_eq!(table.remove_at(i).map(|slot| slot.key), Some(2));
         assert!(table.find_tag(same, |s| *s == 20).is_none());
