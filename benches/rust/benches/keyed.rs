@@ -17,9 +17,14 @@
 //! allocated to hold `N` keys — retained, and the peak while it was filled
 //! (a table that doubles holds the old and the new arrays at once).
 //!
+//! Times are the calling thread's CPU time, not wall time: on a shared
+//! machine, time a thread spends descheduled is not the contender's.
+//!
 //! Run: `cargo bench -p ratekeeper-benches --bench keyed` (prints Markdown
 //! tables; `KEYED_ROUNDS` and `KEYED_MILLIS` tune the length, `KEYED_KEYS`
-//! picks key counts, e.g. `KEYED_KEYS=1000`).
+//! picks key counts, e.g. `KEYED_KEYS=1000`, `KEYED_ONLY=Gcra>` runs only
+//! the contenders whose names contain it (and governor), `KEYED_SHARDS`
+//! sets ratekeeper's shard count).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

@@ -42,6 +42,12 @@
 //!   nanoseconds); other shards are untouched. The default count is 4 × the
 //!   available parallelism (at most 1,024), so threads rarely meet at a
 //!   lock, and fewer when a shard would hold under 256 keys of the bound.
+//!   The lock is a spin lock (one compare-and-swap to take, a plain store to
+//!   release; waiters back off, then yield), and the key's slot is
+//!   prefetched before it is taken, so the memory access overlaps the clock
+//!   read and the lock. A per-key lock-free cell was the alternative; but
+//!   every admission writes, so it costs the same compare-and-swap, and it
+//!   cannot cover a key arriving or leaving.
 //! * **One cache line per decision.** Each shard's table stores the hash,
 //!   the key and the state side by side (open addressing, linear probing,
 //!   load ≤ 3/4), so a lookup in a table far larger than the caches costs
@@ -129,8 +135,12 @@ pub use any::AnyKeyedLimiter;
 
 /// The hasher keyed limiters use unless told otherwise: std's `RandomState`
 /// (SipHash-1-3 with a random key per process). Keys often come from the
-/// people being limited; a keyed hash keeps them from choosing keys that
-/// collide.
+/// people being limited, and a program that runs for months can be studied:
+/// a keyed cryptographic hash keeps them from choosing keys that collide
+/// (which would make a shard's probes long). Faster non-cryptographic
+/// hashers (foldhash, FxHash) say themselves that they are not for that;
+/// pass one to [`KeyedLimiter::with_clock_and_hasher`] only for keys no
+/// outsider chooses.
 pub type DefaultKeyHasher = RandomState;
 
 /// The largest `max_keys`.
