@@ -15,7 +15,9 @@
 # none, then node/'s npm packages (napi-rs's CLI, TypeScript) with `npm ci`
 # from the committed package-lock.json, when it changed; Go and Debian's
 # golang-golang-x-time-dev (golang.org/x/time/rate, the oracle of the
-# token-bucket differential test).
+# token-bucket differential test); redis-server and redis-cli (the
+# distributed limiters' tests start private servers and a three-master
+# cluster on loopback ports, and stop them).
 set -euo pipefail
 
 log() { echo "setup: $*" >&2; }
@@ -43,6 +45,8 @@ command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 command -v valgrind >/dev/null 2>&1 || need_pkgs+=(valgrind)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
+command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
 [ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

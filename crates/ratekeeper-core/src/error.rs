@@ -105,6 +105,10 @@ pub enum Argument {
     Limits,
     /// A packet's size in bytes (the markers): not negative.
     Bytes,
+    /// How many units a leased limiter takes per round trip (Redis).
+    Batch,
+    /// How long a leased limiter may spend a lease, in microseconds (Redis).
+    Lease,
     /// How many keys a keyed limiter may hold: at least 1.
     MaxKeys,
     /// How many shards a keyed limiter splits its keys into: a power of two.
@@ -153,6 +157,8 @@ impl Argument {
             Argument::PolicyName => "policy_name",
             Argument::Limits => "limits",
             Argument::Bytes => "bytes",
+            Argument::Batch => "batch",
+            Argument::Lease => "lease",
             Argument::MaxKeys => "max_keys",
             Argument::Shards => "shards",
         }
@@ -199,6 +205,8 @@ impl Argument {
             Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
             Argument::Limits => "must hold at least one limit (the value is how many)",
             Argument::Bytes => "must not be negative",
+            Argument::Batch => "must be between 1 and the limit",
+            Argument::Lease => "must be at least 1 microsecond",
             Argument::MaxKeys => "must be between 1 and 1099511627776 (2^40)",
             Argument::Shards => "must be a power of two between 1 and 65536, and at most max_keys",
         }

@@ -34,7 +34,7 @@ pub(crate) fn run(spec: &Value, case: &Value) -> Result<(), String> {
 /// A vector's `limiter` object as a [`LimiterSpec`]: `Err` when the vector
 /// is malformed, `Ok(Err)` when a number is out of the library's range
 /// (negative counts, as a binding's conversion reports them).
-pub(crate) fn limiter_spec(spec: &Value) -> Result<Result<LimiterSpec, Error>, String> {
+pub fn limiter_spec(spec: &Value) -> Result<Result<LimiterSpec, Error>, String> {
     let count = |key: &str, argument| count_field(spec, key, argument);
     let micros = |key: &str| int_field(spec, key);
     Ok(match str_field(spec, "algorithm")? {

@@ -18,7 +18,7 @@ use ratekeeper::{Decision, Error};
 use serde_json::Value;
 
 mod adaptive;
-mod admission;
+pub mod admission;
 mod composite;
 mod markers;
 mod smooth;
@@ -174,7 +174,8 @@ fn expect_double(what: &str, expected: f64, actual: f64) -> Result<(), String> {
 }
 
 /// A step's `decision` object (FORMAT.md, "Decisions").
-fn decision_field(obj: &Value, key: &str) -> Result<Decision, String> {
+/// A step's expected `decision` object as a [`Decision`].
+pub fn decision_field(obj: &Value, key: &str) -> Result<Decision, String> {
     let d = obj.get(key).ok_or_else(|| format!("missing decision field {key:?}"))?;
     let count = |k: &str| int_field(d, k).and_then(|v| u64::try_from(v).map_err(|_| format!("{k} = {v} is negative")));
     Ok(Decision {

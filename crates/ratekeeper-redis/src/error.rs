@@ -1,0 +1,71 @@
+//! The errors of the Redis-backed limiters.
+
+use std::fmt;
+
+/// What went wrong talking to a shared limiter.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A bad argument: the same checks, and the same error, as the local
+    /// limiters. Nothing was sent to Redis.
+    Invalid(ratekeeper_core::Error),
+    /// Redis could not be reached or answered with an error.
+    Redis(redis::RedisError),
+    /// Redis did not answer within the store's timeout.
+    Timeout,
+    /// Redis failed to answer moments ago, and is not tried again until the
+    /// store's retry interval has passed (see `StoreOptions`).
+    Unavailable,
+    /// The operation or algorithm does not run in Redis.
+    Unsupported(&'static str),
+    /// A script replied with something this client does not understand (a
+    /// different version of the script under the same key, say).
+    Protocol(String),
+}
+
+impl Error {
+    /// Whether Redis could not answer (down, unreachable, too slow), as
+    /// opposed to a bad argument or an answer that is an error.
+    pub fn is_unavailability(&self) -> bool {
+        match self {
+            Error::Timeout | Error::Unavailable => true,
+            Error::Redis(e) => crate::store::is_unavailability(e),
+            _ => false,
+        }
+    }
+}
+
+impl From<ratekeeper_core::Error> for Error {
+    fn from(e: ratekeeper_core::Error) -> Self {
+        Error::Invalid(e)
+    }
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Self {
+        Error::Redis(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Invalid(e) => e.fmt(f),
+            Error::Redis(e) => write!(f, "redis: {e}"),
+            Error::Timeout => f.write_str("redis did not answer within the timeout"),
+            Error::Unavailable => f.write_str("redis is unavailable (it failed moments ago; retrying shortly)"),
+            Error::Unsupported(what) => f.write_str(what),
+            Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Invalid(e) => Some(e),
+            Error::Redis(e) => Some(e),
+            Error::Protocol(_) | Error::Timeout | Error::Unavailable | Error::Unsupported(_) => None,
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! [`RedisLimiter`]: the admission-style algorithms, exact, in Redis.
+//!
+//! Every decision is one atomic script run at the server's time, with the
+//! algorithm's state in the server: GCRA (redis-cell's `CL.THROTTLE`
+//! reply), the token bucket (x/time/rate's `AllowN`), the fixed window, the
+//! sliding window counter and the sliding log (on a sorted set). Each script
+//! repeats ratekeeper-core's arithmetic in exact integers on Lua's doubles,
+//! so a limiter shared through Redis decides as one in-process limiter
+//! would; the ranges in which that holds are in each script's header
+//! (products such as `period × limit` below 2^53).
+//!
+//! ## Keys
+//!
+//! A limiter named `N` keeps user key `K`'s state under
+//! `rk:{N:K}:<algorithm>` (both parts escaped): the hash tag keeps one
+//! key's state in one Redis Cluster slot, while different keys spread over
+//! the cluster. Every key expires once its state is whole again, which is
+//! exactly when forgetting it changes no decision.
+//!
+//! ## Refusals served locally
+//!
+//! A refusal with a retry-after `R` means the same request cannot be
+//! admitted before `R` has passed, and neither can a larger one (every
+//! algorithm here is monotone in the cost; other clients' requests only
+//! push the time further). So the client remembers it, and refuses such
+//! requests itself until `R` after it *sent* the refused request — never
+//! later than the server would — with no round trip. Those local decisions
+//! carry the server's last `limit` and `remaining` (an under-estimate of
+//! what is left) and the retry-after and reset-after counted down. The
+//! cache can be turned off ([`RedisLimiter::remember_refusals`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
+
+use crate::error::Error;
+use crate::keys;
+use crate::reply::Reply;
+use crate::scripts::{self, Admission, TimeSource};
+use crate::store::RedisStore;
+
+/// What a decision does when Redis cannot answer (it is down, unreachable,
+/// or slower than the store's timeout): one policy for errors and timeouts
+/// alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WhenUnavailable {
+    /// Return the error (`Error::Timeout`, `Error::Unavailable`,
+    /// `Error::Redis`) and let the caller decide. The default.
+    #[default]
+    Error,
+    /// Refuse every request, with a retry-after of the store's retry
+    /// interval. Nothing is admitted while Redis is away.
+    FailClosed,
+    /// Admit every request. Nothing is limited while Redis is away: a
+    /// deliberate choice of availability over protection.
+    FailOpen,
+}
+
+/// At most this many refusals are remembered per limiter.
+const MAX_REMEMBERED_REFUSALS: usize = 10_000;
+
+/// An admission-style limiter whose state lives in Redis. Cheap to clone;
+/// safe to share between threads.
+#[derive(Clone)]
+pub struct RedisLimiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: RedisStore,
+    name: String,
+    algorithm: Admission,
+    script: Arc<redis::Script>,
+    /// The algorithm's parameters, as the script reads them.
+    parameters: Vec<String>,
+    /// The quota: a cost above it is never admitted.
+    limit: u64,
+    /// The client's clock, for remembered refusals (and, in tests, the
+    /// scripts' clock too).
+    clock: AnyClock,
+    remember_refusals: AtomicBool,
+    when_unavailable: Mutex<WhenUnavailable>,
+    refusals: Mutex<HashMap<String, Refusal>>,
+    /// Whether the scripts read the time from `clock` (tests only).
+    #[cfg_attr(not(feature = "test-clock"), allow(dead_code))]
+    time: TimeSource,
+}
+
+/// A refusal remembered for a key: requests costing `cost` or more are
+/// refused until `until` (the client's clock, in microseconds).
+#[derive(Debug, Clone, Copy)]
+struct Refusal {
+    cost: u64,
+    decided: i64,
+    until: i64,
+    decision: Decision,
+}
+
+impl std::fmt::Debug for RedisLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisLimiter")
+            .field("name", &self.inner.name)
+            .field("algorithm", &self.inner.algorithm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisLimiter {
+    /// A limiter named `name` (processes using the same name and Redis
+    /// share its keys' state) running `spec`. Checks the parameters exactly
+    /// as the local limiters do; the algorithms that run in Redis are GCRA,
+    /// the token bucket, the fixed window, the sliding window counter and
+    /// the sliding log (others: [`Error::Unsupported`]).
+    pub fn new(store: &RedisStore, name: &str, spec: LimiterSpec) -> Result<Self, Error> {
+        Self::build(store, name, spec, TimeSource::Server, AnyClock::default())
+    }
+
+    /// Tests only: the scripts read the time from this manual clock, and so
+    /// do remembered refusals.
+    #[cfg(feature = "test-clock")]
+    pub fn with_test_clock(
+        store: &RedisStore,
+        name: &str,
+        spec: LimiterSpec,
+        clock: Arc<ratekeeper::ManualClock>,
+    ) -> Result<Self, Error> {
+        Self::build(store, name, spec, TimeSource::Argument, AnyClock::Manual(clock))
+    }
+
+    /// Whether refusals are remembered and served locally (on by default;
+    /// see the module docs).
+    pub fn remember_refusals(self, on: bool) -> Self {
+        self.inner.remember_refusals.store(on, Ordering::Relaxed);
+        if !on {
+            self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        self
+    }
+
+    /// What decisions do when Redis cannot answer (default:
+    /// [`WhenUnavailable::Error`]).
+    pub fn when_unavailable(self, policy: WhenUnavailable) -> Self {
+        *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) = policy;
+        self
+    }
+
+    fn build(
+        store: &RedisStore,
+        name: &str,
+        spec: LimiterSpec,
+        time: TimeSource,
+        clock: AnyClock,
+    ) -> Result<Self, Error> {
+        // The local limiter's checks, and its errors.
+        let local = AnyCore::new(&spec)?;
+        let limit = ratekeeper::Admission::peek(&local, 0, 0).limit;
+        let (algorithm, parameters) = match spec {
+            LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
+                (Admission::Gcra, vec![max_burst.to_string(), count_per_period.to_string(), period_micros.to_string()])
+            }
+            LimiterSpec::TokenBucket { rate, burst } => {
+                (Admission::TokenBucket, vec![crate::reply::double_arg(rate), burst.to_string()])
+            }
+            LimiterSpec::FixedWindow { limit, window_micros } => {
+                (Admission::FixedWindow, vec![limit.to_string(), window_micros.to_string()])
+            }
+            LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
+                (Admission::SlidingWindowCounter, vec![limit.to_string(), window_micros.to_string()])
+            }
+            LimiterSpec::SlidingLog { limit, window_micros } => {
+                (Admission::SlidingLog, vec![limit.to_string(), window_micros.to_string()])
+            }
+            _ => return Err(Error::Unsupported("this algorithm does not run in Redis")),
+        };
+        Ok(RedisLimiter {
+            inner: Arc::new(Inner {
+                store: store.clone(),
+                name: name.to_owned(),
+                algorithm,
+                script: Arc::new(scripts::admission(algorithm, time)),
+                parameters,
+                limit,
+                clock,
+                remember_refusals: AtomicBool::new(true),
+                when_unavailable: Mutex::new(WhenUnavailable::Error),
+                refusals: Mutex::new(HashMap::new()),
+                time,
+            }),
+        })
+    }
+
+    /// Admits `cost` units for `key` if the limit allows (consuming them),
+    /// or refuses (consuming nothing): one round trip, or none when a
+    /// remembered refusal or the limit already decides.
+    pub async fn check_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        if let Some(decision) = self.decided_locally(key, cost) {
+            return Ok(decision);
+        }
+        let sent = self.inner.clock.now_micros();
+        let decision = match self.run("check", key, cost).await {
+            Ok(decision) => decision,
+            Err(e) if e.is_unavailability() => return self.unavailable(e, cost),
+            Err(e) => return Err(e),
+        };
+        if !decision.allowed
+            && decision.retry_after_micros != NEVER
+            && decision.retry_after_micros > 0
+            && self.inner.remember_refusals.load(Ordering::Relaxed)
+        {
+            self.remember(key, cost, sent, decision);
+        }
+        Ok(decision)
+    }
+
+    /// The decision `check` would make for `key`, consuming nothing.
+    pub async fn peek_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        match self.run("peek", key, cost).await {
+            Err(e) if e.is_unavailability() => self.unavailable(e, cost),
+            other => other,
+        }
+    }
+
+    /// The decision the unavailability policy makes.
+    fn unavailable(&self, error: Error, cost: u64) -> Result<Decision, Error> {
+        let limit = self.inner.limit;
+        let retry = i64::try_from(self.inner.store.retry_interval().as_micros()).unwrap_or(NEVER).max(1);
+        match *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) {
+            WhenUnavailable::Error => Err(error),
+            WhenUnavailable::FailClosed => {
+                let retry_after = if cost > limit { NEVER } else { retry };
+                Ok(Decision {
+                    allowed: false,
+                    limit,
+                    remaining: 0,
+                    retry_after_micros: retry_after,
+                    reset_after_micros: retry,
+                    wait_micros: 0,
+                    window_micros: 0,
+                })
+            }
+            WhenUnavailable::FailOpen => Ok(Decision {
+                allowed: true,
+                limit,
+                remaining: limit.saturating_sub(cost),
+                retry_after_micros: 0,
+                reset_after_micros: 0,
+                wait_micros: 0,
+                window_micros: 0,
+            }),
+        }
+    }
+
+    /// Blocking [`check_async`](Self::check_async).
+    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        if let Some(decision) = self.decided_locally(key, cost) {
+            return Ok(decision);
+        }
+        let (this, key) = (self.clone(), key.to_owned());
+        RedisStore::block_on(async move { this.check_async(&key, cost).await })
+    }
+
+    /// Blocking [`peek_async`](Self::peek_async).
+    pub fn peek(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        let (this, key) = (self.clone(), key.to_owned());
+        RedisStore::block_on(async move { this.peek_async(&key, cost).await })
+    }
+
+    /// The quota: the most units admitted at once.
+    pub fn limit(&self) -> u64 {
+        self.inner.limit
+    }
+
+    async fn run(&self, op: &'static str, key: &str, cost: u64) -> Result<Decision, Error> {
+        decision(&self.run_script(op.to_owned(), key, cost).await?)
+    }
+
+    /// Leased mode's round trip: takes up to `want` units for `key` if that
+    /// covers `cost`, and returns the decision with how many were taken.
+    pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
+        let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
+        Ok((decision(&reply)?, reply.double(7)?.max(0.0) as u64))
+    }
+
+    /// The algorithm (leased mode runs on GCRA and the token bucket only).
+    pub(crate) fn algorithm(&self) -> Admission {
+        self.inner.algorithm
+    }
+
+    /// The client clock remembered refusals run on.
+    pub(crate) fn clock(&self) -> &AnyClock {
+        &self.inner.clock
+    }
+
+    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Reply, Error> {
+        let inner = &self.inner;
+        let keys = state_keys(&inner.name, inner.algorithm, key);
+        let mut args = Vec::with_capacity(3 + inner.parameters.len());
+        args.push(op);
+        args.push(cost.to_string());
+        args.extend(inner.parameters.iter().cloned());
+        #[cfg(feature = "test-clock")]
+        if inner.time == TimeSource::Argument {
+            args.push(inner.clock.now_micros().to_string());
+        }
+        let reply = RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await?;
+        Reply::new(reply)
+    }
+
+    /// A decision made without a round trip: a remembered refusal still in
+    /// force (see the module docs).
+    fn decided_locally(&self, key: &str, cost: u64) -> Option<Decision> {
+        let mut refusals = self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        let refusal = *refusals.get(key)?;
+        let now = self.inner.clock.now_micros();
+        if now >= refusal.until {
+            refusals.remove(key);
+            return None;
+        }
+        if cost < refusal.cost {
+            return None;
+        }
+        let elapsed = now - refusal.decided;
+        let left = refusal.until - now;
+        let mut decision = refusal.decision;
+        decision.retry_after_micros = left.max(1);
+        if decision.reset_after_micros != NEVER {
+            decision.reset_after_micros = (decision.reset_after_micros - elapsed).max(decision.retry_after_micros);
+        }
+        Some(decision)
+    }
+
+    fn remember(&self, key: &str, cost: u64, sent: i64, decision: Decision) {
+        let until = sent.saturating_add(decision.retry_after_micros);
+        let mut refusals = self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        if refusals.len() >= MAX_REMEMBERED_REFUSALS {
+            let now = self.inner.clock.now_micros();
+            refusals.retain(|_, r| r.until > now);
+            if refusals.len() >= MAX_REMEMBERED_REFUSALS {
+                return;
+            }
+        }
+        refusals.insert(key.to_owned(), Refusal { cost, decided: sent, until, decision });
+    }
+}
+
+/// The Redis keys of one user key's state.
+fn state_keys(name: &str, algorithm: Admission, key: &str) -> Vec<String> {
+    let kind = match algorithm {
+        Admission::Gcra => "gcra",
+        Admission::TokenBucket => "token_bucket",
+        Admission::FixedWindow => "fixed_window",
+        Admission::SlidingWindowCounter => "sliding_window_counter",
+        Admission::SlidingLog => "sliding_log",
+    };
+    let state = keys::keyed_state_key(name, key, kind);
+    if algorithm == Admission::SlidingLog {
+        let meta = format!("{state}:meta");
+        vec![state, meta]
+    } else {
+        vec![state]
+    }
+}
+
+/// A script's `Decision` reply.
+fn decision(reply: &Reply) -> Result<Decision, Error> {
+    let count = |i| -> Result<u64, Error> { Ok(reply.double(i)?.max(0.0) as u64) };
+    Ok(Decision {
+        allowed: reply.micros(0)? == 1,
+        limit: count(1)?,
+        remaining: count(2)?,
+        retry_after_micros: reply.micros(3)?,
+        reset_after_micros: reply.micros(4)?,
+        wait_micros: reply.micros(5)?,
+        window_micros: reply.micros(6)?,
+    })
+}

@@ -1,0 +1,180 @@
+//! [`RedisLeasedLimiter`]: the design's "each node takes a batch of tokens
+//! and spends them locally".
+//!
+//! One round trip to the shared limiter (GCRA or the token bucket, in
+//! Redis) takes up to `batch` units at once — a *lease* — and the node then
+//! admits requests from it locally, without a round trip, until it runs
+//! out or the lease expires. Every unit a node admits was first taken from
+//! the shared limiter, so the total never exceeds what one limiter admits.
+//! What changes is *when*:
+//!
+//! * **Burst shift.** A unit taken at time `t` may be spent until `t + L`
+//!   (`L`, the lease's lifetime). So in any interval of length `T` the
+//!   nodes together admit at most `rate × (T + L) + burst` units — the
+//!   shared limiter's bound, stretched by `L`. With `L` = 100 ms and
+//!   `T` = 1 s, at most 10% above the rate, plus the burst.
+//! * **Under-admission.** Units still leased when a lease expires are lost:
+//!   at most `batch` per node per lease lifetime. Leases therefore suit
+//!   many requests per key per node; for a rare key, use exact mode.
+//!
+//! A refusal costs a round trip (the shared limiter had too little left) and
+//! carries the shared limiter's retry-after; an admission from a lease
+//! carries the node's own count of units left in the lease as `remaining`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ratekeeper::{Argument, Clock, Decision, LimiterSpec};
+
+use crate::error::Error;
+use crate::exact::RedisLimiter;
+use crate::scripts::Admission;
+use crate::store::RedisStore;
+
+/// At most this many keys hold a lease at once per limiter; beyond it the
+/// expired leases are dropped, and if none has expired the request goes to
+/// Redis without leasing.
+const MAX_LEASES: usize = 100_000;
+
+/// A limiter in Redis whose units each node takes in batches and spends
+/// locally. Cheap to clone; safe to share between threads.
+#[derive(Clone)]
+pub struct RedisLeasedLimiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: RedisLimiter,
+    batch: u64,
+    lease_micros: i64,
+    leases: Mutex<HashMap<String, Lease>>,
+}
+
+/// Units a node took for a key: `left` of them, spendable until `expires`
+/// (client clock, µs).
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    left: u64,
+    expires: i64,
+}
+
+impl std::fmt::Debug for RedisLeasedLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisLeasedLimiter")
+            .field("shared", &self.inner.shared)
+            .field("batch", &self.inner.batch)
+            .field("lease_micros", &self.inner.lease_micros)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisLeasedLimiter {
+    /// A leased limiter named `name` over `spec` (GCRA or the token bucket),
+    /// taking up to `batch` units per round trip and spending them within
+    /// `lease`. Errors when `batch` is 0 or above the limit, or `lease` is
+    /// zero.
+    pub fn new(store: &RedisStore, name: &str, spec: LimiterSpec, batch: u64, lease: Duration) -> Result<Self, Error> {
+        let shared = RedisLimiter::new(store, name, spec)?;
+        Self::wrap(shared, batch, lease)
+    }
+
+    /// Tests only: leases and the scripts run on this manual clock.
+    #[cfg(feature = "test-clock")]
+    pub fn with_test_clock(
+        store: &RedisStore,
+        name: &str,
+        spec: LimiterSpec,
+        batch: u64,
+        lease: Duration,
+        clock: Arc<ratekeeper::ManualClock>,
+    ) -> Result<Self, Error> {
+        Self::wrap(RedisLimiter::with_test_clock(store, name, spec, clock)?, batch, lease)
+    }
+
+    fn wrap(shared: RedisLimiter, batch: u64, lease: Duration) -> Result<Self, Error> {
+        if !matches!(shared.algorithm(), Admission::Gcra | Admission::TokenBucket) {
+            return Err(Error::Unsupported("leased mode runs on GCRA and the token bucket"));
+        }
+        if batch == 0 || batch > shared.limit() {
+            return Err(ratekeeper::Error::invalid_uint(Argument::Batch, batch).into());
+        }
+        let lease_micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        if lease_micros <= 0 {
+            return Err(ratekeeper::Error::invalid_int(Argument::Lease, lease_micros).into());
+        }
+        let shared = shared.remember_refusals(false);
+        Ok(RedisLeasedLimiter {
+            inner: Arc::new(Inner { shared, batch, lease_micros, leases: Mutex::new(HashMap::new()) }),
+        })
+    }
+
+    /// Admits `cost` units for `key` from this node's lease, or takes a new
+    /// lease (one round trip) when it holds too few.
+    pub async fn check_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        if let Some(decision) = self.spend(key, cost) {
+            return Ok(decision);
+        }
+        let inner = &self.inner;
+        let now = inner.shared.clock().now_micros();
+        let left = self.valid_lease(key, now).map_or(0, |l| l.left);
+        let need = cost - left;
+        let (decision, granted) = inner.shared.lease_async(key, need, inner.batch.max(need)).await?;
+        if granted < need || !decision.allowed {
+            return Ok(decision);
+        }
+        let mut leases = inner.leases.lock().unwrap_or_else(|p| p.into_inner());
+        // Units leased earlier keep their own deadline, which is sooner.
+        let expires = match leases.get(key) {
+            Some(old) if old.expires > now && old.left > 0 => old.expires,
+            _ => now.saturating_add(inner.lease_micros),
+        };
+        let old_left = leases.get(key).filter(|l| l.expires > now).map_or(0, |l| l.left);
+        let left = (old_left + granted).saturating_sub(cost);
+        if leases.len() >= MAX_LEASES && !leases.contains_key(key) {
+            leases.retain(|_, l| l.expires > now && l.left > 0);
+        }
+        if left > 0 && (leases.len() < MAX_LEASES || leases.contains_key(key)) {
+            leases.insert(key.to_owned(), Lease { left, expires });
+        } else {
+            leases.remove(key);
+        }
+        Ok(Decision { remaining: left, ..decision })
+    }
+
+    /// Blocking [`check_async`](Self::check_async).
+    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        if let Some(decision) = self.spend(key, cost) {
+            return Ok(decision);
+        }
+        let (this, key) = (self.clone(), key.to_owned());
+        RedisStore::block_on(async move { this.check_async(&key, cost).await })
+    }
+
+    fn valid_lease(&self, key: &str, now: i64) -> Option<Lease> {
+        let leases = self.inner.leases.lock().unwrap_or_else(|p| p.into_inner());
+        leases.get(key).copied().filter(|l| l.expires > now)
+    }
+
+    /// Spends `cost` units of this node's lease on `key`, if it holds enough.
+    fn spend(&self, key: &str, cost: u64) -> Option<Decision> {
+        let inner = &self.inner;
+        let now = inner.shared.clock().now_micros();
+        let mut leases = inner.leases.lock().unwrap_or_else(|p| p.into_inner());
+        let lease = leases.get_mut(key)?;
+        if lease.expires <= now || lease.left < cost {
+            return None;
+        }
+        lease.left -= cost;
+        let limit = inner.shared.limit();
+        Some(Decision {
+            allowed: true,
+            limit,
+            remaining: lease.left,
+            retry_after_micros: 0,
+            reset_after_micros: 0,
+            wait_micros: 0,
+            window_micros: 0,
+        })
+    }
+}

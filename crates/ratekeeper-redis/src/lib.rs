@@ -1,0 +1,34 @@
+//! # ratekeeper-redis
+//!
+//! ratekeeper's limiters shared by many processes and hosts through Redis —
+//! the server users already run, never a home-made one.
+//!
+//! Every decision is one atomic Lua script run (`EVALSHA`, reloaded after
+//! `NOSCRIPT`) timed by the server's own clock (`TIME` inside the script),
+//! so the clocks of the clients never matter.
+//!
+//! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
+//!   fixed window, the sliding window counter and the sliding log, per user
+//!   key, each deciding as the in-process limiter would.
+//! * [`RedisLeasedLimiter`] — the design's leases: one round trip takes a
+//!   batch of units that a node then spends locally, with the over-time
+//!   bound and the losses stated in its docs.
+//! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
+//!   by many processes, giving the waits one Guava limiter would give.
+
+mod error;
+mod exact;
+mod keys;
+mod leased;
+mod membership;
+mod reply;
+mod scripts;
+mod smooth;
+mod store;
+
+pub use error::Error;
+pub use exact::{RedisLimiter, WhenUnavailable};
+pub use leased::RedisLeasedLimiter;
+pub use membership::Membership;
+pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
+pub use store::{RedisStore, StoreOptions};

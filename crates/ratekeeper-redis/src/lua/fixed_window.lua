@@ -1,0 +1,47 @@
+-- The fixed window counter, as ratekeeper-core's fixed_window.rs: `limit`
+-- units per window aligned on the server's clock (multiples of the window
+-- since the Unix epoch). Worst case: 2 × limit across a window edge.
+--
+-- KEYS[1]  the state hash (fields i = window index, c = units counted)
+-- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[3]  limit;  ARGV[4] window µs
+
+local key = KEYS[1]
+local consume = ARGV[1] == 'check'
+local cost = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+local now = now_micros()
+
+local index = math.floor(now / window)
+if index * window > now then index = index - 1 elseif (index + 1) * window <= now then index = index + 1 end
+local count = 0
+local state = redis.call('HMGET', key, 'i', 'c')
+if state[1] then
+  local stored = tonumber(state[1])
+  -- A window never reopens, even if the server's clock goes back.
+  if stored >= index then index, count = stored, tonumber(state[2]) end
+end
+
+local start = index * window
+local t = now
+if t < start then t = start end
+local to_end = start + window - t
+local function reset_after(counted)
+  if counted == 0 then return 0 end
+  return to_end
+end
+
+local after = count + cost
+if after <= limit then
+  if consume and cost > 0 then
+    redis.call('HSET', key, 'i', num(index), 'c', num(after))
+    set_expiry(key, expire_ms(to_end))
+  end
+  return decision(true, limit, limit - after, 0, reset_after(after), 0, window)
+end
+local retry_after = to_end
+if cost > limit then retry_after = NEVER end
+local remaining = limit - count
+if remaining < 0 then remaining = 0 end
+return decision(false, limit, remaining, retry_after, reset_after(count), 0, window)

@@ -1,0 +1,69 @@
+-- The sliding log on a sorted set, as ratekeeper-core's sliding_log.rs: at
+-- most `limit` units in any window (t − window, t]. The design's scheme —
+-- ZREMRANGEBYSCORE the expired, ZCARD the rest, ZADD the new, PEXPIRE —
+-- with one member per admitted unit, so memory is bounded by the limit
+-- (meant for small limits).
+--
+-- KEYS[1]  the sorted set (member: a sequence number, score: µs admitted)
+-- KEYS[2]  its companion hash (fields t = latest time, n = sequence)
+-- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[3]  limit;  ARGV[4] window µs
+
+local log, meta = KEYS[1], KEYS[2]
+local consume = ARGV[1] == 'check'
+local cost = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+local now = now_micros()
+
+-- A time earlier than the latest seen counts as the latest, so the log
+-- stays sorted and time going back never frees a unit.
+local t = now
+local latest = tonumber(redis.call('HGET', meta, 't') or '')
+if latest and latest > t then t = latest end
+
+local horizon = t - window
+local total
+if consume then
+  redis.call('HSET', meta, 't', num(t))
+  set_expiry(meta, expire_ms(window))
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', num(horizon))
+  total = redis.call('ZCARD', log)
+else
+  total = redis.call('ZCOUNT', log, '(' .. num(horizon), '+inf')
+end
+local function until_out(at) return at + window - t end
+local function newest()
+  local last = redis.call('ZRANGEBYSCORE', log, '(' .. num(horizon), '+inf', 'WITHSCORES', 'LIMIT', total - 1, 1)
+  return tonumber(last[2])
+end
+
+local after = total + cost
+if after <= limit then
+  local reset_after = 0
+  if after > 0 then
+    if cost > 0 then reset_after = window else reset_after = until_out(newest()) end
+  end
+  if consume and cost > 0 then
+    local last = redis.call('HINCRBY', meta, 'n', cost)
+    local args = {}
+    for i = last - cost + 1, last do
+      args[#args + 1] = num(t)
+      args[#args + 1] = num(i)
+    end
+    redis.call('ZADD', log, unpack(args))
+    set_expiry(log, expire_ms(window))
+  end
+  return decision(true, limit, limit - after, 0, reset_after, 0, window)
+end
+
+local retry_after = NEVER
+if cost <= limit then
+  -- The unit whose expiry leaves room: the (after − limit)-th oldest.
+  local excess = after - limit
+  local unit = redis.call('ZRANGEBYSCORE', log, '(' .. num(horizon), '+inf', 'WITHSCORES', 'LIMIT', excess - 1, 1)
+  retry_after = until_out(tonumber(unit[2]))
+end
+local reset_after = 0
+if total > 0 then reset_after = until_out(newest()) end
+return decision(false, limit, limit - total, retry_after, reset_after, 0, window)

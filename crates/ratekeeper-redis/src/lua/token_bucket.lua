@@ -1,0 +1,112 @@
+-- A token bucket with golang.org/x/time/rate's semantics, as
+-- ratekeeper-core's token_bucket.rs: Go's AllowN as a Decision.
+--
+-- x/time/rate counts time in nanoseconds; every time here is a whole
+-- microsecond, so elapsed times are split into seconds and nanoseconds the
+-- way Go's Duration.Seconds() splits them, exactly, and token counts are
+-- Go's float64 bit for bit.
+--
+-- KEYS[1]  the state hash (fields k = tokens, l = last, in µs)
+-- ARGV[1]  "check" | "peek" | "lease:N" (take up to N tokens if that covers
+--          the cost, replying with how many after the Decision);  ARGV[2] cost
+-- ARGV[3]  rate (tokens per second; "inf" for no limit);  ARGV[4] burst
+
+local key = KEYS[1]
+local consume = ARGV[1] == 'check'
+local lease_want = tonumber(string.match(ARGV[1], '^lease:(%d+)$'))
+local n = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local burst = tonumber(ARGV[4])
+local now = now_micros()
+
+local INF = 1.7976931348623157e308   -- Go's rate.Inf (math.MaxFloat64)
+local INF_DURATION = LONG_MAX
+
+if limit >= INF then
+  -- Everything is admitted; nothing to keep.
+  return decision(true, burst, burst, 0, 0, 0, 0)
+end
+
+-- durationFromTokens, in nanoseconds.
+local function duration_from_tokens(tokens)
+  if limit <= 0 then return INF_DURATION end
+  local d = (tokens / limit) * 1000000000
+  if d >= LONG_MAX then return INF_DURATION end
+  return d2l(d)
+end
+
+-- A Go duration reported in whole microseconds, rounded up.
+local function report(d)
+  if d == INF_DURATION then return NEVER end
+  if d <= 0 then return 0 end
+  return ceil_div(d, 1000)
+end
+
+local tokens, last = burst, now
+local state = redis.call('HMGET', key, 'k', 'l')
+if state[1] then
+  tokens, last = tonumber(state[1]), tonumber(state[2])
+end
+-- A time earlier than the last one counts as the last (nothing is minted).
+local t = now
+if t < last then t = last end
+
+-- advance(t): Go's tokensFromDuration(t - last) = Duration.Seconds() × limit.
+local elapsed = t - last
+local sec = floor_div(elapsed, 1000000)
+local nsec = (elapsed - sec * 1000000) * 1000
+local available = tokens
+if limit > 0 then available = tokens + (sec + nsec / 1e9) * limit end
+if available > burst then available = burst end
+
+local window = report(duration_from_tokens(burst))
+
+-- reserveN(t, n, 0) as a Decision: allowed, the tokens left, and the
+-- remaining, retry-after and reset-after.
+local function decide(n)
+  local left = available - n
+  local wait = 0
+  if left < 0 then wait = duration_from_tokens(-left) end
+  local allowed = n <= burst and wait <= 0
+  local after = available
+  if allowed then after = left end
+  local remaining = 0
+  if after == after and after >= 1 then remaining = math.floor(after) end
+  local reset_after = 0
+  if after < burst then reset_after = report(duration_from_tokens(burst - after)) end
+  local retry_after = 0
+  if not allowed then
+    if n > burst then retry_after = NEVER else retry_after = report(duration_from_tokens(n - after)) end
+  end
+  return allowed, after, remaining, retry_after, reset_after
+end
+
+local granted = nil
+if lease_want then
+  -- Leased mode: take the whole tokens there are, up to `lease_want`, in
+  -- one go — if that covers the request's `n`; otherwise take nothing and
+  -- refuse.
+  local whole = 0
+  if available == available and available >= 1 then whole = math.floor(available) end
+  granted = math.min(lease_want, whole)
+  if granted >= n then n = granted else granted = 0 end
+  consume = true
+end
+
+local allowed, after, remaining, retry_after, reset_after = decide(n)
+if consume and allowed then
+  if after >= burst then
+    -- Whole again: the same as no state at all.
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'k', num(after), 'l', num(t))
+    if reset_after ~= NEVER then
+      set_expiry(key, expire_ms(reset_after))
+    else
+      redis.call('PERSIST', key)
+    end
+  end
+end
+local reply = decision(allowed, burst, remaining, retry_after, reset_after, 0, window)
+if granted then reply[#reply + 1] = num(granted) end
+return reply

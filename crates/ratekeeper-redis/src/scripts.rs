@@ -1,0 +1,80 @@
+//! The Lua scripts, assembled from `lua/`: Java's arithmetic helpers, the
+//! time source, then the algorithm.
+//!
+//! Every script reads the time from the server (`TIME`), so the clocks of
+//! the clients never matter, and sets expiries with `set_expiry`. A
+//! test-only variant (feature `test-clock`) reads the time from its last
+//! argument instead, so that the conformance vectors can be replayed against
+//! Redis on a manual clock (and keeps keys an hour longer, since the real
+//! clock that expires them does not follow the test's).
+
+use redis::Script;
+
+const JAVA: &str = include_str!("lua/java.lua");
+const DECISION: &str = include_str!("lua/decision.lua");
+const SMOOTH: &str = include_str!("lua/smooth.lua");
+const GCRA: &str = include_str!("lua/gcra.lua");
+const TOKEN_BUCKET: &str = include_str!("lua/token_bucket.lua");
+const FIXED_WINDOW: &str = include_str!("lua/fixed_window.lua");
+const SLIDING_WINDOW_COUNTER: &str = include_str!("lua/sliding_window_counter.lua");
+const SLIDING_LOG: &str = include_str!("lua/sliding_log.lua");
+const MEMBERSHIP: &str = include_str!("lua/membership.lua");
+
+/// Where a script's "now" comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeSource {
+    /// The server's `TIME`, in microseconds.
+    Server,
+    /// The script's last argument (tests only).
+    #[cfg(feature = "test-clock")]
+    Argument,
+}
+
+fn assemble(algorithm: &str, time: TimeSource) -> Script {
+    let now = match time {
+        TimeSource::Server => concat!(
+            "local function now_micros()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n",
+            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms) end\n",
+        ),
+        // The test's clock does not move with the server's, by which keys
+        // expire: let them live an hour longer than their state needs.
+        #[cfg(feature = "test-clock")]
+        TimeSource::Argument => concat!(
+            "local function now_micros() return tonumber(ARGV[#ARGV]) end\n",
+            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms + 3600000) end\n",
+        ),
+    };
+    Script::new(&format!("{JAVA}\n{now}\n{algorithm}"))
+}
+
+/// Guava's SmoothRateLimiter (`lua/smooth.lua`).
+pub(crate) fn smooth(time: TimeSource) -> Script {
+    assemble(SMOOTH, time)
+}
+
+/// The nodes' heartbeats (`lua/membership.lua`).
+pub(crate) fn membership(time: TimeSource) -> Script {
+    assemble(&format!("{DECISION}\n{MEMBERSHIP}"), time)
+}
+
+/// The admission-style algorithms that run in Redis, each answering with a
+/// `Decision` (`lua/decision.lua` and the algorithm's script).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admission {
+    Gcra,
+    TokenBucket,
+    FixedWindow,
+    SlidingWindowCounter,
+    SlidingLog,
+}
+
+pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
+    let body = match algorithm {
+        Admission::Gcra => GCRA,
+        Admission::TokenBucket => TOKEN_BUCKET,
+        Admission::FixedWindow => FIXED_WINDOW,
+        Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
+        Admission::SlidingLog => SLIDING_LOG,
+    };
+    assemble(&format!("{DECISION}\n{body}"), time)
+}

@@ -1,0 +1,129 @@
+//! Exact mode on the server's own clock: keys expire exactly when their
+//! state is whole, remembered refusals save round trips without changing a
+//! decision, and the cluster spreads one limiter's keys.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use ratekeeper::{Admission, AnyCore, LimiterSpec};
+use ratekeeper_redis::{Error, RedisLimiter, RedisStore, StoreOptions};
+use support::{RedisCluster, RedisServer};
+
+fn store(server: &RedisServer) -> RedisStore {
+    RedisStore::connect(&server.url(), StoreOptions::default()).unwrap()
+}
+
+fn evalsha_calls(server: &RedisServer) -> u64 {
+    let mut conn = server.connection();
+    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut conn).unwrap();
+    info.lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .and_then(|l| l.split("calls=").nth(1))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn key_exists(server: &RedisServer, pattern: &str) -> bool {
+    let mut conn = server.connection();
+    let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut conn).unwrap();
+    !keys.is_empty()
+}
+
+#[test]
+fn keys_expire_once_whole_and_nothing_changes() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    let specs = [
+        ("gcra", LimiterSpec::Gcra { max_burst: 1, count_per_period: 10, period_micros: 1_000_000 }),
+        ("token_bucket", LimiterSpec::TokenBucket { rate: 10.0, burst: 2 }),
+        ("fixed_window", LimiterSpec::FixedWindow { limit: 2, window_micros: 200_000 }),
+        ("sliding_window_counter", LimiterSpec::SlidingWindowCounter { limit: 2, window_micros: 100_000 }),
+        ("sliding_log", LimiterSpec::SlidingLog { limit: 2, window_micros: 200_000 }),
+    ];
+    for (name, spec) in specs {
+        let limiter = RedisLimiter::new(&s, name, spec).unwrap().remember_refusals(false);
+        assert!(limiter.check("user", 2).unwrap().allowed, "{name}");
+        assert!(!limiter.check("user", 1).unwrap().allowed, "{name}");
+        assert!(key_exists(&server, &format!("rk:{{{name}:user}}:*")), "{name}");
+        // Every state above is whole within 400 ms (two windows at most).
+        std::thread::sleep(Duration::from_millis(450));
+        assert!(!key_exists(&server, &format!("rk:{{{name}:user}}:*")), "{name}: the key outlived its state");
+        // A fresh limiter would admit the whole limit again: so does this one.
+        let whole = AnyCore::new(&spec).unwrap().peek(2, 0);
+        let decision = limiter.check("user", 2).unwrap();
+        assert!(decision.allowed, "{name}");
+        assert_eq!(decision.remaining, whole.remaining, "{name}");
+    }
+}
+
+#[test]
+fn remembered_refusals_skip_round_trips_until_their_retry_after() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    // One unit per 200 ms, no burst.
+    let spec = LimiterSpec::Gcra { max_burst: 0, count_per_period: 5, period_micros: 1_000_000 };
+    let cached = RedisLimiter::new(&s, "cached", spec).unwrap();
+    let reference = RedisLimiter::new(&s, "reference", spec).unwrap().remember_refusals(false);
+    assert!(cached.check("k", 1).unwrap().allowed);
+    assert!(reference.check("k", 1).unwrap().allowed);
+    let first = cached.check("k", 1).unwrap();
+    assert!(!first.allowed);
+    let before = evalsha_calls(&server);
+    let start = Instant::now();
+    let mut local = 0;
+    while start.elapsed() < Duration::from_millis(100) {
+        let d = cached.check("k", 1).unwrap();
+        // Never a different decision than the server's own.
+        assert_eq!(d.allowed, reference.peek("k", 1).unwrap().allowed);
+        assert!(!d.allowed);
+        assert!(d.retry_after_micros > 0 && d.retry_after_micros <= first.retry_after_micros);
+        local += 1;
+    }
+    let server_calls = evalsha_calls(&server) - before;
+    // Only the reference's peeks reached the server.
+    assert_eq!(server_calls, local, "refusals served locally still reached Redis");
+    // A smaller request is not covered by the remembered refusal.
+    assert!(cached.check("k", 0).unwrap().allowed);
+    // Once the retry-after has passed, the request is admitted again.
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(cached.check("k", 1).unwrap().allowed);
+}
+
+#[test]
+fn unsupported_algorithms_and_bad_parameters_are_typed_errors() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    let queue = LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1 };
+    assert!(matches!(RedisLimiter::new(&s, "q", queue), Err(Error::Unsupported(_))));
+    let bad = LimiterSpec::FixedWindow { limit: 0, window_micros: 1 };
+    assert!(matches!(RedisLimiter::new(&s, "w", bad), Err(Error::Invalid(_))));
+}
+
+#[test]
+fn a_limiters_keys_spread_over_the_cluster() {
+    let cluster = RedisCluster::start();
+    let urls = cluster.urls();
+    let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let store = RedisStore::connect_cluster(&nodes, StoreOptions::default()).unwrap();
+    let spec = LimiterSpec::SlidingLog { limit: 3, window_micros: 10_000_000 };
+    let limiter = RedisLimiter::new(&store, "api", spec).unwrap();
+    for user in 0..30 {
+        let key = format!("user-{user}");
+        for i in 0..3 {
+            assert_eq!(limiter.check(&key, 1).unwrap().remaining, 2 - i);
+        }
+        assert!(!limiter.check(&key, 1).unwrap().allowed);
+    }
+    let masters_used = cluster
+        .nodes
+        .iter()
+        .filter(|node| {
+            let mut conn = node.connection();
+            let keys: Vec<String> = redis::cmd("KEYS").arg("rk:{api:*").query(&mut conn).unwrap();
+            !keys.is_empty()
+        })
+        .count();
+    assert_eq!(masters_used, 3, "one limiter's keys should spread over every master");
+}
