@@ -7,8 +7,9 @@
 //! (or [`try_check`](AnyKeyedLimiter::try_check), which tells a refusal at
 //! the bound apart), [`peek`](AnyKeyedLimiter::peek),
 //! [`remove`](AnyKeyedLimiter::remove) and [`len`](AnyKeyedLimiter::len).
-//! Keys are bytes by default (`Box<[u8]>`, looked up by `&[u8]` without an
-//! allocation): a binding passes a string's UTF-8 or a buffer as it is.
+//! Keys are bytes by default ([`KeyBytes`]: up to 22 bytes inline in the
+//! table, looked up by `&[u8]` without an allocation): a binding passes a
+//! string's UTF-8 or a buffer as it is.
 
 use std::borrow::Borrow;
 use std::hash::Hash;
@@ -22,7 +23,7 @@ use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
 use ratekeeper_core::{Decision, Error, LimiterSpec};
 
-use super::{AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
+use super::{AtCapacity, KeyBytes, KeyedLimiter, KeyedOptions, WhenFull};
 use crate::any_limiter::AnyCore;
 use crate::clock::{AnyClock, Clock};
 
@@ -49,7 +50,7 @@ use crate::clock::{AnyClock, Clock};
 /// # Ok::<(), ratekeeper::Error>(())
 /// ```
 #[derive(Debug)]
-pub enum AnyKeyedLimiter<K = Box<[u8]>, C: Clock = AnyClock> {
+pub enum AnyKeyedLimiter<K = KeyBytes, C: Clock = AnyClock> {
     /// Token buckets (x/time/rate).
     TokenBucket(KeyedLimiter<K, TokenBucket, C>),
     /// GCRA (redis-cell).

@@ -5,8 +5,8 @@
 //! seen, the state of one algorithm `A` — any admission-style algorithm of
 //! the core — all with the template's configuration, one clock and one time
 //! origin. [`AnyKeyedLimiter`] is the same built from a
-//! [`LimiterSpec`](ratekeeper_core::LimiterSpec) and keyed by bytes: what the
-//! language bindings wrap.
+//! [`LimiterSpec`](ratekeeper_core::LimiterSpec) and keyed by bytes
+//! ([`KeyBytes`]: short keys inline): what the language bindings wrap.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -96,8 +96,8 @@
 //!   key's request is refused — [`try_check`](KeyedLimiter::try_check)
 //!   says so with [`AtCapacity`], [`check`](KeyedLimiter::check) with a
 //!   refused [`Decision`] (remaining 0, retry-after: until the shard's
-//!   earliest key can be full) — and [`refused_new_keys`]
-//!   (KeyedLimiter::refused_new_keys) counts it. Keys already held are
+//!   earliest key can be full) — and
+//!   [`refused_new_keys`](KeyedLimiter::refused_new_keys) counts it. Keys already held are
 //!   decided as always.
 //! * [`WhenFull::EvictSoonestFull`] (opt-in) keeps admitting new keys by
 //!   forgetting a key that is not full: among 16 keys sampled near the new
@@ -115,6 +115,7 @@
 mod algorithm;
 mod any;
 mod huge_pages;
+mod key_bytes;
 mod table;
 
 use std::borrow::Borrow;
@@ -132,6 +133,7 @@ use crate::seq_cell::Backoff;
 
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
+pub use key_bytes::{KeyBytes, INLINE as INLINE_KEY_BYTES};
 
 /// The hasher keyed limiters use unless told otherwise: std's `RandomState`
 /// (SipHash-1-3 with a random key per process). Keys often come from the

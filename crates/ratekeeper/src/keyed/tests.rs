@@ -255,7 +255,7 @@ fn any_keyed_limiter_builds_every_algorithm() {
         assert_eq!((limiter.max_keys(), limiter.when_full()), (2, WhenFull::RefuseNewKeys));
     }
     let bad = LimiterSpec::Gcra { max_burst: 1, count_per_period: 0, period_micros: SEC };
-    assert!(AnyKeyedLimiter::<Box<[u8]>, _>::new(&bad, KeyedOptions::new(1), AnyClock::default()).is_err());
+    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&bad, KeyedOptions::new(1), AnyClock::default()).is_err());
     let good = LimiterSpec::FixedWindow { limit: 1, window_micros: SEC };
-    assert!(AnyKeyedLimiter::<Box<[u8]>, _>::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
+    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
 }
