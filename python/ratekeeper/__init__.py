@@ -26,9 +26,10 @@ writes the HTTP ``RateLimit`` fields::
 ``TokenBucket`` (Go's x/time/rate), ``Gcra`` (redis-cell),
 ``LeakyBucketMeter`` and ``LeakyBucketQueue``, ``FixedWindow``,
 ``SlidingWindow``, ``SlidingLog``, ``SlidingWindowCounter``,
-``CompositeLimiter`` (several at once), the markers ``SrTcm`` and
-``TrTcm`` (RFC 2697, RFC 2698), and ``ConcurrencyLimiter`` with the
-gradient and AIMD policies (Netflix concurrency-limits).
+``CompositeLimiter`` (several at once), ``KeyedLimiter`` (one of any of
+them per key, in bounded memory), the markers ``SrTcm`` and ``TrTcm`` (RFC
+2697, RFC 2698), and ``ConcurrencyLimiter`` with the gradient and AIMD
+policies (Netflix concurrency-limits).
 
 ``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
@@ -52,10 +53,12 @@ from ratekeeper._ratekeeper import (
     MAX_SLIDING_LOG_LIMIT,
     AimdPolicy,
     ArgumentTypeError,
+    AtCapacity,
     Color,
     Decision,
     GradientPolicy,
     InvalidArgumentError,
+    KeyedLimiter,
     Limiter,
     ManualClock,
     RateLimitError,
@@ -90,6 +93,7 @@ __all__ = [
     "MAX_SLIDING_LOG_LIMIT",
     "AimdPolicy",
     "ArgumentTypeError",
+    "AtCapacity",
     "Color",
     "CompositeLimiter",
     "ConcurrencyLimiter",
@@ -98,6 +102,7 @@ __all__ = [
     "Gcra",
     "GradientPolicy",
     "InvalidArgumentError",
+    "KeyedLimiter",
     "LeakyBucketMeter",
     "LeakyBucketQueue",
     "Limiter",

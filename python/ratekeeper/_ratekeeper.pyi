@@ -4,7 +4,7 @@
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from enum import Enum
-from typing import Final, final
+from typing import Final, Literal, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -12,6 +12,7 @@ __all__ = [
     "MAX_SLIDING_LOG_LIMIT",
     "AimdPolicy",
     "ArgumentTypeError",
+    "AtCapacity",
     "Color",
     "CompositeLimiter",
     "ConcurrencyLimiter",
@@ -20,6 +21,7 @@ __all__ = [
     "Gcra",
     "GradientPolicy",
     "InvalidArgumentError",
+    "KeyedLimiter",
     "LeakyBucketMeter",
     "LeakyBucketQueue",
     "Limiter",
@@ -55,6 +57,8 @@ class ArgumentTypeError(RateLimitError, TypeError):
 
 class RateLimitExceeded(RateLimitError):
     decision: Decision | None
+
+class AtCapacity(RateLimitExceeded): ...
 
 @final
 class ManualClock:
@@ -340,3 +344,34 @@ class _PermitHandle:
     def ignore(self) -> int: ...
     @property
     def released(self) -> bool: ...
+
+@final
+class KeyedLimiter:
+    def __new__(
+        cls,
+        template: Limiter,
+        max_keys: int,
+        *,
+        when_full: Literal["refuse_new_keys", "evict_soonest_full"] = "refuse_new_keys",
+        shards: int | None = None,
+        clock: ManualClock | None = None,
+    ) -> Self: ...
+    def check(self, key: str | bytes, cost: int = 1) -> Decision: ...
+    def try_check(self, key: str | bytes, cost: int = 1) -> Decision: ...
+    def peek(self, key: str | bytes, cost: int = 1) -> Decision: ...
+    def try_peek(self, key: str | bytes, cost: int = 1) -> Decision: ...
+    def remove(self, key: str | bytes) -> bool: ...
+    def evict_full(self) -> int: ...
+    def __len__(self) -> int: ...
+    @property
+    def max_keys(self) -> int: ...
+    @property
+    def when_full(self) -> Literal["refuse_new_keys", "evict_soonest_full"]: ...
+    @property
+    def algorithm(self) -> str: ...
+    @property
+    def refused_new_keys(self) -> int: ...
+    @property
+    def forced_evictions(self) -> int: ...
+    @property
+    def clock(self) -> ManualClock | None: ...

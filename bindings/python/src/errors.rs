@@ -6,7 +6,8 @@
 //! └── RateLimitError                      everything ratekeeper raises
 //!     ├── InvalidArgumentError            also a ValueError: a value outside its domain
 //!     ├── ArgumentTypeError               also a TypeError: an argument of the wrong type
-//!     └── RateLimitExceeded               a limited call could not get its permits in time
+//!     └── RateLimitExceeded               a limited call was refused (`decision` says why)
+//!         └── AtCapacity                  a keyed limiter could hold no new key
 //! ```
 //!
 //! The two argument errors derive from the built-in `ValueError` and
@@ -30,6 +31,7 @@ static RATE_LIMIT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ARGUMENT_TYPE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static AT_CAPACITY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A longer `repr` than this is cut, so that a message stays readable
 /// whatever was passed.
@@ -108,6 +110,37 @@ fn rate_limit_exceeded(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+fn at_capacity_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    AT_CAPACITY
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_exceeded(py)?])?;
+            new_type(
+                py,
+                "AtCapacity",
+                bases,
+                "A keyed limiter's try_check or try_peek for a new key, refused because the limiter \
+                 holds max_keys keys and none can be forgotten without changing a decision.\n\n\
+                 `decision` is the refusal: remaining 0, retry_after until a key may be forgotten.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// An [`AtCapacity`](at_capacity_type) for a keyed limiter's refusal at its
+/// bound, with the library's message and the refusal as `decision`.
+pub fn at_capacity(py: Python<'_>, full: &ratekeeper::AtCapacity) -> PyErr {
+    let raised = at_capacity_type(py).and_then(|ty| {
+        let exc = ty.call1((full.to_string(),))?;
+        exc.setattr("decision", crate::decision::PyDecision(full.decision()))?;
+        Ok(exc)
+    });
+    match raised {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
 /// Creates the exception types and adds them to the module.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
@@ -115,6 +148,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("InvalidArgumentError", invalid_argument_error(py)?)?;
     module.add("ArgumentTypeError", argument_type_error(py)?)?;
     module.add("RateLimitExceeded", rate_limit_exceeded(py)?)?;
+    module.add("AtCapacity", at_capacity_type(py)?)?;
     Ok(())
 }
 

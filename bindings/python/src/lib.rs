@@ -14,6 +14,7 @@
 //! * `Decision` and the HTTP header fields in [`decision`];
 //! * `SrTcm`, `TrTcm` and `Color` in [`markers`];
 //! * `ConcurrencyLimiter` and its policies in [`concurrency`];
+//! * `KeyedLimiter` (one limiter per key, from any of them) in [`keyed`];
 //! * `ManualClock` in [`clock`].
 //!
 //! Nothing here may panic: a panic would reach Python as a
@@ -26,6 +27,7 @@ mod clock;
 mod concurrency;
 mod decision;
 mod errors;
+mod keyed;
 mod limiter;
 mod markers;
 mod rate_limiter;
@@ -67,6 +69,7 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<concurrency::PyGradientPolicy>()?;
     module.add_class::<concurrency::PyAimdPolicy>()?;
     module.add_class::<concurrency::PyPermitHandle>()?;
+    module.add_class::<keyed::PyKeyedLimiter>()?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

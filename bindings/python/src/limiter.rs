@@ -6,8 +6,8 @@
 //! into a [`LimiterSpec`]; this base builds the Rust limiter from it
 //! ([`AnyLimiter`], or a [`CompositeLimiter`] of several) and owns `check`,
 //! `peek` and `allow`. It keeps the spec, so that any limiter can serve as
-//! the template of another (a `CompositeLimiter`'s parts; keyed limiters,
-//! when the library has them, will take one the same way).
+//! the template of another (a `CompositeLimiter`'s parts, a
+//! `KeyedLimiter`'s per-key limiter).
 
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
