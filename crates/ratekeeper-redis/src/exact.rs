@@ -253,6 +253,25 @@ impl RedisLimiter {
         }
     }
 
+    /// [`check_async`](Self::check_async) with a callback, called on the
+    /// crate's runtime thread (what the language bindings use to resolve a
+    /// Promise or an asyncio future). A remembered refusal calls back at once,
+    /// on this thread.
+    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        if let Some(decision) = self.decided_locally(&key, cost) {
+            return callback(Ok(decision));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+    }
+
+    /// [`peek_async`](Self::peek_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn peek_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.peek_async(&key, cost).await }, callback);
+    }
+
     /// Blocking [`check_async`](Self::check_async).
     pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
         if let Some(decision) = self.decided_locally(key, cost) {
