@@ -24,7 +24,15 @@
  *   other calls on the same handle.
  * - No Rust panic ever unwinds into C: one would be reported as RK_PANIC.
  * - Durations are whole microseconds in int64_t (the unit the limiters
- *   count in), except where a name says seconds.
+ *   count in), except where a name says seconds. Counts and costs are
+ *   int64_t too; a negative one is RK_INVALID_ARGUMENT.
+ * - Strings are written into the caller's buffer (buf, buf_len, out_len):
+ *   buf_len 0 asks for the length; a buffer too small for the string and
+ *   its NUL gets nothing and RK_BUFFER_TOO_SMALL.
+ * - Admission-style algorithms share one handle, rk_limiter, and answer
+ *   with an rk_decision. A function named after one algorithm
+ *   (rk_token_bucket_*, rk_gcra_*, ...) returns RK_WRONG_ALGORITHM on
+ *   another algorithm's limiter.
  */
 
 #ifndef RATEKEEPER_H
@@ -33,7 +41,16 @@
 /* Generated with cbindgen:0.29.4 */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/**
+ * A duration that never ends, in microseconds (`INT64_MAX`): the
+ * `retry_after_micros` of a request no wait can admit (it costs more than
+ * the limiter can ever hold), the `reset_after_micros` of a limiter that
+ * never refills.
+ */
+#define RK_NEVER 9223372036854775807
 
 /**
  * The permits a bursty limiter saves up while idle, in seconds of its rate,
@@ -87,6 +104,18 @@ enum rk_status
    * what it is. Nothing changed.
    */
   RK_OTHER_ERROR = 4,
+  /**
+   * The handle is a limiter of another algorithm than the function
+   * needs (`rk_token_bucket_reserve()` on a GCRA, say).
+   * `rk_last_error_argument()` names the handle. Nothing changed.
+   */
+  RK_WRONG_ALGORITHM = 5,
+  /**
+   * The caller's buffer cannot hold the result and its terminating NUL.
+   * Nothing was written: ask for the size first (pass `buf_len` 0), or
+   * see the message, which says how many bytes are needed.
+   */
+  RK_BUFFER_TOO_SMALL = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -95,6 +124,41 @@ typedef enum rk_status rk_status;
 typedef uint32_t rk_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+/**
+ * Several limits — "10 per second *and* 1,000 per hour" — that must all
+ * admit a request; a refusal by any consumes nothing in any. Its decision
+ * is the strictest part's.
+ *
+ * Thread safety: as `rk_limiter` (the parts change together, under one
+ * lock); only `rk_composite_limiter_free()` must not race with other
+ * calls on the handle.
+ */
+typedef struct rk_composite_limiter rk_composite_limiter;
+
+/**
+ * A limiter of requests in flight. A request takes an `rk_permit` when it
+ * starts (`rk_concurrency_limiter_try_acquire()`) and releases it, saying
+ * how it went, when it ends (`rk_permit_release()`); an adaptive limit
+ * learns from their round-trip times.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_concurrency_limiter_free()`
+ * must not race with other calls on the handle.
+ */
+typedef struct rk_concurrency_limiter rk_concurrency_limiter;
+
+/**
+ * An admission-style rate limiter of any algorithm (`RK_ALGORITHM_*`):
+ * `rk_limiter_check()` admits a request of some cost or refuses it,
+ * consuming nothing, and says so in an `rk_decision`.
+ *
+ * Thread safety: every function taking a `const rk_limiter *` may be
+ * called on the same handle from any number of threads at once; no
+ * decision is lost or torn (the state is published atomically; the
+ * sliding log, whose state is a log, takes a lock). Only
+ * `rk_limiter_free()` must not race with other calls on the handle.
+ */
+typedef struct rk_limiter rk_limiter;
 
 /**
  * A clock that moves only when told to, for deterministic tests: limiters
@@ -113,6 +177,14 @@ typedef uint32_t rk_status;
 typedef struct rk_manual_clock rk_manual_clock;
 
 /**
+ * A request's permit from `rk_concurrency_limiter_try_acquire()`: release
+ * it exactly once with `rk_permit_release()`, which frees it. Until then
+ * it counts as in flight, even after `rk_concurrency_limiter_free()`. A
+ * permit may be released from any thread, but only once.
+ */
+typedef struct rk_permit rk_permit;
+
+/**
  * A rate limiter with the semantics of Guava's `RateLimiter`, to the
  * microsecond: `SmoothBursty` or `SmoothWarmingUp`.
  *
@@ -126,6 +198,322 @@ typedef struct rk_manual_clock rk_manual_clock;
  * `rk_rate_limiter_free()` must not race with other calls on the handle.
  */
 typedef struct rk_rate_limiter rk_rate_limiter;
+
+/**
+ * Go's `Reservation`: tokens taken from a token bucket, possibly from the
+ * future, by `rk_token_bucket_reserve()`. Act after
+ * `rk_reservation_delay_micros()`, or give them back with
+ * `rk_reservation_cancel()`; free it with `rk_reservation_free()` either
+ * way (freeing does not cancel, as dropping one in Go does not).
+ *
+ * It holds its own reference to its bucket, so it stays valid after
+ * `rk_limiter_free()`. Safe to use from several threads at once; only
+ * `rk_reservation_free()` must not race with other calls on it.
+ */
+typedef struct rk_reservation rk_reservation;
+
+/**
+ * RFC 2697's single rate three colour marker: marks packets green, yellow
+ * or red against a committed information rate (`cir`, bytes per second)
+ * with a committed burst (`cbs`) and an excess burst (`ebs`), both buckets
+ * full at creation.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_srtcm_free()` must not race
+ * with other calls on the handle.
+ */
+typedef struct rk_srtcm rk_srtcm;
+
+/**
+ * RFC 2698's two rate three colour marker: red above the peak rate (`pir`,
+ * burst `pbs`), yellow above the committed rate (`cir`, burst `cbs`),
+ * green within both; both buckets full at creation.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_trtcm_free()` must not race
+ * with other calls on the handle.
+ */
+typedef struct rk_trtcm rk_trtcm;
+
+/**
+ * What an admission-style limiter answered to one request: the same facts
+ * whatever the algorithm (redis-cell's `CL.THROTTLE` reply, and what the
+ * HTTP `RateLimit` fields carry). A refusal is a decision, not an error:
+ * the call returns `RK_OK` with `allowed` false, and consumed nothing.
+ *
+ * Durations are whole microseconds from the moment of the decision;
+ * `RK_NEVER` means never.
+ */
+typedef struct {
+  /**
+   * Whether the request was admitted (and its cost consumed).
+   */
+  bool allowed;
+  /**
+   * The quota: the most units the limiter admits at once when whole (a
+   * token bucket's burst, a GCRA's `max_burst + 1`, a window's limit).
+   * The `q` of `RateLimit-Policy`.
+   */
+  uint64_t limit;
+  /**
+   * Units that could still be admitted now, after this decision. The
+   * `r` of `RateLimit`.
+   */
+  uint64_t remaining;
+  /**
+   * Refused: how long until the same request would be admitted
+   * (`RK_NEVER` when it costs more than `limit`). 0 when admitted.
+   */
+  int64_t retry_after_micros;
+  /**
+   * How long until the limiter is whole again if nothing else is
+   * admitted (`RK_NEVER` when it never refills). The `t` of `RateLimit`.
+   */
+  int64_t reset_after_micros;
+  /**
+   * Admitted: how long the caller must wait before acting (the slot a
+   * leaky bucket queue or a token bucket reservation gave it). 0 for the
+   * algorithms that admit now or refuse.
+   */
+  int64_t wait_micros;
+  /**
+   * The time over which `limit` is granted (a window's length, a
+   * bucket's time to refill from empty; `RK_NEVER` if it never does).
+   * The `w` of `RateLimit-Policy`.
+   */
+  int64_t window_micros;
+} rk_decision;
+
+/**
+ * Which admission-style algorithm an `rk_limiter_spec` describes, or an
+ * `rk_limiter` is: one of the `RK_ALGORITHM_*` constants. 0 is none, so a
+ * zeroed spec is an error rather than some limiter.
+ */
+typedef uint32_t rk_algorithm;
+
+/**
+ * An admission-style limiter's algorithm and parameters, for
+ * `rk_limiter_new()` and `rk_composite_limiter_new()`. Set `algorithm` and
+ * the fields it lists (`RK_ALGORITHM_*`); every other field must be 0 (a
+ * designated initializer zeroes them), so that a field meant for another
+ * algorithm is an error, never silently ignored:
+ *
+ * ```c
+ * rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 100, .window_micros = 60000000};
+ * ```
+ *
+ * Counts are `int64_t` and must not be negative; durations are whole
+ * microseconds. Each algorithm checks its own ranges when the limiter is
+ * created (`RK_INVALID_ARGUMENT` naming the field).
+ */
+typedef struct {
+  /**
+   * One of the `RK_ALGORITHM_*` constants.
+   */
+  rk_algorithm algorithm;
+  /**
+   * Token bucket: tokens per second; 0 never refills, `INFINITY` admits
+   * everything; not negative or NaN.
+   */
+  double rate;
+  /**
+   * Token bucket: the bucket's size (it starts full).
+   */
+  int64_t burst;
+  /**
+   * GCRA: redis-cell's `max_burst`; the limit is `max_burst + 1`.
+   */
+  int64_t max_burst;
+  /**
+   * GCRA, leaky bucket meter: units per period (at least 1).
+   */
+  int64_t count_per_period;
+  /**
+   * GCRA, leaky bucket meter: the period (at least 1 µs).
+   */
+  int64_t period_micros;
+  /**
+   * Leaky bucket meter: the bucket's size in units (at least 1); leaky
+   * bucket queue: how many units may wait (0 admits only when idle).
+   */
+  int64_t capacity;
+  /**
+   * Leaky bucket queue: the spacing of slots (at least 1 µs).
+   */
+  int64_t interval_micros;
+  /**
+   * Windows: units per window (at least 1; a sliding log's at most
+   * 1048576, a sliding window's at most `UINT32_MAX`).
+   */
+  int64_t limit;
+  /**
+   * Windows: the window's length (at least 1 µs).
+   */
+  int64_t window_micros;
+  /**
+   * Sliding window: sub-windows per window, 1 to 16, dividing
+   * `window_micros`.
+   */
+  int64_t sub_windows;
+} rk_limiter_spec;
+
+/**
+ * The gradient rule's parameters (Netflix's `GradientLimit`), for
+ * `rk_concurrency_limiter_new_gradient()`. Start from
+ * `rk_gradient_config_default()` and change what you need.
+ */
+typedef struct {
+  /**
+   * The limit to start from, between `min_limit` and `max_limit`.
+   */
+  int64_t initial_limit;
+  /**
+   * The smallest limit a decrease may reach, at least 1.
+   */
+  int64_t min_limit;
+  /**
+   * The largest limit.
+   */
+  int64_t max_limit;
+  /**
+   * How much of a decrease to apply at once, above 0 and at most 1.
+   */
+  double smoothing;
+  /**
+   * How much slower than the no-load round trip still counts as no
+   * queueing, at least 1.
+   */
+  double rtt_tolerance;
+  /**
+   * The headroom added to the limit, at most `max_limit`.
+   */
+  int64_t queue_size;
+  /**
+   * The factor applied on a drop, 0.5 to 1.
+   */
+  double backoff_ratio;
+  /**
+   * Samples between probes for a new no-load round trip; 0: never.
+   */
+  int64_t probe_interval;
+} rk_gradient_config;
+
+/**
+ * AIMD's parameters (Netflix's `AIMDLimit`), for
+ * `rk_concurrency_limiter_new_aimd()`. Start from
+ * `rk_aimd_config_default()` and change what you need.
+ */
+typedef struct {
+  /**
+   * The limit to start from, between `min_limit` and `max_limit`.
+   */
+  int64_t initial_limit;
+  /**
+   * The smallest limit, at least 1.
+   */
+  int64_t min_limit;
+  /**
+   * The largest limit.
+   */
+  int64_t max_limit;
+  /**
+   * The factor applied on a drop or a timeout, at least 0.5 and below 1.
+   */
+  double backoff_ratio;
+  /**
+   * A round trip above this counts as a drop (at least 1 µs).
+   */
+  int64_t rtt_timeout_micros;
+} rk_aimd_config;
+
+/**
+ * How a request that held a permit ended: one of the `RK_OUTCOME_*`
+ * constants.
+ */
+typedef uint32_t rk_outcome;
+
+/**
+ * A packet's colour, as the markers give it: one of the `RK_COLOR_*`
+ * constants.
+ */
+typedef uint32_t rk_color;
+
+/**
+ * Go's `golang.org/x/time/rate` token bucket: `rate`, `burst`.
+ */
+#define RK_ALGORITHM_TOKEN_BUCKET 1
+
+/**
+ * GCRA with redis-cell's reply: `max_burst`, `count_per_period`,
+ * `period_micros`.
+ */
+#define RK_ALGORITHM_GCRA 2
+
+/**
+ * The leaky bucket as a meter (overflow refused): `capacity`,
+ * `count_per_period`, `period_micros`.
+ */
+#define RK_ALGORITHM_LEAKY_BUCKET_METER 3
+
+/**
+ * The leaky bucket as a queue (each request gets a slot and a wait):
+ * `capacity`, `interval_micros`.
+ */
+#define RK_ALGORITHM_LEAKY_BUCKET_QUEUE 4
+
+/**
+ * `limit` units per aligned window: `limit`, `window_micros`.
+ */
+#define RK_ALGORITHM_FIXED_WINDOW 5
+
+/**
+ * `limit` units in the last `sub_windows` sub-windows: `limit`,
+ * `window_micros`, `sub_windows`.
+ */
+#define RK_ALGORITHM_SLIDING_WINDOW 6
+
+/**
+ * Exactly `limit` units in any window (a log of them): `limit`,
+ * `window_micros`.
+ */
+#define RK_ALGORITHM_SLIDING_LOG 7
+
+/**
+ * About `limit` units per sliding window (two counters, weighted):
+ * `limit`, `window_micros`.
+ */
+#define RK_ALGORITHM_SLIDING_WINDOW_COUNTER 8
+
+/**
+ * It completed: its round-trip time is a sample for an adaptive limit
+ * (Netflix's `onSuccess`).
+ */
+#define RK_OUTCOME_SUCCESS 0
+
+/**
+ * It was dropped, timed out or rejected downstream: a congestion signal
+ * (Netflix's `onDropped`).
+ */
+#define RK_OUTCOME_DROPPED 1
+
+/**
+ * It ended in a way that says nothing about the service (a client error,
+ * a cancellation): no sample (Netflix's `onIgnore`).
+ */
+#define RK_OUTCOME_IGNORED 2
+
+/**
+ * Conforming.
+ */
+#define RK_COLOR_GREEN 0
+
+/**
+ * Exceeding the committed rate or burst, not the other limit.
+ */
+#define RK_COLOR_YELLOW 1
+
+/**
+ * Exceeding every limit.
+ */
+#define RK_COLOR_RED 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,15 +555,115 @@ const char *rk_last_error_message(void);
 /**
  * The parameter the latest failing call on this thread was about, spelled
  * as in this header (`"permits"`, `"warmup_micros"`, `"out_limiter"`):
- * the argument that was invalid, or the pointer that was `NULL`. `NULL`
- * when that failure was not about one argument (`RK_PANIC`) or when no
- * call on this thread has failed yet.
+ * the argument that was invalid, the field of a struct argument that was
+ * (`"window_micros"` of an `rk_limiter_spec`; the message says which
+ * element of an array), the pointer that was `NULL`, the handle of the
+ * wrong algorithm, or the length of a buffer too small. `NULL` when that
+ * failure was not about one argument (`RK_PANIC`) or when no call on this
+ * thread has failed yet.
  *
  * Per thread, like `rk_last_error_message()`, and valid for as long.
  *
  * Never fails.
  */
 const char *rk_last_error_argument(void);
+
+/**
+ * Writes the value of the HTTP `RateLimit` field for one decision under
+ * the policy name `name`: `"name";r=REMAINING;t=SECONDS` (seconds rounded
+ * up; no `t` when the limiter never refills), after
+ * draft-ietf-httpapi-ratelimit-headers, into `buf`, NUL-terminated, and its
+ * length (without the NUL) in `*out_len`.
+ *
+ * The buffer protocol of every string this library writes: pass `buf_len`
+ * 0 (and `buf` NULL) to get the length only, then a buffer of at least
+ * `*out_len + 1` bytes. A buffer that is too small gets nothing and the
+ * call returns `RK_BUFFER_TOO_SMALL`. `2 * strlen(name) + 64` bytes are
+ * always enough.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `name` holds a byte that is not
+ * printable ASCII (0x20 to 0x7E; the message names the first one);
+ * `RK_NULL_POINTER` when `decision`, `name` or `out_len` is NULL, or `buf`
+ * is NULL with a `buf_len` above 0.
+ *
+ * # Safety
+ * `decision` is NULL or valid for reading; `name` is NULL or a
+ * NUL-terminated string; `buf` is NULL or valid for writing `buf_len`
+ * bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_decision_write_ratelimit(const rk_decision *decision,
+                                      const char *name,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
+
+/**
+ * Writes the value of the HTTP `RateLimit-Policy` field for one decision
+ * under the policy name `name`: `"name";q=LIMIT;w=SECONDS` (the window
+ * rounded up to whole seconds, at least 1; no `w` when it is `RK_NEVER`).
+ * As `rk_decision_write_ratelimit()` otherwise.
+ *
+ * # Safety
+ * As `rk_decision_write_ratelimit()`.
+ */
+rk_status rk_decision_write_ratelimit_policy(const rk_decision *decision,
+                                             const char *name,
+                                             char *buf,
+                                             size_t buf_len,
+                                             size_t *out_len);
+
+/**
+ * Writes the value of the HTTP `Retry-After` field for a decision: the
+ * whole seconds, rounded up, after which a refused request may be retried
+ * (`"2"`). Writes the empty string (length 0) when no `Retry-After` should
+ * be sent: the request was admitted, or no wait can admit it
+ * (`retry_after_micros` is `RK_NEVER`). 21 bytes are always enough; the
+ * buffer protocol is `rk_decision_write_ratelimit()`'s.
+ *
+ * Returns `RK_NULL_POINTER` when `decision` or `out_len` is NULL, or `buf`
+ * is NULL with a `buf_len` above 0.
+ *
+ * # Safety
+ * `decision` is NULL or valid for reading; `buf` is NULL or valid for
+ * writing `buf_len` bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_decision_write_retry_after(const rk_decision *decision,
+                                        char *buf,
+                                        size_t buf_len,
+                                        size_t *out_len);
+
+/**
+ * Writes the value of one HTTP `RateLimit` field for several policies:
+ * `decisions[i]` under `names[i]`, joined by `", "` (a composite
+ * limiter's parts, say). `count` 0 writes the empty string, and then
+ * `decisions` and `names` may be NULL. As `rk_decision_write_ratelimit()`
+ * otherwise; a bad name is reported with its index in the message.
+ *
+ * # Safety
+ * `decisions` and `names` are NULL or valid for reading `count` elements,
+ * each name NULL or a NUL-terminated string; `buf` is NULL or valid for
+ * writing `buf_len` bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_decisions_write_ratelimit(const rk_decision *decisions,
+                                       const char *const *names,
+                                       size_t count,
+                                       char *buf,
+                                       size_t buf_len,
+                                       size_t *out_len);
+
+/**
+ * Writes the value of one HTTP `RateLimit-Policy` field for several
+ * policies, as `rk_decisions_write_ratelimit()` does for `RateLimit`.
+ *
+ * # Safety
+ * As `rk_decisions_write_ratelimit()`.
+ */
+rk_status rk_decisions_write_ratelimit_policy(const rk_decision *decisions,
+                                              const char *const *names,
+                                              size_t count,
+                                              char *buf,
+                                              size_t buf_len,
+                                              size_t *out_len);
 
 /**
  * Creates a manual clock reading 0 microseconds, in `*out_clock`. Free it
@@ -414,6 +902,881 @@ rk_status rk_rate_limiter_can_acquire(const rk_rate_limiter *limiter,
                                       int64_t permits,
                                       int64_t timeout_micros,
                                       bool *out_can_acquire);
+
+/**
+ * Creates the limiter `*spec` describes, in `*out_limiter`. Free it with
+ * `rk_limiter_free()`. The typed constructors (`rk_limiter_new_gcra()`,
+ * …) do the same with the parameters as arguments.
+ *
+ * `clock`: a manual clock to read the time from (the limiter shares it),
+ * or NULL for the system's monotonic clock. The limiter starts whole (a
+ * full bucket, an empty window) at the clock's current time.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when `spec->algorithm`
+ * is not an `RK_ALGORITHM_*`, a count is negative, a field the algorithm
+ * does not use is not 0, or a parameter is outside the algorithm's range;
+ * `RK_NULL_POINTER` when `spec` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `spec` is NULL or valid for reading; `clock` is NULL or a live clock;
+ * `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_limiter_new(const rk_limiter_spec *spec,
+                         const rk_manual_clock *clock,
+                         rk_limiter **out_limiter);
+
+/**
+ * Creates a token bucket with the semantics of Go's
+ * `golang.org/x/time/rate` (`NewLimiter(rate, burst)`), to the
+ * nanosecond: `burst` tokens, full at creation, refilled at `rate` tokens
+ * per second (0: never; `INFINITY`: everything is admitted). Besides
+ * `rk_limiter_check()` it has Go's reservations, waits and setters: the
+ * `rk_token_bucket_*()` functions.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `rate` is negative or NaN, or
+ * `burst` is negative; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * `clock` is NULL or a live clock; `out_limiter` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_limiter_new_token_bucket(double rate,
+                                      int64_t burst,
+                                      const rk_manual_clock *clock,
+                                      rk_limiter **out_limiter);
+
+/**
+ * Creates a GCRA limiter with redis-cell's semantics (`CL.THROTTLE key
+ * max_burst count_per_period period`): `count_per_period` units per
+ * `period_micros`, and up to `max_burst + 1` at once (the decisions'
+ * `limit`). One time per limiter, no counters.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_burst` is negative or
+ * `INT64_MAX`, `count_per_period` is not positive, or `period_micros` is
+ * not positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_gcra(int64_t max_burst,
+                              int64_t count_per_period,
+                              int64_t period_micros,
+                              const rk_manual_clock *clock,
+                              rk_limiter **out_limiter);
+
+/**
+ * Creates a leaky bucket meter: a bucket of `capacity` units that leaks
+ * `count_per_period` units every `period_micros`; a request that would
+ * overflow it is refused, consuming nothing.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `capacity`, `count_per_period` or
+ * `period_micros` is not positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_leaky_bucket_meter(int64_t capacity,
+                                            int64_t count_per_period,
+                                            int64_t period_micros,
+                                            const rk_manual_clock *clock,
+                                            rk_limiter **out_limiter);
+
+/**
+ * Creates a leaky bucket queue (a shaper): one unit leaves every
+ * `interval_micros`, and each admitted request is given the next free
+ * slot — its decision's `wait_micros` says how long to wait for it
+ * (`rk_leaky_bucket_queue_acquire()` sleeps until then). A request whose
+ * slot lies more than `capacity` units away is refused. The decisions'
+ * `limit` is `capacity + 1`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `capacity` is negative or
+ * `interval_micros` is not positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_leaky_bucket_queue(int64_t capacity,
+                                            int64_t interval_micros,
+                                            const rk_manual_clock *clock,
+                                            rk_limiter **out_limiter);
+
+/**
+ * Creates a fixed window limiter: at most `limit` units per window of
+ * `window_micros`, windows aligned to the limiter's creation (up to twice
+ * `limit` across a window boundary).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limit` or `window_micros` is not
+ * positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_fixed_window(int64_t limit,
+                                      int64_t window_micros,
+                                      const rk_manual_clock *clock,
+                                      rk_limiter **out_limiter);
+
+/**
+ * Creates a sliding window limiter: at most `limit` units in the last
+ * `sub_windows` sub-windows of `window_micros / sub_windows` each (a ring
+ * of counters).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limit` is not between 1 and
+ * `UINT32_MAX`, `sub_windows` is not between 1 and 16, or `window_micros`
+ * is not a positive multiple of `sub_windows`; as `rk_limiter_new()`
+ * otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_sliding_window(int64_t limit,
+                                        int64_t window_micros,
+                                        int64_t sub_windows,
+                                        const rk_manual_clock *clock,
+                                        rk_limiter **out_limiter);
+
+/**
+ * Creates a sliding log: exactly `limit` units in any window of
+ * `window_micros`, from a log of the admitted requests (allocated up
+ * front: 16 bytes per unit of `limit`).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limit` is not between 1 and
+ * 1048576 or `window_micros` is not positive; as `rk_limiter_new()`
+ * otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_sliding_log(int64_t limit,
+                                     int64_t window_micros,
+                                     const rk_manual_clock *clock,
+                                     rk_limiter **out_limiter);
+
+/**
+ * Creates a sliding window counter: about `limit` units per sliding
+ * window of `window_micros`, the previous window's count weighted by how
+ * much of it the sliding window still covers (two counters).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limit` or `window_micros` is not
+ * positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_sliding_window_counter(int64_t limit,
+                                                int64_t window_micros,
+                                                const rk_manual_clock *clock,
+                                                rk_limiter **out_limiter);
+
+/**
+ * Frees a limiter (and its reference to its clock). A token bucket's
+ * reservations keep working. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_limiter_new*()` that has not
+ * been freed, and no other call is using it.
+ */
+void rk_limiter_free(rk_limiter *limiter);
+
+/**
+ * Admits a request of `cost` units now if the limit allows it, consuming
+ * them, and stores the decision in `*out_decision`. A refusal (`allowed`
+ * false) consumes nothing and is not an error. Never waits: a leaky
+ * bucket queue's decision says how long to wait for the slot it gave
+ * (`wait_micros`). A cost of 0 is a free look.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, consuming nothing, when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write.
+ */
+rk_status rk_limiter_check(const rk_limiter *limiter,
+                           int64_t cost,
+                           rk_decision *out_decision);
+
+/**
+ * The decision `rk_limiter_check()` would make now, in `*out_decision`;
+ * consumes nothing.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER`
+ * when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * As `rk_limiter_check()`.
+ */
+rk_status rk_limiter_peek(const rk_limiter *limiter,
+                          int64_t cost,
+                          rk_decision *out_decision);
+
+/**
+ * The limiter's algorithm, an `RK_ALGORITHM_*`, in `*out_algorithm`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_algorithm` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_algorithm` is NULL or valid
+ * for a write.
+ */
+rk_status rk_limiter_algorithm(const rk_limiter *limiter,
+                               rk_algorithm *out_algorithm);
+
+/**
+ * An algorithm's name, as every language and the conformance vectors
+ * spell it (`"token_bucket"`, `"gcra"`, `"leaky_bucket_meter"`,
+ * `"leaky_bucket_queue"`, `"fixed_window"`, `"sliding_window"`,
+ * `"sliding_log"`, `"sliding_window_counter"`), or NULL for a value that
+ * is not an `RK_ALGORITHM_*`.
+ *
+ * Never fails; the string is static and must not be freed.
+ */
+const char *rk_algorithm_name(rk_algorithm algorithm);
+
+/**
+ * A GCRA limiter's limit, redis-cell's `max_burst + 1`, in `*out_limit`.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a GCRA;
+ * `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+ * write.
+ */
+rk_status rk_gcra_limit(const rk_limiter *limiter,
+                        uint64_t *out_limit);
+
+/**
+ * A leaky bucket meter's water level now, in whole units, in
+ * `*out_level`.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a leaky bucket
+ * meter; `RK_NULL_POINTER` when `limiter` or `out_level` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_level` is NULL or valid for a
+ * write.
+ */
+rk_status rk_leaky_bucket_meter_level(const rk_limiter *limiter,
+                                      uint64_t *out_level);
+
+/**
+ * A leaky bucket queue's blocking admission: takes the next slot for
+ * `cost` units and blocks the calling thread until it comes (a manual
+ * clock is advanced instead), then stores the decision in
+ * `*out_decision` (its `wait_micros` is the time waited). A refusal
+ * returns at once, taking nothing.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a leaky bucket queue;
+ * `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER` when
+ * `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write.
+ */
+rk_status rk_leaky_bucket_queue_acquire(const rk_limiter *limiter,
+                                        int64_t cost,
+                                        rk_decision *out_decision);
+
+/**
+ * Go's `ReserveN(now, cost)`: takes `cost` tokens now, possibly from the
+ * future, and stores a new reservation in `*out_reservation` (free it
+ * with `rk_reservation_free()`). A reservation of more than the burst is
+ * refused (`rk_reservation_ok()` says false) and takes nothing, but is
+ * still a reservation to free.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_INVALID_ARGUMENT`, taking nothing, when `cost` is negative;
+ * `RK_NULL_POINTER` when `limiter` or `out_reservation` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_reservation` is NULL or valid
+ * for writing a pointer.
+ */
+rk_status rk_token_bucket_reserve(const rk_limiter *limiter,
+                                  int64_t cost,
+                                  rk_reservation **out_reservation);
+
+/**
+ * Go's `Reservation.OK()`: whether the tokens were granted, in `*out_ok`.
+ *
+ * Returns `RK_NULL_POINTER` when `reservation` or `out_ok` is NULL.
+ *
+ * # Safety
+ * `reservation` is NULL or a live reservation; `out_ok` is NULL or valid
+ * for a write.
+ */
+rk_status rk_reservation_ok(const rk_reservation *reservation,
+                            bool *out_ok);
+
+/**
+ * The tokens the reservation holds, in `*out_tokens`: 0 when it was
+ * refused or has been cancelled.
+ *
+ * Returns `RK_NULL_POINTER` when `reservation` or `out_tokens` is NULL.
+ *
+ * # Safety
+ * `reservation` is NULL or a live reservation; `out_tokens` is NULL or
+ * valid for a write.
+ */
+rk_status rk_reservation_tokens(const rk_reservation *reservation,
+                                uint64_t *out_tokens);
+
+/**
+ * Go's `Reservation.Delay()`: how long from now, in whole microseconds
+ * rounded up, until the holder may act, in `*out_micros` (0 when it may
+ * act now; `RK_NEVER` for a refused reservation).
+ *
+ * Returns `RK_NULL_POINTER` when `reservation` or `out_micros` is NULL.
+ *
+ * # Safety
+ * `reservation` is NULL or a live reservation; `out_micros` is NULL or
+ * valid for a write.
+ */
+rk_status rk_reservation_delay_micros(const rk_reservation *reservation,
+                                      int64_t *out_micros);
+
+/**
+ * Go's `Reservation.Cancel()`: gives the tokens back to the bucket, as
+ * x/time/rate does (those a later reservation has since counted on stay
+ * taken), if the time to act has not come yet. Cancelling again does
+ * nothing.
+ *
+ * Returns `RK_NULL_POINTER` when `reservation` is NULL.
+ *
+ * # Safety
+ * `reservation` is NULL or a live reservation.
+ */
+rk_status rk_reservation_cancel(const rk_reservation *reservation);
+
+/**
+ * Frees a reservation (and its reference to its bucket), without
+ * cancelling it. `NULL` does nothing.
+ *
+ * # Safety
+ * `reservation` is NULL or a reservation from `rk_token_bucket_reserve()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_reservation_free(rk_reservation *reservation);
+
+/**
+ * Go's `WaitN(ctx, cost)` with a deadline `timeout_micros` from now: when
+ * the `cost` tokens can be had by then, takes them, blocks the calling
+ * thread until they are due (a manual clock is advanced instead) and
+ * stores the decision in `*out_decision` (`allowed`, and the time waited
+ * in `wait_micros`); otherwise stores a refusal at once, taking nothing.
+ * A negative timeout means "do not wait"; `INT64_MAX` waits as long as it
+ * takes. A cost above the burst is always refused.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER` when
+ * `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write.
+ */
+rk_status rk_token_bucket_wait(const rk_limiter *limiter,
+                               int64_t cost,
+                               int64_t timeout_micros,
+                               rk_decision *out_decision);
+
+/**
+ * `rk_token_bucket_wait()` without the wait, for callers with timers of
+ * their own (event loops): takes the tokens when they can be had within
+ * `timeout_micros` and returns at once; the decision's `wait_micros` says
+ * how long to wait before acting.
+ *
+ * # Safety
+ * As `rk_token_bucket_wait()`.
+ */
+rk_status rk_token_bucket_reserve_within(const rk_limiter *limiter,
+                                         int64_t cost,
+                                         int64_t timeout_micros,
+                                         rk_decision *out_decision);
+
+/**
+ * Go's `SetLimit`: refills up to now at the old rate, then refills at
+ * `rate` tokens per second (0: never; `INFINITY`: no limit).
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_INVALID_ARGUMENT`, changing nothing, when `rate` is negative or NaN;
+ * `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_token_bucket_set_rate(const rk_limiter *limiter,
+                                   double rate);
+
+/**
+ * Go's `SetBurst`: refills up to now, then the bucket holds `burst`
+ * tokens at most.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_INVALID_ARGUMENT`, changing nothing, when `burst` is negative;
+ * `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_token_bucket_set_burst(const rk_limiter *limiter,
+                                    int64_t burst);
+
+/**
+ * Go's `Limit()`: the refill rate in tokens per second (`INFINITY` for
+ * no limit), in `*out_rate`.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_NULL_POINTER` when `limiter` or `out_rate` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_rate` is NULL or valid for a
+ * write.
+ */
+rk_status rk_token_bucket_rate(const rk_limiter *limiter,
+                               double *out_rate);
+
+/**
+ * Go's `Burst()`, in `*out_burst`.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_NULL_POINTER` when `limiter` or `out_burst` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_burst` is NULL or valid for a
+ * write.
+ */
+rk_status rk_token_bucket_burst(const rk_limiter *limiter,
+                                uint64_t *out_burst);
+
+/**
+ * Go's `Tokens()`: the tokens available now, in `*out_tokens` (Go's
+ * `float64`, bit for bit; negative while reservations are outstanding).
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not a token bucket;
+ * `RK_NULL_POINTER` when `limiter` or `out_tokens` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_tokens` is NULL or valid for
+ * a write.
+ */
+rk_status rk_token_bucket_tokens(const rk_limiter *limiter,
+                                 double *out_tokens);
+
+/**
+ * Creates a composite of the `limits_len` limits in `limits` (each as
+ * `rk_limiter_new()` takes it), in `*out_limiter`; free it with
+ * `rk_composite_limiter_free()`. `clock`: a manual clock, or NULL for the
+ * monotonic clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limits_len` is 0 (a composite of
+ * nothing would admit everything) or a limit is invalid (the message
+ * names it: `limits[1]: …`, and `rk_last_error_argument()` its field);
+ * `RK_NULL_POINTER` when `limits` (with a `limits_len` above 0) or
+ * `out_limiter` is NULL.
+ *
+ * # Safety
+ * `limits` is NULL or valid for reading `limits_len` specs; `clock` is
+ * NULL or a live clock; `out_limiter` is NULL or valid for writing a
+ * pointer.
+ */
+rk_status rk_composite_limiter_new(const rk_limiter_spec *limits,
+                                   size_t limits_len,
+                                   const rk_manual_clock *clock,
+                                   rk_composite_limiter **out_limiter);
+
+/**
+ * Frees a composite limiter. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_composite_limiter_new()` that
+ * has not been freed, and no other call is using it.
+ */
+void rk_composite_limiter_free(rk_composite_limiter *limiter);
+
+/**
+ * How many limits the composite has, in `*out_len`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_len` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_len` is NULL or valid for a
+ * write.
+ */
+rk_status rk_composite_limiter_len(const rk_composite_limiter *limiter,
+                                   size_t *out_len);
+
+/**
+ * Admits `cost` units in every limit, or in none, and stores the decision
+ * in `*out_decision`: when admitted, the limit with the fewest units left
+ * (with the longest reset and wait); when refused, the refusing limit
+ * with the longest retry-after.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, consuming nothing, when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write.
+ */
+rk_status rk_composite_limiter_check(const rk_composite_limiter *limiter,
+                                     int64_t cost,
+                                     rk_decision *out_decision);
+
+/**
+ * `rk_composite_limiter_check()`, with each limit's own decision too, in
+ * the order of the specs, in `out_parts[0 .. len]` (`len` from
+ * `rk_composite_limiter_len()`): one `RateLimit` item per policy (see
+ * `rk_decisions_write_ratelimit()`). When the request is refused, the
+ * limits that would have admitted it show their state untouched.
+ *
+ * Returns `RK_BUFFER_TOO_SMALL`, consuming nothing, when `parts_len` is
+ * below the number of limits; `RK_INVALID_ARGUMENT` when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter`, `out_decision` or
+ * `out_parts` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write; `out_parts` is NULL or valid for writing `parts_len`
+ * decisions.
+ */
+rk_status rk_composite_limiter_check_each(const rk_composite_limiter *limiter,
+                                          int64_t cost,
+                                          rk_decision *out_decision,
+                                          rk_decision *out_parts,
+                                          size_t parts_len);
+
+/**
+ * The decision `rk_composite_limiter_check()` would make now, in
+ * `*out_decision`; consumes nothing.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER`
+ * when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * As `rk_composite_limiter_check()`.
+ */
+rk_status rk_composite_limiter_peek(const rk_composite_limiter *limiter,
+                                    int64_t cost,
+                                    rk_decision *out_decision);
+
+/**
+ * Netflix's defaults for the gradient rule, in `*out_config`: initial
+ * limit 50, minimum 1, maximum 1000, smoothing 0.2, tolerance 2.0, queue
+ * size 4, backoff 0.9, a probe every 1000 samples.
+ *
+ * Returns `RK_NULL_POINTER` when `out_config` is NULL.
+ *
+ * # Safety
+ * `out_config` is NULL or valid for a write.
+ */
+rk_status rk_gradient_config_default(rk_gradient_config *out_config);
+
+/**
+ * Netflix's defaults for AIMD, in `*out_config`: initial limit 20,
+ * minimum 20, maximum 200, backoff 0.9, timeout 5 s.
+ *
+ * Returns `RK_NULL_POINTER` when `out_config` is NULL.
+ *
+ * # Safety
+ * `out_config` is NULL or valid for a write.
+ */
+rk_status rk_aimd_config_default(rk_aimd_config *out_config);
+
+/**
+ * Creates a limiter of at most `limit` requests in flight, in
+ * `*out_limiter`; free it with `rk_concurrency_limiter_free()`. `clock`: a
+ * manual clock (round trips are measured on it), or NULL for the
+ * monotonic clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limit` is not positive;
+ * `RK_NULL_POINTER` when `out_limiter` is NULL.
+ *
+ * # Safety
+ * `clock` is NULL or a live clock; `out_limiter` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_concurrency_limiter_new_fixed(int64_t limit,
+                                           const rk_manual_clock *clock,
+                                           rk_concurrency_limiter **out_limiter);
+
+/**
+ * Creates a limiter whose limit the gradient rule sets (Netflix's
+ * `GradientLimit`), from `*config`, in `*out_limiter`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when a parameter is
+ * outside its range (see `rk_gradient_config`); `RK_NULL_POINTER` when
+ * `config` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `config` is NULL or valid for reading; `clock` is NULL or a live clock;
+ * `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_concurrency_limiter_new_gradient(const rk_gradient_config *config,
+                                              const rk_manual_clock *clock,
+                                              rk_concurrency_limiter **out_limiter);
+
+/**
+ * Creates a limiter whose limit AIMD sets (Netflix's `AIMDLimit`), from
+ * `*config`, in `*out_limiter`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when a parameter is
+ * outside its range (see `rk_aimd_config`); `RK_NULL_POINTER` when
+ * `config` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * As `rk_concurrency_limiter_new_gradient()`.
+ */
+rk_status rk_concurrency_limiter_new_aimd(const rk_aimd_config *config,
+                                          const rk_manual_clock *clock,
+                                          rk_concurrency_limiter **out_limiter);
+
+/**
+ * Frees the caller's handle of a limiter. Permits still out keep it
+ * alive until they are released. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_concurrency_limiter_new_*()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_concurrency_limiter_free(rk_concurrency_limiter *limiter);
+
+/**
+ * Takes a permit if fewer than the limit are in flight. Stores a new
+ * permit in `*out_permit` when admitted — release it with
+ * `rk_permit_release()` when the request ends — and NULL when refused.
+ * The decision goes to `*out_decision` unless it is NULL (a refusal's
+ * `retry_after_micros` is 0: nothing can foresee when a request ends).
+ *
+ * Returns `RK_NULL_POINTER`, taking nothing, when `limiter` or
+ * `out_permit` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write; `out_permit` is NULL or valid for writing a pointer.
+ */
+rk_status rk_concurrency_limiter_try_acquire(const rk_concurrency_limiter *limiter,
+                                             rk_decision *out_decision,
+                                             rk_permit **out_permit);
+
+/**
+ * Releases a permit and frees it: the request it stood for has ended with
+ * `outcome` (an `RK_OUTCOME_*`). Its round-trip time is measured now; a
+ * success or a drop is a sample for an adaptive limit. The new limit goes
+ * to `*out_limit` unless it is NULL. Do not use the permit again.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, releasing nothing (the permit is still
+ * yours), when `outcome` is not an `RK_OUTCOME_*`; `RK_NULL_POINTER` when
+ * `permit` is NULL. After any other status the permit is gone.
+ *
+ * # Safety
+ * `permit` is NULL or a permit from `rk_concurrency_limiter_try_acquire()`
+ * that has not been released, and no other call is using it; `out_limit`
+ * is NULL or valid for a write.
+ */
+rk_status rk_permit_release(rk_permit *permit,
+                            rk_outcome outcome,
+                            uint64_t *out_limit);
+
+/**
+ * Feeds an adaptive limit a sample measured elsewhere, without a permit:
+ * a request that took `rtt_micros` while `in_flight` requests were in
+ * flight, `dropped` or not. The new limit goes to `*out_limit` unless it
+ * is NULL. A fixed limit ignores samples.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `rtt_micros` or `in_flight` is
+ * negative; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+ * write.
+ */
+rk_status rk_concurrency_limiter_sample(const rk_concurrency_limiter *limiter,
+                                        int64_t rtt_micros,
+                                        int64_t in_flight,
+                                        bool dropped,
+                                        uint64_t *out_limit);
+
+/**
+ * The current limit, in `*out_limit`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+ * write.
+ */
+rk_status rk_concurrency_limiter_limit(const rk_concurrency_limiter *limiter,
+                                       uint64_t *out_limit);
+
+/**
+ * The requests in flight now (permits taken and not yet released), in
+ * `*out_in_flight`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_in_flight` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_in_flight` is NULL or valid
+ * for a write.
+ */
+rk_status rk_concurrency_limiter_in_flight(const rk_concurrency_limiter *limiter,
+                                           uint64_t *out_in_flight);
+
+/**
+ * A colour's name: `"green"`, `"yellow"` or `"red"` (as the conformance
+ * vectors and the other languages spell it), or NULL for a value that is
+ * not an `RK_COLOR_*`.
+ *
+ * Never fails; the string is static and must not be freed.
+ */
+const char *rk_color_name(rk_color color);
+
+/**
+ * Creates an srTCM (RFC 2697) in `*out_marker`; free it with
+ * `rk_srtcm_free()`. `clock`: a manual clock, or NULL for the monotonic
+ * clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cir` is not positive, `cbs` or `ebs`
+ * is negative, or both are 0; `RK_NULL_POINTER` when `out_marker` is NULL.
+ *
+ * # Safety
+ * `clock` is NULL or a live clock; `out_marker` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_srtcm_new(int64_t cir,
+                       int64_t cbs,
+                       int64_t ebs,
+                       const rk_manual_clock *clock,
+                       rk_srtcm **out_marker);
+
+/**
+ * Frees an srTCM. `NULL` does nothing.
+ *
+ * # Safety
+ * `marker` is NULL or a marker from `rk_srtcm_new()` that has not been
+ * freed, and no other call is using it.
+ */
+void rk_srtcm_free(rk_srtcm *marker);
+
+/**
+ * Marks a packet of `bytes` now, colour-blind (RFC 2697 §3), in
+ * `*out_color`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, marking nothing, when `bytes` is
+ * negative; `RK_NULL_POINTER` when `marker` or `out_color` is NULL.
+ *
+ * # Safety
+ * `marker` is NULL or a live marker; `out_color` is NULL or valid for a
+ * write.
+ */
+rk_status rk_srtcm_mark(const rk_srtcm *marker,
+                        int64_t bytes,
+                        rk_color *out_color);
+
+/**
+ * Marks a packet of `bytes` that arrives coloured `pre_color`,
+ * colour-aware (RFC 2697 §3): a colour is never improved.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, marking nothing, when `bytes` is
+ * negative or `pre_color` is not an `RK_COLOR_*`; `RK_NULL_POINTER` when
+ * `marker` or `out_color` is NULL.
+ *
+ * # Safety
+ * As `rk_srtcm_mark()`.
+ */
+rk_status rk_srtcm_mark_aware(const rk_srtcm *marker,
+                              int64_t bytes,
+                              rk_color pre_color,
+                              rk_color *out_color);
+
+/**
+ * The buckets' tokens now, in bytes: the committed bucket's (`Tc`) in
+ * `*out_committed` and the excess bucket's (`Te`) in `*out_excess`.
+ *
+ * Returns `RK_NULL_POINTER` when any argument is NULL.
+ *
+ * # Safety
+ * `marker` is NULL or a live marker; the out-parameters are NULL or valid
+ * for a write.
+ */
+rk_status rk_srtcm_tokens(const rk_srtcm *marker,
+                          uint64_t *out_committed,
+                          uint64_t *out_excess);
+
+/**
+ * Creates a trTCM (RFC 2698) in `*out_marker`; free it with
+ * `rk_trtcm_free()`. `clock`: a manual clock, or NULL for the monotonic
+ * clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when a rate or burst is not positive or
+ * `pir` is below `cir`; `RK_NULL_POINTER` when `out_marker` is NULL.
+ *
+ * # Safety
+ * `clock` is NULL or a live clock; `out_marker` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_trtcm_new(int64_t pir,
+                       int64_t pbs,
+                       int64_t cir,
+                       int64_t cbs,
+                       const rk_manual_clock *clock,
+                       rk_trtcm **out_marker);
+
+/**
+ * Frees a trTCM. `NULL` does nothing.
+ *
+ * # Safety
+ * `marker` is NULL or a marker from `rk_trtcm_new()` that has not been
+ * freed, and no other call is using it.
+ */
+void rk_trtcm_free(rk_trtcm *marker);
+
+/**
+ * Marks a packet of `bytes` now, colour-blind (RFC 2698 §3), in
+ * `*out_color`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, marking nothing, when `bytes` is
+ * negative; `RK_NULL_POINTER` when `marker` or `out_color` is NULL.
+ *
+ * # Safety
+ * `marker` is NULL or a live marker; `out_color` is NULL or valid for a
+ * write.
+ */
+rk_status rk_trtcm_mark(const rk_trtcm *marker,
+                        int64_t bytes,
+                        rk_color *out_color);
+
+/**
+ * Marks a packet of `bytes` that arrives coloured `pre_color`,
+ * colour-aware (RFC 2698 §3): a colour is never improved.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, marking nothing, when `bytes` is
+ * negative or `pre_color` is not an `RK_COLOR_*`; `RK_NULL_POINTER` when
+ * `marker` or `out_color` is NULL.
+ *
+ * # Safety
+ * As `rk_trtcm_mark()`.
+ */
+rk_status rk_trtcm_mark_aware(const rk_trtcm *marker,
+                              int64_t bytes,
+                              rk_color pre_color,
+                              rk_color *out_color);
+
+/**
+ * The buckets' tokens now, in bytes: the peak bucket's (`Tp`) in
+ * `*out_peak` and the committed bucket's (`Tc`) in `*out_committed`.
+ *
+ * Returns `RK_NULL_POINTER` when any argument is NULL.
+ *
+ * # Safety
+ * `marker` is NULL or a live marker; the out-parameters are NULL or valid
+ * for a write.
+ */
+rk_status rk_trtcm_tokens(const rk_trtcm *marker,
+                          uint64_t *out_peak,
+                          uint64_t *out_committed);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -16,13 +16,18 @@ timing, the main process checks that every contender gives the workload's
 answer, so that no one is timed on the wrong path. The last lines are a
 Markdown table of medians and of each contender's time divided by
 ratekeeper's (the speed-up), and the two targets of the issue.
+``--summary-json PATH`` also writes the medians in the ``ratekeeper-bench/1``
+format that ``benches/report.py`` turns into BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
+import json
+import platform
 import sys
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Callable
 
 import pyperf
@@ -180,6 +185,9 @@ def check(contender: Contender, admit: bool) -> None:
 def main() -> None:
     runner = pyperf.Runner()
     runner.metadata["description"] = __doc__.splitlines()[0] if __doc__ else ""
+    runner.argparser.add_argument(
+        "--summary-json", metavar="PATH", help="also write the medians here (ratekeeper-bench/1)"
+    )
     args = runner.parse_args()
     if not args.worker:
         for admit in WORKLOADS.values():
@@ -197,6 +205,8 @@ def main() -> None:
                 results[workload, contender.name] = bench.median()
     if not args.worker and results:
         report(results)
+        if args.summary_json:
+            write_summary(results, args.summary_json)
 
 
 def report(results: dict[tuple[str, str], float]) -> None:
@@ -220,6 +230,61 @@ def report(results: dict[tuple[str, str], float]) -> None:
             f"{workload}: {limits / ours:.1f}x faster than limits (target 20x), "
             f"{peers[fastest] / ours:.1f}x faster than the fastest peer, {fastest} (target 5x)"
         )
+
+
+# The distributions behind each contender, for the versions in the report.
+DISTRIBUTIONS = {
+    "ratekeeper": "ratekeeper",
+    "limits": "limits",
+    "pyrate-limiter": "pyrate-limiter",
+    "token-bucket": "token-bucket",
+    "ratelimit": "ratelimit",
+}
+
+
+def version_of(contender: str) -> str:
+    name = contender.split(" ")[0]
+    try:
+        return metadata.version(DISTRIBUTIONS.get(name, name))
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def with_version(contender: str) -> str:
+    """`limits (fixed window)` → `limits 5.8.0 (fixed window)`."""
+    name, _, rest = contender.partition(" ")
+    return f"{name} {version_of(name)} {rest}".rstrip()
+
+
+def write_summary(results: dict[tuple[str, str], float], path: str) -> None:
+    """The medians and each contender's time ÷ ratekeeper's, as JSON."""
+    titles = {"admit": "every call admitted", "refuse": "every call refused"}
+    rows = []
+    for (workload, name), seconds in results.items():
+        ours = results.get((workload, "ratekeeper"))
+        rows.append(
+            {
+                "workload": titles[workload],
+                "contender": with_version(name),
+                "value": seconds * 1e9,
+                "ratio": seconds / ours if ours else None,
+            }
+        )
+    summary = {
+        "format": "ratekeeper-bench/1",
+        "suite": "python",
+        "title": "Python: limiter.try_acquire() beside the Python rate limiters",
+        "command": "benches/python/run",
+        "notes": (
+            f"CPython {platform.python_version()}, pyperf medians (fresh worker processes, "
+            "calibrated, warmed up); one limiter and one key per contender, the call written "
+            "as a user writes it. Ratio: time ÷ ratekeeper's."
+        ),
+        "tables": [{"title": "ns per call", "unit": "ns", "reference": "ratekeeper", "rows": rows}],
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,40 @@ static inline void check_report(int ok, const char *file, int line, const char *
               check_e_ ? check_e_ : "(null)");                                                \
   } while (0)
 
+/* Whether two decisions are the same, field by field (memcmp would also
+ * compare the padding after `allowed`). */
+static inline bool same_decision(const rk_decision *a, const rk_decision *b) {
+  return a->allowed == b->allowed && a->limit == b->limit && a->remaining == b->remaining &&
+         a->retry_after_micros == b->retry_after_micros && a->reset_after_micros == b->reset_after_micros &&
+         a->wait_micros == b->wait_micros && a->window_micros == b->window_micros;
+}
+
+/* A decision whose seven fields must all be as expected; prints the ones
+ * that are not. */
+static inline void check_decision(const rk_decision *d, bool allowed, uint64_t limit, uint64_t remaining,
+                                  int64_t retry_after, int64_t reset_after, int64_t wait, int64_t window,
+                                  const char *file, int line, const char *what) {
+  int ok = d->allowed == allowed && d->limit == limit && d->remaining == remaining &&
+           d->retry_after_micros == retry_after && d->reset_after_micros == reset_after && d->wait_micros == wait &&
+           d->window_micros == window;
+  check_report(ok, file, line, what);
+  if (!ok) {
+    fprintf(stderr,
+            "    got      {allowed %d, limit %" PRIu64 ", remaining %" PRIu64 ", retry_after %" PRId64
+            ", reset_after %" PRId64 ", wait %" PRId64 ", window %" PRId64 "}\n",
+            (int)d->allowed, d->limit, d->remaining, d->retry_after_micros, d->reset_after_micros, d->wait_micros,
+            d->window_micros);
+    fprintf(stderr,
+            "    expected {allowed %d, limit %" PRIu64 ", remaining %" PRIu64 ", retry_after %" PRId64
+            ", reset_after %" PRId64 ", wait %" PRId64 ", window %" PRId64 "}\n",
+            (int)allowed, limit, remaining, retry_after, reset_after, wait, window);
+  }
+}
+
+/* CHECK_DECISION(decision, allowed, limit, remaining, retry_after_micros,
+ * reset_after_micros, wait_micros, window_micros) */
+#define CHECK_DECISION(d, ...) check_decision(&(d), __VA_ARGS__, __FILE__, __LINE__, #d " == {" #__VA_ARGS__ "}")
+
 /* Prints the summary line; returns the process's exit status. */
 static inline int check_summary(const char *suite) {
   printf("%s: %d passed, %d failed\n", suite, check_passed, check_failed);

@@ -5,7 +5,7 @@
 #
 #   tests/c/install-check.sh
 #
-# The program is examples/c/rate_limit.c, copied out of the tree.
+# The programs are examples/c/*.c, copied out of the tree.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d)"
@@ -15,24 +15,32 @@ prefix="$tmp/prefix"
 make -s --no-print-directory -C "$root" install PREFIX="$prefix"
 
 mkdir "$tmp/app"
-cp "$root/examples/c/rate_limit.c" "$tmp/app/app.c"
 cd "$tmp/app"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 echo "pkg-config: ratekeeper $(pkg-config --modversion ratekeeper): $(pkg-config --cflags --libs ratekeeper)"
 
-# Shared: the library is found at run time through LD_LIBRARY_PATH, as for
-# any library installed outside the loader's paths.
-cc -std=c11 -Wall -Wextra -Werror app.c $(pkg-config --cflags --libs ratekeeper) -o app-shared
-LD_LIBRARY_PATH="$prefix/lib" ldd ./app-shared | grep -q "$prefix/lib/libratekeeper.so" \
-  || { echo "app-shared does not load $prefix/lib/libratekeeper.so"; exit 1; }
-LD_LIBRARY_PATH="$prefix/lib" ./app-shared
+for example in rate_limit http_limits; do
+  cp "$root/examples/c/$example.c" "$tmp/app/$example.c"
+  echo "--- $example"
 
-# Static: no libratekeeper.so needed at run time.
-cc -std=c11 -Wall -Wextra -Werror app.c $(pkg-config --cflags --libs ratekeeper-static) -o app-static
-! ldd ./app-static | grep -q libratekeeper || { echo "app-static needs libratekeeper.so"; exit 1; }
-./app-static
+  # Shared: the library is found at run time through LD_LIBRARY_PATH, as
+  # for any library installed outside the loader's paths.
+  cc -std=c11 -Wall -Wextra -Werror "$example.c" $(pkg-config --cflags --libs ratekeeper) -o "$example-shared"
+  # (ldd's output is captured first: `ldd | grep -q` under pipefail fails
+  # whenever grep exits before ldd has written everything.)
+  libs="$(LD_LIBRARY_PATH="$prefix/lib" ldd "./$example-shared")"
+  grep -q "$prefix/lib/libratekeeper.so" <<<"$libs" \
+    || { echo "$example-shared does not load $prefix/lib/libratekeeper.so"; exit 1; }
+  LD_LIBRARY_PATH="$prefix/lib" "./$example-shared"
+
+  # Static: no libratekeeper.so needed at run time.
+  cc -std=c11 -Wall -Wextra -Werror "$example.c" $(pkg-config --cflags --libs ratekeeper-static) -o "$example-static"
+  libs="$(ldd "./$example-static")"
+  ! grep -q libratekeeper <<<"$libs" || { echo "$example-static needs libratekeeper.so"; exit 1; }
+  "./$example-static"
+done
 
 make -s --no-print-directory -C "$root" uninstall PREFIX="$prefix"
 left="$(find "$prefix" -type f)"
 [ -z "$left" ] || { echo "make uninstall left: $left"; exit 1; }
-echo "install-check: built and ran a program outside the repository against the installed library (shared and static)"
+echo "install-check: built and ran the examples outside the repository against the installed library (shared and static)"

@@ -178,9 +178,12 @@ pub extern "C" fn rk_last_error_message() -> *const c_char {
 
 /// The parameter the latest failing call on this thread was about, spelled
 /// as in this header (`"permits"`, `"warmup_micros"`, `"out_limiter"`):
-/// the argument that was invalid, or the pointer that was `NULL`. `NULL`
-/// when that failure was not about one argument (`RK_PANIC`) or when no
-/// call on this thread has failed yet.
+/// the argument that was invalid, the field of a struct argument that was
+/// (`"window_micros"` of an `rk_limiter_spec`; the message says which
+/// element of an array), the pointer that was `NULL`, the handle of the
+/// wrong algorithm, or the length of a buffer too small. `NULL` when that
+/// failure was not about one argument (`RK_PANIC`) or when no call on this
+/// thread has failed yet.
 ///
 /// Per thread, like `rk_last_error_message()`, and valid for as long.
 ///

@@ -4,7 +4,7 @@
 use core::fmt;
 use std::any::Any;
 
-use ratekeeper::{Argument, Error};
+use ratekeeper::{Argument, Error, Value};
 
 use crate::status::rk_status;
 
@@ -18,6 +18,45 @@ pub enum Failure {
     },
     /// The std layer refused the call.
     Library(Error),
+    /// A value only the C API can get wrong (an enum constant out of
+    /// range, a field the algorithm does not use): `RK_INVALID_ARGUMENT`.
+    Invalid {
+        /// The parameter or struct field, as in the header.
+        argument: &'static str,
+        /// What was passed.
+        value: Value,
+        /// What it must be: "must be …".
+        requirement: &'static str,
+    },
+    /// A limiter handle of another algorithm than the function needs.
+    WrongAlgorithm {
+        /// The handle's parameter name.
+        argument: &'static str,
+        /// The algorithm the function needs.
+        expected: &'static str,
+        /// The handle's algorithm.
+        actual: &'static str,
+    },
+    /// A caller's buffer too small for the result.
+    BufferTooSmall {
+        /// The length parameter's name.
+        argument: &'static str,
+        /// How many elements are needed.
+        needed: usize,
+        /// The buffer's length.
+        given: usize,
+        /// What the elements are: "bytes (the NUL included)".
+        unit: &'static str,
+    },
+    /// A failure about one element of an array argument (`limits[1]`).
+    InElement {
+        /// The array parameter.
+        array: &'static str,
+        /// The element's index.
+        index: usize,
+        /// What is wrong with it.
+        inner: Box<Failure>,
+    },
     /// A panic was caught at the boundary.
     Panic(Box<dyn Any + Send>),
 }
@@ -35,16 +74,29 @@ impl Failure {
             Failure::NullPointer { .. } => rk_status::RK_NULL_POINTER,
             Failure::Library(Error::InvalidArgument(_)) => rk_status::RK_INVALID_ARGUMENT,
             Failure::Library(_) => rk_status::RK_OTHER_ERROR,
+            Failure::Invalid { .. } => rk_status::RK_INVALID_ARGUMENT,
+            Failure::WrongAlgorithm { .. } => rk_status::RK_WRONG_ALGORITHM,
+            Failure::BufferTooSmall { .. } => rk_status::RK_BUFFER_TOO_SMALL,
+            Failure::InElement { inner, .. } => inner.status(),
             Failure::Panic(_) => rk_status::RK_PANIC,
         }
+    }
+
+    /// A failure about element `index` of the array parameter `array`.
+    pub fn in_element(array: &'static str, index: usize, inner: impl Into<Failure>) -> Failure {
+        Failure::InElement { array, index, inner: Box::new(inner.into()) }
     }
 
     /// The parameter at fault, spelled as in the header, when the failure
     /// is about one argument.
     pub fn argument(&self) -> Option<&'static str> {
         match self {
-            Failure::NullPointer { argument } => Some(argument),
+            Failure::NullPointer { argument }
+            | Failure::Invalid { argument, .. }
+            | Failure::WrongAlgorithm { argument, .. }
+            | Failure::BufferTooSmall { argument, .. } => Some(argument),
             Failure::Library(Error::InvalidArgument(invalid)) => Some(c_name(invalid.argument())),
+            Failure::InElement { inner, .. } => inner.argument(),
             Failure::Library(_) | Failure::Panic(_) => None,
         }
     }
@@ -61,6 +113,19 @@ impl Failure {
                 invalid.requirement()
             ),
             Failure::Library(other) => write!(f, "{other}"),
+            Failure::Invalid { argument, value, requirement } => {
+                write!(f, "invalid argument {argument} = {value}: {requirement}")
+            }
+            Failure::WrongAlgorithm { argument, expected, actual } => {
+                write!(f, "{argument} is a {actual} limiter; this function needs a {expected}")
+            }
+            Failure::BufferTooSmall { argument, needed, given, unit } => {
+                write!(f, "{argument} = {given}: the buffer must hold {needed} {unit}")
+            }
+            Failure::InElement { array, index, inner } => {
+                write!(f, "{array}[{index}]: ")?;
+                inner.describe(f)
+            }
             Failure::Panic(payload) => {
                 let text = payload
                     .downcast_ref::<&'static str>()
@@ -80,8 +145,17 @@ pub fn c_name(argument: Argument) -> &'static str {
     match argument {
         Argument::Warmup | Argument::WarmupSeconds => "warmup_micros",
         Argument::Timeout => "timeout_micros",
+        Argument::Period => "period_micros",
+        Argument::Interval => "interval_micros",
+        Argument::Window => "window_micros",
+        Argument::RttTimeout => "rtt_timeout_micros",
+        Argument::Rtt => "rtt_micros",
+        // The parameters that carry them.
+        Argument::PolicyName => "name",
+        Argument::Limits => "limits_len",
         // The same name in C as in Rust: permits_per_second, permits,
-        // cold_factor, max_burst_seconds, and any argument added later.
+        // cold_factor, max_burst_seconds, rate, burst, cost, limit, cir, …,
+        // and any argument added later.
         other => other.name(),
     }
 }
@@ -105,6 +179,44 @@ mod tests {
         let f = Failure::from(Error::invalid_float(Argument::PermitsPerSecond, f64::NAN));
         assert_eq!(f.argument(), Some("permits_per_second"));
         assert_eq!(described(&f), "invalid argument permits_per_second = NaN: must be positive and not NaN");
+    }
+
+    #[test]
+    fn durations_are_named_in_microseconds() {
+        let f = Failure::from(Error::invalid_int(Argument::Window, 0));
+        assert_eq!(f.argument(), Some("window_micros"));
+        assert_eq!(
+            described(&f),
+            "invalid argument window_micros = 0: must be at least 1 microsecond (and a multiple of sub_windows)"
+        );
+        for (argument, name) in [
+            (Argument::Period, "period_micros"),
+            (Argument::Interval, "interval_micros"),
+            (Argument::RttTimeout, "rtt_timeout_micros"),
+            (Argument::Rtt, "rtt_micros"),
+            (Argument::Cost, "cost"),
+            (Argument::SubWindows, "sub_windows"),
+            (Argument::PolicyName, "name"),
+            (Argument::Limits, "limits_len"),
+        ] {
+            assert_eq!(c_name(argument), name);
+        }
+    }
+
+    #[test]
+    fn the_c_apis_own_failures() {
+        let f = Failure::Invalid { argument: "pre_color", value: Value::Int(7), requirement: "must be an rk_color" };
+        assert_eq!((f.status(), f.argument()), (rk_status::RK_INVALID_ARGUMENT, Some("pre_color")));
+        assert_eq!(described(&f), "invalid argument pre_color = 7: must be an rk_color");
+        let f = Failure::WrongAlgorithm { argument: "limiter", expected: "token_bucket", actual: "gcra" };
+        assert_eq!((f.status(), f.argument()), (rk_status::RK_WRONG_ALGORITHM, Some("limiter")));
+        assert_eq!(described(&f), "limiter is a gcra limiter; this function needs a token_bucket");
+        let f = Failure::BufferTooSmall { argument: "buf_len", needed: 12, given: 4, unit: "bytes (the NUL included)" };
+        assert_eq!((f.status(), f.argument()), (rk_status::RK_BUFFER_TOO_SMALL, Some("buf_len")));
+        assert_eq!(described(&f), "buf_len = 4: the buffer must hold 12 bytes (the NUL included)");
+        let f = Failure::in_element("limits", 2, Error::invalid_int(Argument::Limit, 0));
+        assert_eq!((f.status(), f.argument()), (rk_status::RK_INVALID_ARGUMENT, Some("limit")));
+        assert_eq!(described(&f), "limits[2]: invalid argument limit = 0: must be at least 1 and at most 9223372036854775807 (a sliding window's 4294967295, a sliding log's its storage)");
     }
 
     #[test]

@@ -10,11 +10,19 @@
 //! ## Conventions (after rustls-ffi)
 //!
 //! * One prefix, `rk_`. Handles are opaque structs behind pointers, made by
-//!   `rk_<type>_new_<variant>` and released by `rk_<type>_free` (freeing
-//!   `NULL` does nothing); operations are `rk_<type>_<operation>`. The
-//!   algorithms still to come follow the same scheme (`rk_token_bucket_new`,
-//!   `rk_gcra_new`, …, `rk_<type>_check` filling an `rk_decision` out-struct)
-//!   and reuse everything in [`boundary`] and [`failure`].
+//!   `rk_<type>_new[_<variant>]` and released by `rk_<type>_free` (freeing
+//!   `NULL` does nothing); operations are `rk_<type>_<operation>`.
+//! * Every admission-style algorithm is one handle, [`rk_limiter`] (the std
+//!   layer's `AnyLimiter`), made from an [`rk_limiter_spec`] or by a typed
+//!   constructor, answering with an [`rk_decision`]; the few operations only
+//!   one algorithm has are named after it (`rk_token_bucket_reserve`) and
+//!   return `RK_WRONG_ALGORITHM` on another's handle. A keyed limiter (one
+//!   limiter per key from a template) fits the same scheme: a handle made
+//!   from an `rk_limiter_spec`, checked with a key and a cost.
+//! * Handles that stand for something held — a concurrency limiter's
+//!   permit, a token bucket's reservation — are heap handles holding a
+//!   reference to their limiter, so forgetting one is a leak the tools
+//!   report, and they stay valid after the limiter's handle is freed.
 //! * Every function that can fail returns an [`rk_status`]; results go to
 //!   out-parameters, last in the argument list, written only on `RK_OK`.
 //!   `NULL` where a pointer is required is `RK_NULL_POINTER`, checked before
@@ -36,13 +44,30 @@ pub mod status;
 pub mod boundary;
 pub mod failure;
 
+pub mod decision;
+pub mod spec;
+
 pub mod manual_clock;
 pub mod rate_limiter;
 
+pub mod limiter;
+pub mod token_bucket;
+
+pub mod composite;
+pub mod concurrency;
+pub mod markers;
+
 pub use boundary::{rk_last_error_argument, rk_last_error_message};
+pub use composite::rk_composite_limiter;
+pub use concurrency::{rk_concurrency_limiter, rk_permit};
+pub use decision::rk_decision;
+pub use limiter::rk_limiter;
 pub use manual_clock::rk_manual_clock;
+pub use markers::{rk_srtcm, rk_trtcm};
 pub use rate_limiter::rk_rate_limiter;
+pub use spec::rk_limiter_spec;
 pub use status::rk_status;
+pub use token_bucket::rk_reservation;
 
 /// The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
 /// the pkg-config file carries too (`pkg-config --modversion ratekeeper`).

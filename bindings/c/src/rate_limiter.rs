@@ -57,14 +57,14 @@ impl rk_rate_limiter {
 }
 
 /// A timeout as Guava's `tryAcquire` treats it: negative means "do not
-/// wait".
-fn timeout(timeout_micros: i64) -> Duration {
+/// wait". (Every blocking call of the C API takes timeouts so.)
+pub(crate) fn timeout(timeout_micros: i64) -> Duration {
     Duration::from_micros(timeout_micros.max(0) as u64)
 }
 
-/// A wait in whole microseconds; the limiter never returns more than
+/// A wait in whole microseconds; the limiters never return more than
 /// `INT64_MAX`.
-fn micros(wait: Duration) -> i64 {
+pub(crate) fn micros(wait: Duration) -> i64 {
     i64::try_from(wait.as_micros()).unwrap_or(i64::MAX)
 }
 

@@ -28,6 +28,14 @@ pub enum rk_status {
     /// (raised by a newer algorithm than the status list); the message says
     /// what it is. Nothing changed.
     RK_OTHER_ERROR = 4,
+    /// The handle is a limiter of another algorithm than the function
+    /// needs (`rk_token_bucket_reserve()` on a GCRA, say).
+    /// `rk_last_error_argument()` names the handle. Nothing changed.
+    RK_WRONG_ALGORITHM = 5,
+    /// The caller's buffer cannot hold the result and its terminating NUL.
+    /// Nothing was written: ask for the size first (pass `buf_len` 0), or
+    /// see the message, which says how many bytes are needed.
+    RK_BUFFER_TOO_SMALL = 6,
 }
 
 /// A short, static, English description of a status (`"invalid argument"`),
@@ -48,6 +56,8 @@ pub extern "C" fn rk_status_message(status: u32) -> *const c_char {
             2 => c"null pointer",
             3 => c"internal error (a panic in ratekeeper)",
             4 => c"error",
+            5 => c"wrong algorithm for this function",
+            6 => c"buffer too small",
             _ => c"unknown status",
         };
         message.as_ptr()
@@ -72,13 +82,23 @@ mod tests {
             rk_status::RK_NULL_POINTER,
             rk_status::RK_PANIC,
             rk_status::RK_OTHER_ERROR,
+            rk_status::RK_WRONG_ALGORITHM,
+            rk_status::RK_BUFFER_TOO_SMALL,
         ];
         let messages: Vec<_> = all.iter().map(|&s| message(s as u32)).collect();
         assert_eq!(
             messages,
-            ["ok", "invalid argument", "null pointer", "internal error (a panic in ratekeeper)", "error"]
+            [
+                "ok",
+                "invalid argument",
+                "null pointer",
+                "internal error (a panic in ratekeeper)",
+                "error",
+                "wrong algorithm for this function",
+                "buffer too small"
+            ]
         );
-        assert_eq!(message(5), "unknown status");
+        assert_eq!(message(7), "unknown status");
         assert_eq!(message(u32::MAX), "unknown status");
     }
 }

@@ -7,10 +7,16 @@
  * (tests/conformance/FORMAT.md), or directories of them (every *.json
  * below, sorted), and replays every case through the C API on a manual
  * clock, as the Rust runner (tests/conformance/rust) does through the Rust
- * API: the clock moves only by `sleep` steps and by the waits of successful
- * acquires. Prints one line per failing case, naming the first step that
- * differed with the expected and actual values, and a last line
- * "N passed, N failed". Exits 1 when a case failed, 2 on unreadable input.
+ * API: the clock moves only by `sleep` steps and by the waits of the calls
+ * that sleep (Guava's acquires, the token bucket's `wait`). Every algorithm
+ * of FORMAT.md has its replay below: Guava's RateLimiter (rk_rate_limiter),
+ * the token bucket and the other admission-style algorithms (rk_limiter,
+ * built from an rk_limiter_spec as a C caller builds one), the markers
+ * (rk_srtcm, rk_trtcm), the adaptive limits (rk_concurrency_limiter and
+ * its permits) and the composite (rk_composite_limiter). Prints one line
+ * per failing case, naming the first step that differed with the expected
+ * and actual values, and a last line "N passed, N failed". Exits 1 when a
+ * case failed, 2 on unreadable input.
  *
  * JSON is parsed with cJSON, which reads every number as a double (with
  * strtod, so rates arrive correctly rounded). Integers beyond +-(2^53 - 1)
@@ -162,7 +168,12 @@ static void describe(const cJSON *step, char *buf, size_t n) {
   const cJSON *item = NULL;
   cJSON_ArrayForEach(item, step) {
     const char *k = item->string;
-    if (strcmp(k, "wait_micros") == 0 || strcmp(k, "acquired") == 0 || strcmp(k, "error") == 0) continue;
+    /* The expected outcomes, as the Rust runner leaves them out. */
+    static const char *const outcomes[] = {"wait_micros", "acquired", "error", "decision", "allowed",
+                                           "ok",          "delay_micros", "tokens", "color", "parts"};
+    bool outcome = false;
+    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) outcome = outcome || strcmp(k, outcomes[i]) == 0;
+    if (outcome) continue;
     if (used >= n) break;
     char value[128];
     if (strcmp(k, "op") == 0 && cJSON_IsString(item)) {
@@ -193,10 +204,190 @@ static void expected_value(const cJSON *step, char *buf, size_t n) {
   snprintf(buf, n, "success");
 }
 
-/* ---- Replaying a case ------------------------------------------------- */
+/* ---- What every replay shares ----------------------------------------- */
+
+/* Replays one step against a family's state. Returns 0 when the step gave
+ * the expected result. */
+typedef int (*step_fn)(void *replay, const cJSON *step, why_t *why);
+
+/* The shape every family shares: when the case expects the creation to
+ * fail, checks that `created` is RK_INVALID_ARGUMENT; otherwise replays each
+ * step, stopping at the first that fails (reported with its index and
+ * inputs). `created` is the status of the creating call, just made, so the
+ * last error is still its own. */
+static int replay_steps(const cJSON *c, rk_status created, void *replay, step_fn step, why_t *why) {
+  const cJSON *create_error = field(c, "create_error");
+  if (create_error != NULL) {
+    char expected[64];
+    show_json(create_error, expected, sizeof expected);
+    if (created == RK_INVALID_ARGUMENT && cJSON_IsString(create_error) &&
+        strcmp(create_error->valuestring, "invalid_argument") == 0) {
+      return 0;
+    }
+    if (created != RK_OK) return fail(why, "create: expected error %s, got error %s", expected, rk_last_error_message());
+    return fail(why, "create: expected error %s, got a limiter", expected);
+  }
+  if (created != RK_OK) return fail(why, "create: expected a limiter, got error: %s", rk_last_error_message());
+  const cJSON *steps = field(c, "steps");
+  if (!cJSON_IsArray(steps)) return fail(why, "case has no \"steps\"");
+  int i = 0;
+  const cJSON *s = NULL;
+  cJSON_ArrayForEach(s, steps) {
+    why_t step_why;
+    if (step(replay, s, &step_why) != 0) {
+      char description[256];
+      describe(s, description, sizeof description);
+      return fail(why, "step %d %s: %s", i, description, step_why.text);
+    }
+    i++;
+  }
+  return 0;
+}
+
+/* For a call that a step may expect to fail ("error": "invalid_argument").
+ * Returns 0 when the step expects success and got it (its value is to be
+ * compared next), 1 when it expected this error and got it (the step
+ * passed), and -1 with `why` set otherwise. */
+static int outcome(const cJSON *step, rk_status status, why_t *why) {
+  const cJSON *error = field(step, "error");
+  if (error == NULL) {
+    if (status == RK_OK) return 0;
+    return fail(why, "expected success, got error: %s", rk_last_error_message());
+  }
+  const char *expected = cJSON_IsString(error) ? error->valuestring : "?";
+  if (status == RK_INVALID_ARGUMENT && strcmp(expected, "invalid_argument") == 0) return 1;
+  if (status != RK_OK) return fail(why, "expected error %s, got error: %s", expected, rk_last_error_message());
+  return fail(why, "expected error %s, got success", expected);
+}
+
+/* Two integers that must be equal. */
+static int expect_i64(const char *what, int64_t expected, int64_t actual, why_t *why) {
+  if (expected == actual) return 0;
+  return fail(why, "expected %s %" PRId64 ", got %" PRId64, what, expected, actual);
+}
+
+/* A count from the library (uint64_t, at most INT64_MAX) against the
+ * vector's integer. */
+static int expect_count(const char *what, int64_t expected, uint64_t actual, why_t *why) {
+  if (expected >= 0 && (uint64_t)expected == actual) return 0;
+  return fail(why, "expected %s %" PRId64 ", got %" PRIu64, what, expected, actual);
+}
+
+static int expect_bool(const char *what, bool expected, bool actual, why_t *why) {
+  if (expected == actual) return 0;
+  return fail(why, "expected %s %s, got %s", what, expected ? "true" : "false", actual ? "true" : "false");
+}
+
+/* A double compared bit for bit. */
+static int expect_double(const char *what, double expected, double actual, why_t *why) {
+  if (same_double(expected, actual)) return 0;
+  char e[40], a[40];
+  show_double(expected, e, sizeof e);
+  show_double(actual, a, sizeof a);
+  return fail(why, "expected %s %s, got %s", what, e, a);
+}
+
+/* A decision object (FORMAT.md, "Decisions"). */
+static int decision_value(const cJSON *d, rk_decision *out, why_t *why) {
+  if (!cJSON_IsObject(d)) return fail(why, "missing decision");
+  int64_t limit, remaining;
+  if (bool_field(d, "allowed", &out->allowed, why) != 0 || int_field(d, "limit", &limit, why) != 0 ||
+      int_field(d, "remaining", &remaining, why) != 0 ||
+      int_field(d, "retry_after_micros", &out->retry_after_micros, why) != 0 ||
+      int_field(d, "reset_after_micros", &out->reset_after_micros, why) != 0 ||
+      int_field(d, "wait_micros", &out->wait_micros, why) != 0 ||
+      int_field(d, "window_micros", &out->window_micros, why) != 0) {
+    return -1;
+  }
+  if (limit < 0 || remaining < 0) return fail(why, "a decision's limit and remaining are never negative");
+  out->limit = (uint64_t)limit;
+  out->remaining = (uint64_t)remaining;
+  return 0;
+}
+
+/* Compares an expected decision with the actual one, naming every field
+ * that differs. `label` prefixes the message ("part 1: "). */
+static int compare_decision(const char *label, const rk_decision *e, const rk_decision *a, why_t *why) {
+  char diffs[768] = "";
+  size_t used = 0;
+#define RK_DIFF(name, fmt, ev, av)                                                                          \
+  if ((ev) != (av) && used < sizeof diffs)                                                                  \
+    used += (size_t)snprintf(diffs + used, sizeof diffs - used, "%s" name ": expected " fmt ", got " fmt, \
+                             used ? "; " : "", ev, av);
+  RK_DIFF("allowed", "%d", (int)e->allowed, (int)a->allowed)
+  RK_DIFF("limit", "%" PRIu64, e->limit, a->limit)
+  RK_DIFF("remaining", "%" PRIu64, e->remaining, a->remaining)
+  RK_DIFF("retry_after_micros", "%" PRId64, e->retry_after_micros, a->retry_after_micros)
+  RK_DIFF("reset_after_micros", "%" PRId64, e->reset_after_micros, a->reset_after_micros)
+  RK_DIFF("wait_micros", "%" PRId64, e->wait_micros, a->wait_micros)
+  RK_DIFF("window_micros", "%" PRId64, e->window_micros, a->window_micros)
+#undef RK_DIFF
+  if (used == 0) return 0;
+  return fail(why, "%sdecision differs: %s", label, diffs);
+}
+
+/* A step's expected `decision` against the actual one. */
+static int expect_decision(const cJSON *step, const rk_decision *actual, why_t *why) {
+  rk_decision expected;
+  if (decision_value(field(step, "decision"), &expected, why) != 0) return -1;
+  return compare_decision("", &expected, actual, why);
+}
+
+/* A `sleep` step: moves the clock. */
+static int sleep_step(const rk_manual_clock *clock, const cJSON *step, why_t *why) {
+  int64_t micros;
+  if (int_field(step, "micros", &micros, why) != 0) return -1;
+  if (rk_manual_clock_advance_micros(clock, micros) != RK_OK) {
+    return fail(why, "advancing the clock failed: %s", rk_last_error_message());
+  }
+  return 0;
+}
+
+/* A growable array of pointers (reservations, permits), in the order the
+ * steps made them, for later steps to refer to by index. */
+typedef struct {
+  void **items;
+  size_t len, cap;
+} handles;
+
+static void handles_push(handles *h, void *item) {
+  if (h->len == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 16;
+    void **grown = realloc(h->items, h->cap * sizeof *grown);
+    if (grown == NULL) {
+      perror("realloc");
+      exit(2);
+    }
+    h->items = grown;
+  }
+  h->items[h->len++] = item;
+}
+
+/* The `index`-th handle (a step's integer field `key`), or NULL with `why`
+ * set. */
+static void *handles_at(const handles *h, const cJSON *step, const char *key, const char *what, why_t *why) {
+  int64_t index;
+  if (int_field(step, key, &index, why) != 0) return NULL;
+  if (index < 0 || (uint64_t)index >= h->len) {
+    fail(why, "no %s #%" PRId64, what, index);
+    return NULL;
+  }
+  void *item = h->items[index];
+  if (item == NULL) fail(why, "%s #%" PRId64 " was already given back", what, index);
+  return item;
+}
+
+/* ---- Guava's RateLimiter (smooth_bursty, smooth_warming_up) ------------ */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_rate_limiter *limiter;
+} smooth_replay;
 
 /* One step. Returns 0 when it gave the expected result. */
-static int run_step(const rk_rate_limiter *limiter, const rk_manual_clock *clock, const cJSON *step, why_t *why) {
+static int smooth_step(void *replay, const cJSON *step, why_t *why) {
+  const smooth_replay *r = replay;
+  const rk_rate_limiter *limiter = r->limiter;
   const cJSON *error_field = field(step, "error");
   const char *expects_error = NULL;
   if (error_field != NULL) expects_error = cJSON_IsString(error_field) ? error_field->valuestring : "?";
@@ -204,13 +395,9 @@ static int run_step(const rk_rate_limiter *limiter, const rk_manual_clock *clock
   if (str_field(step, "op", &op, why) != 0) return -1;
 
   rk_status status;
-  char actual[128] = "";   /* the result, when the call succeeded but differed */
+  char actual[128] = ""; /* the result, when the call succeeded but differed */
   if (strcmp(op, "sleep") == 0) {
-    int64_t micros;
-    if (int_field(step, "micros", &micros, why) != 0) return -1;
-    status = rk_manual_clock_advance_micros(clock, micros);
-    if (status != RK_OK) return fail(why, "advancing the clock failed: %s", rk_last_error_message());
-    return 0;
+    return sleep_step(r->clock, step, why);
   } else if (strcmp(op, "acquire") == 0) {
     int64_t expected = 0, permits, wait = -1;
     if (expects_error == NULL && int_field(step, "wait_micros", &expected, why) != 0) return -1;
@@ -244,11 +431,7 @@ static int run_step(const rk_rate_limiter *limiter, const rk_manual_clock *clock
     if (double_field(step, "permits_per_second", &expected, why) != 0) return -1;
     status = rk_rate_limiter_get_rate(limiter, &rate);
     if (status != RK_OK) return fail(why, "get_rate failed: %s", rk_last_error_message());
-    if (same_double(rate, expected)) return 0;
-    char e[40], a[40];
-    show_double(expected, e, sizeof e);
-    show_double(rate, a, sizeof a);
-    return fail(why, "expected permits_per_second %s, got %s", e, a);
+    return expect_double("permits_per_second", expected, rate, why);
   } else {
     return fail(why, "unknown op \"%s\"", op);
   }
@@ -264,79 +447,549 @@ static int run_step(const rk_rate_limiter *limiter, const rk_manual_clock *clock
   return fail(why, "expected %s, got %s", expected, actual);
 }
 
-/* Creates the case's limiter on `clock`. */
-static int create(const cJSON *spec, const rk_manual_clock *clock, rk_rate_limiter **limiter, rk_status *status,
-                  why_t *why) {
-  const char *algorithm = NULL;
+static int run_smooth(const char *algorithm, const cJSON *spec, const cJSON *c, why_t *why) {
+  smooth_replay r = {NULL, NULL};
+  if (rk_manual_clock_new(&r.clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  int result = -1;
   double rate;
-  if (str_field(spec, "algorithm", &algorithm, why) != 0) return -1;
+  rk_status status = RK_OK;
+  if (double_field(spec, "permits_per_second", &rate, why) != 0) goto done;
   if (strcmp(algorithm, "smooth_bursty") == 0) {
     double burst;
-    if (double_field(spec, "permits_per_second", &rate, why) != 0) return -1;
-    if (double_field(spec, "max_burst_seconds", &burst, why) != 0) return -1;
-    *status = rk_rate_limiter_new_bursty(rate, burst, clock, limiter);
-    return 0;
-  }
-  if (strcmp(algorithm, "smooth_warming_up") == 0) {
+    if (double_field(spec, "max_burst_seconds", &burst, why) != 0) goto done;
+    status = rk_rate_limiter_new_bursty(rate, burst, r.clock, &r.limiter);
+  } else {
     int64_t warmup;
     double cold_factor;
-    if (double_field(spec, "permits_per_second", &rate, why) != 0) return -1;
-    if (int_field(spec, "warmup_micros", &warmup, why) != 0) return -1;
-    if (double_field(spec, "cold_factor", &cold_factor, why) != 0) return -1;
-    *status = rk_rate_limiter_new_warming_up(rate, warmup, cold_factor, clock, limiter);
+    if (int_field(spec, "warmup_micros", &warmup, why) != 0) goto done;
+    if (double_field(spec, "cold_factor", &cold_factor, why) != 0) goto done;
+    status = rk_rate_limiter_new_warming_up(rate, warmup, cold_factor, r.clock, &r.limiter);
+  }
+  result = replay_steps(c, status, &r, smooth_step, why);
+done:
+  rk_rate_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+/* ---- Admission-style algorithms (rk_limiter) --------------------------- */
+
+/* A vector's `limiter` object as an rk_limiter_spec, the way a C caller
+ * fills one: the algorithm's fields, every other one 0. Negative counts
+ * are passed as they are: rk_limiter_new() must refuse them. */
+static int spec_value(const cJSON *obj, rk_limiter_spec *spec, why_t *why) {
+  const char *algorithm = NULL;
+  if (str_field(obj, "algorithm", &algorithm, why) != 0) return -1;
+  *spec = (rk_limiter_spec){0};
+  if (strcmp(algorithm, "token_bucket") == 0) {
+    spec->algorithm = RK_ALGORITHM_TOKEN_BUCKET;
+    if (double_field(obj, "rate", &spec->rate, why) != 0 || int_field(obj, "burst", &spec->burst, why) != 0) return -1;
+  } else if (strcmp(algorithm, "gcra") == 0) {
+    spec->algorithm = RK_ALGORITHM_GCRA;
+    if (int_field(obj, "max_burst", &spec->max_burst, why) != 0 ||
+        int_field(obj, "count_per_period", &spec->count_per_period, why) != 0 ||
+        int_field(obj, "period_micros", &spec->period_micros, why) != 0) {
+      return -1;
+    }
+  } else if (strcmp(algorithm, "leaky_bucket_meter") == 0) {
+    spec->algorithm = RK_ALGORITHM_LEAKY_BUCKET_METER;
+    if (int_field(obj, "capacity", &spec->capacity, why) != 0 ||
+        int_field(obj, "count_per_period", &spec->count_per_period, why) != 0 ||
+        int_field(obj, "period_micros", &spec->period_micros, why) != 0) {
+      return -1;
+    }
+  } else if (strcmp(algorithm, "leaky_bucket_queue") == 0) {
+    spec->algorithm = RK_ALGORITHM_LEAKY_BUCKET_QUEUE;
+    if (int_field(obj, "capacity", &spec->capacity, why) != 0 ||
+        int_field(obj, "interval_micros", &spec->interval_micros, why) != 0) {
+      return -1;
+    }
+  } else {
+    if (strcmp(algorithm, "fixed_window") == 0) {
+      spec->algorithm = RK_ALGORITHM_FIXED_WINDOW;
+    } else if (strcmp(algorithm, "sliding_window") == 0) {
+      spec->algorithm = RK_ALGORITHM_SLIDING_WINDOW;
+      if (int_field(obj, "sub_windows", &spec->sub_windows, why) != 0) return -1;
+    } else if (strcmp(algorithm, "sliding_log") == 0) {
+      spec->algorithm = RK_ALGORITHM_SLIDING_LOG;
+    } else if (strcmp(algorithm, "sliding_window_counter") == 0) {
+      spec->algorithm = RK_ALGORITHM_SLIDING_WINDOW_COUNTER;
+    } else {
+      return fail(why, "\"%s\" is not an admission-style algorithm", algorithm);
+    }
+    if (int_field(obj, "limit", &spec->limit, why) != 0 || int_field(obj, "window_micros", &spec->window_micros, why) != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_limiter *limiter;
+  handles reservations; /* token bucket: every reserve step's, in order */
+} limiter_replay;
+
+/* `check` and `peek`, which every admission-style algorithm has. Returns
+ * 1 when `op` is neither. */
+static int check_or_peek(const rk_limiter *limiter, const char *op, const cJSON *step, why_t *why) {
+  bool check = strcmp(op, "check") == 0;
+  if (!check && strcmp(op, "peek") != 0) return 1;
+  int64_t cost;
+  if (int_field(step, "cost", &cost, why) != 0) return -1;
+  rk_decision d;
+  rk_status status = check ? rk_limiter_check(limiter, cost, &d) : rk_limiter_peek(limiter, cost, &d);
+  int o = outcome(step, status, why);
+  return o != 0 ? (o > 0 ? 0 : -1) : expect_decision(step, &d, why);
+}
+
+static int admission_step(void *replay, const cJSON *step, why_t *why) {
+  const limiter_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  int result = check_or_peek(r->limiter, op, step, why);
+  return result == 1 ? fail(why, "unknown op \"%s\"", op) : result;
+}
+
+/* The token bucket: the admission ops, and Go's. */
+static int token_bucket_step(void *replay, const cJSON *step, why_t *why) {
+  limiter_replay *r = replay;
+  const rk_limiter *bucket = r->limiter;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  int result = check_or_peek(bucket, op, step, why);
+  if (result != 1) return result;
+
+  int64_t n = 0;
+  if (strcmp(op, "allow") == 0) {
+    bool expected;
+    rk_decision d;
+    if (int_field(step, "n", &n, why) != 0) return -1;
+    int o = outcome(step, rk_limiter_check(bucket, n, &d), why);
+    if (o != 0) return o > 0 ? 0 : -1;
+    if (bool_field(step, "allowed", &expected, why) != 0) return -1;
+    return expect_bool("allowed", expected, d.allowed, why);
+  }
+  if (strcmp(op, "reserve") == 0) {
+    rk_reservation *reservation = NULL;
+    if (int_field(step, "n", &n, why) != 0) return -1;
+    int o = outcome(step, rk_token_bucket_reserve(bucket, n, &reservation), why);
+    if (o != 0) return o > 0 ? 0 : -1;
+    handles_push(&r->reservations, reservation);
+    bool expected_ok, ok = false;
+    if (bool_field(step, "ok", &expected_ok, why) != 0) return -1;
+    if (rk_reservation_ok(reservation, &ok) != RK_OK) return fail(why, "ok: %s", rk_last_error_message());
+    if (expect_bool("ok", expected_ok, ok, why) != 0) return -1;
+    if (!ok) return 0;
+    int64_t expected_delay, delay = -1;
+    if (int_field(step, "delay_micros", &expected_delay, why) != 0) return -1;
+    if (rk_reservation_delay_micros(reservation, &delay) != RK_OK) {
+      return fail(why, "delay: %s", rk_last_error_message());
+    }
+    return expect_i64("delay_micros", expected_delay, delay, why);
+  }
+  if (strcmp(op, "cancel") == 0) {
+    rk_reservation *reservation = handles_at(&r->reservations, step, "reservation", "reservation", why);
+    if (reservation == NULL) return -1;
+    if (rk_reservation_cancel(reservation) != RK_OK) return fail(why, "cancel: %s", rk_last_error_message());
     return 0;
   }
-  return fail(why, "unsupported algorithm \"%s\"", algorithm);
+  if (strcmp(op, "wait") == 0) {
+    int64_t timeout;
+    rk_decision d;
+    if (int_field(step, "n", &n, why) != 0 || int_field(step, "timeout_micros", &timeout, why) != 0) return -1;
+    /* It sleeps on the manual clock, which moves the clock by the wait. */
+    int o = outcome(step, rk_token_bucket_wait(bucket, n, timeout, &d), why);
+    if (o != 0) return o > 0 ? 0 : -1;
+    bool expected_ok;
+    if (bool_field(step, "ok", &expected_ok, why) != 0) return -1;
+    if (expect_bool("ok", expected_ok, d.allowed, why) != 0) return -1;
+    if (!expected_ok) return 0;
+    int64_t expected_delay;
+    if (int_field(step, "delay_micros", &expected_delay, why) != 0) return -1;
+    return expect_i64("delay_micros", expected_delay, d.wait_micros, why);
+  }
+  if (strcmp(op, "set_rate") == 0) {
+    double rate;
+    if (double_field(step, "rate", &rate, why) != 0) return -1;
+    return outcome(step, rk_token_bucket_set_rate(bucket, rate), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "set_burst") == 0) {
+    int64_t burst;
+    if (int_field(step, "burst", &burst, why) != 0) return -1;
+    return outcome(step, rk_token_bucket_set_burst(bucket, burst), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "tokens") == 0 || strcmp(op, "rate") == 0) {
+    bool tokens = strcmp(op, "tokens") == 0;
+    double expected, actual = 0.0;
+    if (double_field(step, op, &expected, why) != 0) return -1;
+    rk_status status = tokens ? rk_token_bucket_tokens(bucket, &actual) : rk_token_bucket_rate(bucket, &actual);
+    if (status != RK_OK) return fail(why, "%s: %s", op, rk_last_error_message());
+    return expect_double(op, expected, actual, why);
+  }
+  if (strcmp(op, "burst") == 0) {
+    int64_t expected;
+    uint64_t burst = 0;
+    if (int_field(step, "burst", &expected, why) != 0) return -1;
+    if (rk_token_bucket_burst(bucket, &burst) != RK_OK) return fail(why, "burst: %s", rk_last_error_message());
+    return expect_count("burst", expected, burst, why);
+  }
+  return fail(why, "unknown op \"%s\"", op);
 }
+
+static int run_limiter(const char *algorithm, const cJSON *spec_obj, const cJSON *c, why_t *why) {
+  limiter_replay r = {NULL, NULL, {0}};
+  if (rk_manual_clock_new(&r.clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  int result = -1;
+  rk_limiter_spec spec;
+  if (spec_value(spec_obj, &spec, why) == 0) {
+    rk_status status = rk_limiter_new(&spec, r.clock, &r.limiter);
+    bool bucket = strcmp(algorithm, "token_bucket") == 0;
+    result = replay_steps(c, status, &r, bucket ? token_bucket_step : admission_step, why);
+  }
+  for (size_t i = 0; i < r.reservations.len; i++) rk_reservation_free(r.reservations.items[i]);
+  free(r.reservations.items);
+  rk_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+/* ---- The three-colour markers (srtcm, trtcm) -------------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_srtcm *srtcm; /* one of the two */
+  rk_trtcm *trtcm;
+} marker_replay;
+
+static int color_value(const cJSON *step, const char *key, rk_color *out, why_t *why) {
+  const char *name = NULL;
+  if (str_field(step, key, &name, why) != 0) return -1;
+  for (rk_color color = RK_COLOR_GREEN; color <= RK_COLOR_RED; color++) {
+    if (strcmp(name, rk_color_name(color)) == 0) {
+      *out = color;
+      return 0;
+    }
+  }
+  return fail(why, "%s \"%s\" is not a colour", key, name);
+}
+
+static int marker_step(void *replay, const cJSON *step, why_t *why) {
+  const marker_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "mark") == 0 || strcmp(op, "mark_aware") == 0) {
+    bool aware = strcmp(op, "mark_aware") == 0;
+    int64_t bytes;
+    rk_color pre = RK_COLOR_GREEN, color = 99, expected;
+    if (int_field(step, "bytes", &bytes, why) != 0) return -1;
+    if (aware && color_value(step, "pre_color", &pre, why) != 0) return -1;
+    rk_status status;
+    if (r->srtcm != NULL) {
+      status = aware ? rk_srtcm_mark_aware(r->srtcm, bytes, pre, &color) : rk_srtcm_mark(r->srtcm, bytes, &color);
+    } else {
+      status = aware ? rk_trtcm_mark_aware(r->trtcm, bytes, pre, &color) : rk_trtcm_mark(r->trtcm, bytes, &color);
+    }
+    int o = outcome(step, status, why);
+    if (o != 0) return o > 0 ? 0 : -1;
+    if (color_value(step, "color", &expected, why) != 0) return -1;
+    if (color == expected) return 0;
+    return fail(why, "expected color %s, got %s", rk_color_name(expected), rk_color_name(color));
+  }
+  if (strcmp(op, "tokens") == 0) {
+    const char *first = r->srtcm != NULL ? "committed" : "peak";
+    const char *second = r->srtcm != NULL ? "excess" : "committed";
+    uint64_t a = 0, b = 0;
+    int64_t expected_a, expected_b;
+    rk_status status = r->srtcm != NULL ? rk_srtcm_tokens(r->srtcm, &a, &b) : rk_trtcm_tokens(r->trtcm, &a, &b);
+    if (status != RK_OK) return fail(why, "tokens: %s", rk_last_error_message());
+    if (int_field(step, first, &expected_a, why) != 0 || int_field(step, second, &expected_b, why) != 0) return -1;
+    if (expect_count(first, expected_a, a, why) != 0) return -1;
+    return expect_count(second, expected_b, b, why);
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int run_marker(const char *algorithm, const cJSON *spec, const cJSON *c, why_t *why) {
+  marker_replay r = {NULL, NULL, NULL};
+  if (rk_manual_clock_new(&r.clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  int result = -1;
+  int64_t cir, cbs;
+  if (int_field(spec, "cir", &cir, why) == 0 && int_field(spec, "cbs", &cbs, why) == 0) {
+    if (strcmp(algorithm, "srtcm") == 0) {
+      int64_t ebs;
+      if (int_field(spec, "ebs", &ebs, why) == 0) {
+        rk_status status = rk_srtcm_new(cir, cbs, ebs, r.clock, &r.srtcm);
+        result = replay_steps(c, status, &r, marker_step, why);
+      }
+    } else {
+      int64_t pir, pbs;
+      if (int_field(spec, "pir", &pir, why) == 0 && int_field(spec, "pbs", &pbs, why) == 0) {
+        rk_status status = rk_trtcm_new(pir, pbs, cir, cbs, r.clock, &r.trtcm);
+        result = replay_steps(c, status, &r, marker_step, why);
+      }
+    }
+  }
+  rk_srtcm_free(r.srtcm);
+  rk_trtcm_free(r.trtcm);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+/* ---- Adaptive limits (gradient, aimd, concurrency) -------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_concurrency_limiter *limiter;
+  handles permits; /* every admitted acquire's, in order; NULL once released */
+} concurrency_replay;
+
+/* Creates a concurrency limiter from a policy object ({"algorithm": "fixed"
+ * | "gradient" | "aimd", ...}). Returns -1 on a malformed vector, else 0
+ * with the creating call's status in *status. */
+static int create_concurrency(const cJSON *policy, concurrency_replay *r, rk_status *status, why_t *why) {
+  const char *algorithm = NULL;
+  if (str_field(policy, "algorithm", &algorithm, why) != 0) return -1;
+  if (strcmp(algorithm, "fixed") == 0) {
+    int64_t limit;
+    if (int_field(policy, "limit", &limit, why) != 0) return -1;
+    *status = rk_concurrency_limiter_new_fixed(limit, r->clock, &r->limiter);
+    return 0;
+  }
+  if (strcmp(algorithm, "gradient") == 0) {
+    rk_gradient_config g;
+    if (int_field(policy, "initial_limit", &g.initial_limit, why) != 0 ||
+        int_field(policy, "min_limit", &g.min_limit, why) != 0 ||
+        int_field(policy, "max_limit", &g.max_limit, why) != 0 ||
+        int_field(policy, "queue_size", &g.queue_size, why) != 0 ||
+        int_field(policy, "probe_interval", &g.probe_interval, why) != 0 ||
+        double_field(policy, "smoothing", &g.smoothing, why) != 0 ||
+        double_field(policy, "rtt_tolerance", &g.rtt_tolerance, why) != 0 ||
+        double_field(policy, "backoff_ratio", &g.backoff_ratio, why) != 0) {
+      return -1;
+    }
+    *status = rk_concurrency_limiter_new_gradient(&g, r->clock, &r->limiter);
+    return 0;
+  }
+  if (strcmp(algorithm, "aimd") == 0) {
+    rk_aimd_config a;
+    if (int_field(policy, "initial_limit", &a.initial_limit, why) != 0 ||
+        int_field(policy, "min_limit", &a.min_limit, why) != 0 ||
+        int_field(policy, "max_limit", &a.max_limit, why) != 0 ||
+        int_field(policy, "rtt_timeout_micros", &a.rtt_timeout_micros, why) != 0 ||
+        double_field(policy, "backoff_ratio", &a.backoff_ratio, why) != 0) {
+      return -1;
+    }
+    *status = rk_concurrency_limiter_new_aimd(&a, r->clock, &r->limiter);
+    return 0;
+  }
+  return fail(why, "unknown policy \"%s\"", algorithm);
+}
+
+static int concurrency_step(void *replay, const cJSON *step, why_t *why) {
+  concurrency_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  int64_t expected_limit;
+  uint64_t limit = 0;
+  if (strcmp(op, "sample") == 0) {
+    int64_t rtt, in_flight;
+    bool dropped;
+    if (int_field(step, "rtt_micros", &rtt, why) != 0 || int_field(step, "in_flight", &in_flight, why) != 0 ||
+        bool_field(step, "dropped", &dropped, why) != 0) {
+      return -1;
+    }
+    int o = outcome(step, rk_concurrency_limiter_sample(r->limiter, rtt, in_flight, dropped, &limit), why);
+    if (o != 0) return o > 0 ? 0 : -1;
+    if (int_field(step, "limit", &expected_limit, why) != 0) return -1;
+    return expect_count("limit", expected_limit, limit, why);
+  }
+  if (strcmp(op, "acquire") == 0) {
+    rk_decision d;
+    rk_permit *permit = NULL;
+    if (rk_concurrency_limiter_try_acquire(r->limiter, &d, &permit) != RK_OK) {
+      return fail(why, "acquire: %s", rk_last_error_message());
+    }
+    if (permit != NULL) handles_push(&r->permits, permit);
+    if (d.allowed != (permit != NULL)) return fail(why, "a permit must come with an admission, and only then");
+    return expect_decision(step, &d, why);
+  }
+  if (strcmp(op, "release") == 0) {
+    const char *name = NULL;
+    rk_outcome outcome_value;
+    if (str_field(step, "outcome", &name, why) != 0) return -1;
+    if (strcmp(name, "success") == 0) {
+      outcome_value = RK_OUTCOME_SUCCESS;
+    } else if (strcmp(name, "dropped") == 0) {
+      outcome_value = RK_OUTCOME_DROPPED;
+    } else if (strcmp(name, "ignored") == 0) {
+      outcome_value = RK_OUTCOME_IGNORED;
+    } else {
+      return fail(why, "unknown outcome \"%s\"", name);
+    }
+    rk_permit *permit = handles_at(&r->permits, step, "permit", "permit", why);
+    if (permit == NULL) return -1;
+    if (rk_permit_release(permit, outcome_value, &limit) != RK_OK) {
+      return fail(why, "release: %s", rk_last_error_message());
+    }
+    /* Released and freed: the index refers to nothing any more. */
+    int64_t index;
+    if (int_field(step, "permit", &index, why) != 0) return -1;
+    r->permits.items[index] = NULL;
+    if (int_field(step, "limit", &expected_limit, why) != 0) return -1;
+    return expect_count("limit", expected_limit, limit, why);
+  }
+  if (strcmp(op, "state") == 0) {
+    int64_t expected_in_flight;
+    uint64_t in_flight = 0;
+    if (rk_concurrency_limiter_limit(r->limiter, &limit) != RK_OK ||
+        rk_concurrency_limiter_in_flight(r->limiter, &in_flight) != RK_OK) {
+      return fail(why, "state: %s", rk_last_error_message());
+    }
+    if (int_field(step, "limit", &expected_limit, why) != 0 ||
+        int_field(step, "in_flight", &expected_in_flight, why) != 0) {
+      return -1;
+    }
+    if (expect_count("limit", expected_limit, limit, why) != 0) return -1;
+    return expect_count("in_flight", expected_in_flight, in_flight, why);
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int run_concurrency(const char *algorithm, const cJSON *spec, const cJSON *c, why_t *why) {
+  concurrency_replay r = {NULL, NULL, {0}};
+  if (rk_manual_clock_new(&r.clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  int result = -1;
+  /* `gradient` and `aimd` cases are a limiter with that policy, fed samples. */
+  const cJSON *policy = strcmp(algorithm, "concurrency") == 0 ? field(spec, "policy") : spec;
+  rk_status status = RK_OK;
+  if (!cJSON_IsObject(policy)) {
+    fail(why, "no \"policy\"");
+  } else if (create_concurrency(policy, &r, &status, why) == 0) {
+    result = replay_steps(c, status, &r, concurrency_step, why);
+  }
+  /* The permits the case did not give back. */
+  for (size_t i = 0; i < r.permits.len; i++) {
+    if (r.permits.items[i] != NULL && rk_permit_release(r.permits.items[i], RK_OUTCOME_IGNORED, NULL) != RK_OK) {
+      result = fail(why, "releasing permit #%zu at the end: %s", i, rk_last_error_message());
+    }
+  }
+  free(r.permits.items);
+  rk_concurrency_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+/* ---- The composite ---------------------------------------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_composite_limiter *limiter;
+  size_t len;
+} composite_replay;
+
+static int composite_step(void *replay, const cJSON *step, why_t *why) {
+  const composite_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  int64_t cost;
+  rk_decision d;
+  if (strcmp(op, "peek") == 0) {
+    if (int_field(step, "cost", &cost, why) != 0) return -1;
+    int o = outcome(step, rk_composite_limiter_peek(r->limiter, cost, &d), why);
+    return o != 0 ? (o > 0 ? 0 : -1) : expect_decision(step, &d, why);
+  }
+  if (strcmp(op, "check") == 0) {
+    if (int_field(step, "cost", &cost, why) != 0) return -1;
+    rk_decision *parts = calloc(r->len, sizeof *parts);
+    if (parts == NULL) return fail(why, "out of memory");
+    int result = -1;
+    int o = outcome(step, rk_composite_limiter_check_each(r->limiter, cost, &d, parts, r->len), why);
+    if (o != 0) {
+      result = o > 0 ? 0 : -1;
+    } else if (expect_decision(step, &d, why) == 0) {
+      const cJSON *expected = field(step, "parts");
+      if (!cJSON_IsArray(expected)) {
+        fail(why, "no \"parts\" array");
+      } else if ((size_t)cJSON_GetArraySize(expected) != r->len) {
+        fail(why, "expected %d parts, got %zu", cJSON_GetArraySize(expected), r->len);
+      } else {
+        result = 0;
+        size_t i = 0;
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, expected) {
+          rk_decision part;
+          char label[32];
+          snprintf(label, sizeof label, "part %zu: ", i);
+          if (decision_value(e, &part, why) != 0 || compare_decision(label, &part, &parts[i], why) != 0) {
+            result = -1;
+            break;
+          }
+          i++;
+        }
+      }
+    }
+    free(parts);
+    return result;
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int run_composite(const cJSON *spec, const cJSON *c, why_t *why) {
+  const cJSON *limits = field(spec, "limits");
+  if (!cJSON_IsArray(limits)) return fail(why, "no \"limits\" array");
+  size_t n = (size_t)cJSON_GetArraySize(limits);
+  rk_limiter_spec *specs = calloc(n ? n : 1, sizeof *specs);
+  if (specs == NULL) return fail(why, "out of memory");
+  composite_replay r = {NULL, NULL, n};
+  int result = -1;
+  size_t i = 0;
+  const cJSON *limit = NULL;
+  cJSON_ArrayForEach(limit, limits) {
+    if (spec_value(limit, &specs[i], why) != 0) goto done;
+    i++;
+  }
+  if (rk_manual_clock_new(&r.clock) != RK_OK) {
+    fail(why, "no clock: %s", rk_last_error_message());
+    goto done;
+  }
+  rk_status status = rk_composite_limiter_new(n ? specs : NULL, n, r.clock, &r.limiter);
+  result = replay_steps(c, status, &r, composite_step, why);
+done:
+  free(specs);
+  rk_composite_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+/* ---- Dispatch --------------------------------------------------------- */
 
 /* One case. Returns 0 when every step gave the expected result. */
 static int run_case(const cJSON *c, why_t *why) {
   const cJSON *spec = field(c, "limiter");
   if (!cJSON_IsObject(spec)) return fail(why, "case has no \"limiter\"");
-  rk_manual_clock *clock = NULL;
-  if (rk_manual_clock_new(&clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
-
-  int result = 0;
-  rk_rate_limiter *limiter = NULL;
-  rk_status status = RK_OK;
-  const cJSON *create_error = field(c, "create_error");
-  if (create(spec, clock, &limiter, &status, why) != 0) {
-    result = -1;
-  } else if (create_error != NULL) {
-    char expected[64];
-    show_json(create_error, expected, sizeof expected);
-    if (status == RK_INVALID_ARGUMENT && cJSON_IsString(create_error) &&
-        strcmp(create_error->valuestring, "invalid_argument") == 0) {
-      result = 0;
-    } else if (status != RK_OK) {
-      result = fail(why, "create: expected error %s, got error %s", expected, rk_last_error_message());
-    } else {
-      result = fail(why, "create: expected error %s, got a limiter", expected);
-    }
-  } else if (status != RK_OK) {
-    result = fail(why, "create: expected a limiter, got error: %s", rk_last_error_message());
-  } else {
-    const cJSON *steps = field(c, "steps");
-    if (!cJSON_IsArray(steps)) {
-      result = fail(why, "case has no \"steps\"");
-    } else {
-      int i = 0;
-      const cJSON *step = NULL;
-      cJSON_ArrayForEach(step, steps) {
-        why_t step_why;
-        if (run_step(limiter, clock, step, &step_why) != 0) {
-          char description[256];
-          describe(step, description, sizeof description);
-          result = fail(why, "step %d %s: %s", i, description, step_why.text);
-          break;
-        }
-        i++;
-      }
-    }
+  const char *algorithm = NULL;
+  if (str_field(spec, "algorithm", &algorithm, why) != 0) return -1;
+  static const char *const admission[] = {"token_bucket",     "gcra",           "leaky_bucket_meter",
+                                          "leaky_bucket_queue", "fixed_window", "sliding_window",
+                                          "sliding_log",      "sliding_window_counter"};
+  for (size_t i = 0; i < sizeof admission / sizeof admission[0]; i++) {
+    if (strcmp(algorithm, admission[i]) == 0) return run_limiter(algorithm, spec, c, why);
   }
-  rk_rate_limiter_free(limiter);
-  rk_manual_clock_free(clock);
-  return result;
+  if (strcmp(algorithm, "smooth_bursty") == 0 || strcmp(algorithm, "smooth_warming_up") == 0) {
+    return run_smooth(algorithm, spec, c, why);
+  }
+  if (strcmp(algorithm, "srtcm") == 0 || strcmp(algorithm, "trtcm") == 0) return run_marker(algorithm, spec, c, why);
+  if (strcmp(algorithm, "gradient") == 0 || strcmp(algorithm, "aimd") == 0 || strcmp(algorithm, "concurrency") == 0) {
+    return run_concurrency(algorithm, spec, c, why);
+  }
+  if (strcmp(algorithm, "composite") == 0) return run_composite(spec, c, why);
+  return fail(why, "unsupported algorithm \"%s\"", algorithm);
 }
 
 /* ---- Files ------------------------------------------------------------ */
