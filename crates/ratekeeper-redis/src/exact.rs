@@ -37,8 +37,10 @@ use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
 
 use crate::error::Error;
 use crate::keys;
+use crate::membership::Membership;
 use crate::reply::Reply;
 use crate::scripts::{self, Admission, TimeSource};
+use crate::share::LocalShare;
 use crate::store::RedisStore;
 
 /// What a decision does when Redis cannot answer (it is down, unreachable,
@@ -57,6 +59,11 @@ pub enum WhenUnavailable {
     /// Admit every request. Nothing is limited while Redis is away: a
     /// deliberate choice of availability over protection.
     FailOpen,
+    /// Decide locally with this node's share of the limit, `limit ÷ the
+    /// last known number of live nodes` (never the whole limit in every
+    /// process). Set with [`RedisLimiter::fall_back_to_local`], which gives
+    /// the node count; each outage starts from whole shares.
+    LocalShare,
 }
 
 /// At most this many refusals are remembered per limiter.
@@ -83,6 +90,11 @@ struct Inner {
     clock: AnyClock,
     remember_refusals: AtomicBool,
     when_unavailable: Mutex<WhenUnavailable>,
+    spec: LimiterSpec,
+    /// The local share the `LocalShare` policy decides with, and whether it
+    /// has decided since Redis last answered.
+    fallback: Mutex<Option<Arc<LocalShare>>>,
+    fallback_used: AtomicBool,
     refusals: Mutex<HashMap<String, Refusal>>,
     /// Whether the scripts read the time from `clock` (tests only).
     #[cfg_attr(not(feature = "test-clock"), allow(dead_code))]
@@ -141,10 +153,20 @@ impl RedisLimiter {
     }
 
     /// What decisions do when Redis cannot answer (default:
-    /// [`WhenUnavailable::Error`]).
+    /// [`WhenUnavailable::Error`]). [`WhenUnavailable::LocalShare`] needs the
+    /// node count: use [`fall_back_to_local`](Self::fall_back_to_local).
     pub fn when_unavailable(self, policy: WhenUnavailable) -> Self {
         *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) = policy;
         self
+    }
+
+    /// While Redis cannot answer, decides with this node's share of the
+    /// limit (`limit ÷ live nodes`, as `membership` last counted them), for
+    /// at most `max_keys` keys; back on Redis as soon as it answers.
+    pub fn fall_back_to_local(self, membership: Arc<Membership>, max_keys: usize) -> Result<Self, Error> {
+        let share = LocalShare::new(membership, self.inner.spec, max_keys, self.inner.clock.clone())?;
+        *self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(share));
+        Ok(self.when_unavailable(WhenUnavailable::LocalShare))
     }
 
     fn build(
@@ -186,6 +208,9 @@ impl RedisLimiter {
                 clock,
                 remember_refusals: AtomicBool::new(true),
                 when_unavailable: Mutex::new(WhenUnavailable::Error),
+                spec,
+                fallback: Mutex::new(None),
+                fallback_used: AtomicBool::new(false),
                 refusals: Mutex::new(HashMap::new()),
                 time,
             }),
@@ -202,9 +227,15 @@ impl RedisLimiter {
         let sent = self.inner.clock.now_micros();
         let decision = match self.run("check", key, cost).await {
             Ok(decision) => decision,
-            Err(e) if e.is_unavailability() => return self.unavailable(e, cost),
+            Err(e) if e.is_unavailability() => return self.unavailable(e, key, cost),
             Err(e) => return Err(e),
         };
+        if self.inner.fallback_used.swap(false, Ordering::Relaxed) {
+            // Redis answers again: the next outage starts from whole shares.
+            if let Some(share) = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                share.reset();
+            }
+        }
         if !decision.allowed
             && decision.retry_after_micros != NEVER
             && decision.retry_after_micros > 0
@@ -218,17 +249,30 @@ impl RedisLimiter {
     /// The decision `check` would make for `key`, consuming nothing.
     pub async fn peek_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
         match self.run("peek", key, cost).await {
-            Err(e) if e.is_unavailability() => self.unavailable(e, cost),
+            Err(e) if e.is_unavailability() => self.unavailable_peek(e, cost),
             other => other,
         }
     }
 
-    /// The decision the unavailability policy makes.
-    fn unavailable(&self, error: Error, cost: u64) -> Result<Decision, Error> {
+    /// The decision the unavailability policy makes for a check.
+    fn unavailable(&self, error: Error, key: &str, cost: u64) -> Result<Decision, Error> {
+        if *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) == WhenUnavailable::LocalShare {
+            let share = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(share) = share {
+                self.inner.fallback_used.store(true, Ordering::Relaxed);
+                return share.check(key, cost);
+            }
+        }
+        self.unavailable_peek(error, cost)
+    }
+
+    /// The decision the unavailability policy makes for a peek (the local
+    /// share is not consulted: a peek takes nothing).
+    fn unavailable_peek(&self, error: Error, cost: u64) -> Result<Decision, Error> {
         let limit = self.inner.limit;
         let retry = i64::try_from(self.inner.store.retry_interval().as_micros()).unwrap_or(NEVER).max(1);
         match *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) {
-            WhenUnavailable::Error => Err(error),
+            WhenUnavailable::Error | WhenUnavailable::LocalShare => Err(error),
             WhenUnavailable::FailClosed => {
                 let retry_after = if cost > limit { NEVER } else { retry };
                 Ok(Decision {
@@ -251,6 +295,25 @@ impl RedisLimiter {
                 window_micros: 0,
             }),
         }
+    }
+
+    /// [`check_async`](Self::check_async) with a callback, called on the
+    /// crate's runtime thread (what the language bindings use to resolve a
+    /// Promise or an asyncio future). A remembered refusal calls back at once,
+    /// on this thread.
+    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        if let Some(decision) = self.decided_locally(&key, cost) {
+            return callback(Ok(decision));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+    }
+
+    /// [`peek_async`](Self::peek_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn peek_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.peek_async(&key, cost).await }, callback);
     }
 
     /// Blocking [`check_async`](Self::check_async).

@@ -145,6 +145,13 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
         .expect("redis-server must be installed (scripts/setup.sh installs it)")
 }
 
+/// A free port below 55536: a cluster node also listens on its port + 10000.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if port <= 55_535 {
+            return port;
+        }
+    }
 }
