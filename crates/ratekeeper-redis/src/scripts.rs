@@ -30,10 +30,11 @@ pub(crate) enum TimeSource {
     Argument,
 }
 
-fn assemble(algorithm: &str, time: TimeSource) -> Script {
-    let now = match time {
+fn time_source(time: TimeSource) -> &'static str {
+    match time {
         TimeSource::Server => concat!(
             "local function now_micros()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n",
+            "local EXPIRY_SLACK_MS = 0\n",
             "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms) end\n",
         ),
         // The test's clock does not move with the server's, by which keys
@@ -41,20 +42,24 @@ fn assemble(algorithm: &str, time: TimeSource) -> Script {
         #[cfg(feature = "test-clock")]
         TimeSource::Argument => concat!(
             "local function now_micros() return tonumber(ARGV[#ARGV]) end\n",
-            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms + 3600000) end\n",
+            "local EXPIRY_SLACK_MS = 3600000\n",
+            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms + EXPIRY_SLACK_MS) end\n",
         ),
-    };
-    Script::new(&format!("{JAVA}\n{now}\n{algorithm}"))
+    }
+}
+
+fn assemble(parts: &[&str]) -> Script {
+    Script::new(&parts.concat())
 }
 
 /// Guava's SmoothRateLimiter (`lua/smooth.lua`).
 pub(crate) fn smooth(time: TimeSource) -> Script {
-    assemble(SMOOTH, time)
+    assemble(&[JAVA, time_source(time), SMOOTH])
 }
 
 /// The nodes' heartbeats (`lua/membership.lua`).
 pub(crate) fn membership(time: TimeSource) -> Script {
-    assemble(&format!("{DECISION}\n{MEMBERSHIP}"), time)
+    assemble(&[time_source(time), DECISION, MEMBERSHIP])
 }
 
 /// The admission-style algorithms that run in Redis, each answering with a
@@ -76,5 +81,5 @@ pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
         Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
         Admission::SlidingLog => SLIDING_LOG,
     };
-    assemble(&format!("{DECISION}\n{body}"), time)
+    assemble(&[time_source(time), DECISION, body])
 }

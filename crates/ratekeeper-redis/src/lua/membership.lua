@@ -12,8 +12,8 @@ local ttl = tonumber(ARGV[3])
 if ARGV[1] == 'leave' then
   redis.call('ZREM', key, ARGV[2])
 else
-  redis.call('ZADD', key, num(now + ttl), ARGV[2])
+  redis.call('ZADD', key, string.format('%d', now + ttl), ARGV[2])
 end
-redis.call('ZREMRANGEBYSCORE', key, '-inf', num(now))
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now))
 set_expiry(key, expire_ms(2 * ttl))
 return redis.call('ZCARD', key)
