@@ -72,6 +72,9 @@ async fn run(decide: &Decide, n: usize, in_flight: usize) -> Duration {
 /// `usec_per_call` of `command` in `INFO commandstats`.
 async fn usec_per_call(conn: &mut redis::aio::MultiplexedConnection, command: &str) -> f64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    if std::env::var_os("REDIS_BENCH_DEBUG").is_some() {
+        eprintln!("{}", info.lines().filter(|l| l.starts_with("cmdstat_")).collect::<Vec<_>>().join("\n"));
+    }
     info.lines()
         .find(|l| l.starts_with(&format!("cmdstat_{command}:")))
         .and_then(|l| l.split("usec_per_call=").nth(1))
@@ -110,7 +113,7 @@ fn main() {
         (
             "ratekeeper token bucket",
             "evalsha",
-            exact("bench-tb", LimiterSpec::TokenBucket { rate: 1e9, burst: 1_000_000_000 }),
+            exact("bench-tb", LimiterSpec::TokenBucket { rate: 1_000.0, burst: 1_000_000_000 }),
         ),
         (
             "ratekeeper fixed window",
@@ -129,7 +132,7 @@ fn main() {
         ),
     ];
     {
-        let guava = RedisRateLimiter::builder("bench-guava", 1e9).connect(&store).unwrap();
+        let guava = RedisRateLimiter::builder("bench-guava", 1e9).max_burst_seconds(1.0).connect(&store).unwrap();
         contenders.push((
             "ratekeeper Guava SmoothBursty (shared)",
             "evalsha",
@@ -184,6 +187,9 @@ fn main() {
         ));
     }
 
+    if std::env::var_os("REDIS_BENCH_REVERSE").is_some() {
+        contenders.reverse();
+    }
     let n = if args.quick { 20_000 } else { 200_000 };
     let mut cpu_rows = Vec::new();
     for (name, command, decide) in &contenders {

@@ -11,7 +11,7 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local index = math.floor(now / window)
 if index * window > now then index = index - 1 elseif (index + 1) * window <= now then index = index + 1 end

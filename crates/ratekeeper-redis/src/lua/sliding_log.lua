@@ -14,7 +14,7 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 -- A time earlier than the latest seen counts as the latest, so the log
 -- stays sorted and time going back never frees a unit.
@@ -26,7 +26,7 @@ local horizon = t - window
 local total
 if consume then
   redis.call('HSET', meta, 't', string.format('%d', t))
-  set_expiry(meta, expire_ms(window))
+  redis.call('PEXPIRE', meta, expire_ms(window) + EXPIRY_SLACK_MS)
   redis.call('ZREMRANGEBYSCORE', log, '-inf', string.format('%d', horizon))
   total = redis.call('ZCARD', log)
 else
@@ -52,7 +52,7 @@ if after <= limit then
       args[#args + 1] = string.format('%d', i)
     end
     redis.call('ZADD', log, unpack(args))
-    set_expiry(log, expire_ms(window))
+    redis.call('PEXPIRE', log, expire_ms(window) + EXPIRY_SLACK_MS)
   end
   return { 1, limit, limit - after, 0, reset_after, 0, window }
 end

@@ -12,7 +12,7 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local w = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local index = math.floor(now / w)
 if index * w > now then index = index - 1 elseif (index + 1) * w <= now then index = index + 1 end

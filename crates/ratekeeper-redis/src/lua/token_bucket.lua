@@ -18,7 +18,7 @@ if ARGV[1] ~= 'check' and ARGV[1] ~= 'peek' then lease_want = tonumber(string.su
 local n = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local INF = 1.7976931348623157e308   -- Go's rate.Inf (math.MaxFloat64)
 local INF_DURATION = 9223372036854775807   -- Go's InfDuration (2^63 as a double)
