@@ -12,7 +12,11 @@
 //! `rk_keyed_limiter_check()` says which refusals were the bound's through
 //! its optional `out_at_capacity`.
 
-use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyClock, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull};
+use core::ffi::c_char;
+
+use ratekeeper::{
+    cost_from_i64, unsigned_from_i64, AnyClock, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull,
+};
 
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::rk_decision;
@@ -59,7 +63,8 @@ pub struct rk_keyed_options {
 impl rk_keyed_options {
     fn to_options(self) -> Result<KeyedOptions, Failure> {
         let max_keys = unsigned_from_i64(Argument::MaxKeys, self.max_keys)?;
-        let max_keys = usize::try_from(max_keys).map_err(|_| ratekeeper::Error::invalid_uint(Argument::MaxKeys, max_keys))?;
+        let max_keys =
+            usize::try_from(max_keys).map_err(|_| ratekeeper::Error::invalid_uint(Argument::MaxKeys, max_keys))?;
         let when_full = match self.when_full {
             RK_WHEN_FULL_REFUSE_NEW_KEYS => WhenFull::RefuseNewKeys,
             RK_WHEN_FULL_EVICT_SOONEST_FULL => WhenFull::EvictSoonestFull,
@@ -179,7 +184,7 @@ pub unsafe extern "C" fn rk_keyed_limiter_free(limiter: *mut rk_keyed_limiter) {
 #[no_mangle]
 pub unsafe extern "C" fn rk_keyed_limiter_check(
     limiter: *const rk_keyed_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -213,7 +218,7 @@ pub unsafe extern "C" fn rk_keyed_limiter_check(
 #[no_mangle]
 pub unsafe extern "C" fn rk_keyed_limiter_peek(
     limiter: *const rk_keyed_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -267,7 +272,7 @@ fn write_decided(
 #[no_mangle]
 pub unsafe extern "C" fn rk_keyed_limiter_remove(
     limiter: *const rk_keyed_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     out_removed: *mut bool,
 ) -> rk_status {
@@ -384,7 +389,7 @@ mod tests {
         let mut d = unsafe { core::mem::zeroed() };
         let mut full = true;
         // SAFETY: live limiter, key and out-parameters.
-        let status = unsafe { rk_keyed_limiter_check(limiter, key.as_ptr(), key.len(), 1, &mut d, &mut full) };
+        let status = unsafe { rk_keyed_limiter_check(limiter, key.as_ptr().cast(), key.len(), 1, &mut d, &mut full) };
         assert_eq!(status, rk_status::RK_OK);
         (d, full)
     }
@@ -421,7 +426,7 @@ mod tests {
             assert_eq!(rk_keyed_limiter_evict_full(limiter, &mut evicted), rk_status::RK_OK);
             assert_eq!(evicted, 0, "c is not whole");
             let mut removed = false;
-            assert_eq!(rk_keyed_limiter_remove(limiter, b"c".as_ptr(), 1, &mut removed), rk_status::RK_OK);
+            assert_eq!(rk_keyed_limiter_remove(limiter, b"c".as_ptr().cast(), 1, &mut removed), rk_status::RK_OK);
             assert!(removed);
             let mut d = core::mem::zeroed::<rk_decision>();
             assert_eq!(rk_keyed_limiter_check(limiter, null(), 0, 1, &mut d, null_mut()), rk_status::RK_OK);
@@ -462,7 +467,10 @@ mod tests {
             let mut d = core::mem::zeroed::<rk_decision>();
             assert_eq!(rk_keyed_limiter_check(limiter, null(), 1, 1, &mut d, null_mut()), rk_status::RK_NULL_POINTER);
             assert_eq!(last_argument().as_deref(), Some("key"));
-            assert_eq!(rk_keyed_limiter_check(limiter, b"k".as_ptr(), 1, -1, &mut d, null_mut()), rk_status::RK_INVALID_ARGUMENT);
+            assert_eq!(
+                rk_keyed_limiter_check(limiter, b"k".as_ptr().cast(), 1, -1, &mut d, null_mut()),
+                rk_status::RK_INVALID_ARGUMENT
+            );
             assert_eq!(last_argument().as_deref(), Some("cost"));
             rk_keyed_limiter_free(limiter);
         }

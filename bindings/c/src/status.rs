@@ -36,18 +36,20 @@ pub enum rk_status {
     /// Nothing was written: ask for the size first (pass `buf_len` 0), or
     /// see the message, which says how many bytes are needed.
     RK_BUFFER_TOO_SMALL = 6,
-    /// Redis cannot be reached: it is down, refused or dropped the
-    /// connection, or failed to answer moments ago and is not tried again
-    /// until the store's retry interval has passed. The limiter's
-    /// unavailability policy was `RK_WHEN_UNAVAILABLE_ERROR` (the others
-    /// decide instead). Nothing was decided; try again later.
+    /// Redis cannot decide: it is down, refused or dropped the connection,
+    /// is loading, is a read-only replica, is out of memory (`OOM` under
+    /// `maxmemory`), is a cluster that is down, or failed to answer moments
+    /// ago and is not tried again until the store's retry interval has
+    /// passed. The limiter's unavailability policy was
+    /// `RK_WHEN_UNAVAILABLE_ERROR` (the others decide instead). Nothing was
+    /// decided; try again later.
     RK_UNAVAILABLE = 7,
     /// Redis did not answer within the store's timeout (a slow or paused
     /// server). As `RK_UNAVAILABLE`, the policy was
     /// `RK_WHEN_UNAVAILABLE_ERROR`. The request may or may not have been
     /// counted by the server.
     RK_TIMEOUT = 8,
-    /// Redis answered with an error (`NOAUTH`, `OOM`, a script's error, a
+    /// Redis answered with an error (`NOAUTH`, a script's error, a
     /// cluster's `CROSSSLOT`, …); the message carries it. Not an
     /// unavailability, so no policy decides instead.
     RK_REDIS_ERROR = 9,

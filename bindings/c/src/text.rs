@@ -27,20 +27,22 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, argument: &'static 
 }
 
 /// The `len` bytes at `ptr`; `ptr` may be NULL only when `len` is 0 (an
-/// empty key).
+/// empty key). Keys are `const char *` in C, as in most C key-value APIs,
+/// so a string literal needs no cast; they are bytes all the same (NULs
+/// included).
 ///
 /// # Safety
 /// `ptr` is NULL or valid for reading `len` bytes for `'a`.
-pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, argument: &'static str) -> Result<&'a [u8], Failure> {
+pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize, argument: &'static str) -> Result<&'a [u8], Failure> {
     // SAFETY: the caller's contract.
-    unsafe { slice(ptr, len, argument) }
+    unsafe { slice(ptr.cast::<u8>(), len, argument) }
 }
 
 /// [`bytes`] that must be UTF-8.
 ///
 /// # Safety
 /// As [`bytes`].
-pub(crate) unsafe fn utf8<'a>(ptr: *const u8, len: usize, argument: &'static str) -> Result<&'a str, Failure> {
+pub(crate) unsafe fn utf8<'a>(ptr: *const c_char, len: usize, argument: &'static str) -> Result<&'a str, Failure> {
     // SAFETY: the caller's contract.
     let bytes = unsafe { bytes(ptr, len, argument) }?;
     from_utf8(bytes, argument)
@@ -61,11 +63,7 @@ pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, argument: &'static str) -> Re
 fn from_utf8<'a>(bytes: &'a [u8], argument: &'static str) -> Result<&'a str, Failure> {
     core::str::from_utf8(bytes).map_err(|e| Failure::Malformed {
         argument,
-        problem: format!(
-            "must be UTF-8 (byte 0x{:02X} at offset {} is not)",
-            bytes[e.valid_up_to()],
-            e.valid_up_to()
-        ),
+        problem: format!("must be UTF-8 (byte 0x{:02X} at offset {} is not)", bytes[e.valid_up_to()], e.valid_up_to()),
     })
 }
 
@@ -80,9 +78,9 @@ mod tests {
             assert_eq!(bytes(core::ptr::null(), 0, "key").unwrap(), b"");
             let failure = bytes(core::ptr::null(), 3, "key").unwrap_err();
             assert_eq!(failure.argument(), Some("key"));
-            assert_eq!(bytes(b"a\xffb".as_ptr(), 3, "key").unwrap(), b"a\xffb");
-            assert_eq!(utf8("é".as_ptr(), 2, "key").unwrap(), "é");
-            let failure = utf8(b"ab\xff".as_ptr(), 3, "key").unwrap_err();
+            assert_eq!(bytes(b"a\xff\0b".as_ptr().cast(), 4, "key").unwrap(), b"a\xff\0b");
+            assert_eq!(utf8("é".as_ptr().cast(), 2, "key").unwrap(), "é");
+            let failure = utf8(b"ab\xff".as_ptr().cast(), 3, "key").unwrap_err();
             let mut message = String::new();
             failure.describe(&mut message).unwrap();
             assert_eq!(message, "invalid argument key: must be UTF-8 (byte 0xFF at offset 2 is not)");

@@ -14,7 +14,7 @@ use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, Wh
 
 use super::membership::rk_redis_membership;
 use super::store::rk_redis_store;
-use super::{duration, heartbeat_ttl, not_in_callback, rk_decision_callback, Callback, TTL_REQUIREMENT};
+use super::{duration, heartbeat_ttl, not_in_callback, rk_decision_callback, ttl_requirement, Callback};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn rk_redis_limiter_set_remember_refusals(
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_limiter_check(
     limiter: *const rk_redis_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -260,7 +260,11 @@ pub unsafe extern "C" fn rk_redis_limiter_check(
     guard("rk_redis_limiter_check", || {
         // SAFETY: the caller's contract.
         let (limiter, key, out) = unsafe {
-            (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?, Out::required(out_decision, "out_decision")?)
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
         };
         let cost = cost_from_i64(cost)?;
         not_in_callback()?;
@@ -281,7 +285,7 @@ pub unsafe extern "C" fn rk_redis_limiter_check(
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_limiter_peek(
     limiter: *const rk_redis_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -289,7 +293,11 @@ pub unsafe extern "C" fn rk_redis_limiter_peek(
     guard("rk_redis_limiter_peek", || {
         // SAFETY: the caller's contract.
         let (limiter, key, out) = unsafe {
-            (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?, Out::required(out_decision, "out_decision")?)
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
         };
         let cost = cost_from_i64(cost)?;
         not_in_callback()?;
@@ -315,7 +323,7 @@ pub unsafe extern "C" fn rk_redis_limiter_peek(
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_limiter_check_async(
     limiter: *const rk_redis_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     callback: rk_decision_callback,
@@ -441,7 +449,7 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_free(limiter: *mut rk_redis_lea
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_leased_limiter_check(
     limiter: *const rk_redis_leased_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -449,7 +457,11 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_check(
     guard("rk_redis_leased_limiter_check", || {
         // SAFETY: the caller's contract.
         let (limiter, key, out) = unsafe {
-            (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?, Out::required(out_decision, "out_decision")?)
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
         };
         let cost = cost_from_i64(cost)?;
         not_in_callback()?;
@@ -467,7 +479,7 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_check(
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_leased_limiter_check_async(
     limiter: *const rk_redis_leased_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     callback: rk_decision_callback,
@@ -536,7 +548,7 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_new(
                 Out::required(out_limiter, "out_limiter")?,
             )
         };
-        let ttl = duration("heartbeat_ttl_micros", heartbeat_ttl_micros, 0, TTL_REQUIREMENT)?;
+        let ttl = duration("heartbeat_ttl_micros", heartbeat_ttl_micros, 0, ttl_requirement())?;
         let max_keys = self::max_keys(max_keys)?;
         not_in_callback()?;
         let limiter = RedisDividedLimiter::new(&store.store, name, spec, ttl, max_keys)
@@ -575,7 +587,7 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_free(limiter: *mut rk_redis_di
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_divided_limiter_check(
     limiter: *const rk_redis_divided_limiter,
-    key: *const u8,
+    key: *const c_char,
     key_len: usize,
     cost: i64,
     out_decision: *mut rk_decision,
@@ -583,7 +595,11 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_check(
     guard("rk_redis_divided_limiter_check", || {
         // SAFETY: the caller's contract.
         let (limiter, key, out) = unsafe {
-            (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?, Out::required(out_decision, "out_decision")?)
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
         };
         out.write(limiter.limiter.check(key, cost_from_i64(cost)?)?.into());
         Ok(())

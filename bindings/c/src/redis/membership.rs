@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ratekeeper_redis::Membership;
 
 use super::store::rk_redis_store;
-use super::{duration, heartbeat_ttl, not_in_callback, TTL_REQUIREMENT};
+use super::{duration, heartbeat_ttl, not_in_callback, ttl_requirement};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::write_text;
 use crate::status::rk_status;
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn rk_redis_membership_join(
         let (store, group, out) = unsafe {
             (handle(store, "store")?, text::c_str(group, "group")?, Out::required(out_membership, "out_membership")?)
         };
-        let ttl = duration("ttl_micros", ttl_micros, 0, TTL_REQUIREMENT)?;
+        let ttl = duration("ttl_micros", ttl_micros, 0, ttl_requirement())?;
         not_in_callback()?;
         let membership =
             Membership::join(&store.store, group, ttl).map_err(|e| heartbeat_ttl("ttl_micros", e.into()))?;

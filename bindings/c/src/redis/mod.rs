@@ -115,7 +115,11 @@ impl<F: Copy> Callback<F> {
 
     /// Converts `result` in a panic boundary; a failure becomes this
     /// thread's last error and its status.
-    fn outcome<T, U>(&self, result: Result<T, ratekeeper_redis::Error>, convert: impl FnOnce(T) -> U) -> Result<U, rk_status> {
+    fn outcome<T, U>(
+        &self,
+        result: Result<T, ratekeeper_redis::Error>,
+        convert: impl FnOnce(T) -> U,
+    ) -> Result<U, rk_status> {
         let converted = catch_unwind(AssertUnwindSafe(|| result.map(convert).map_err(Failure::from)));
         match converted {
             Ok(Ok(value)) => Ok(value),
@@ -179,8 +183,11 @@ pub(crate) fn duration(
     Ok(Duration::from_micros(micros as u64))
 }
 
-/// What a heartbeat TTL must be.
-pub(crate) const TTL_REQUIREMENT: &str = "must be at least 3000 microseconds (a heartbeat every third of it)";
+/// What a heartbeat TTL must be. (A function: cbindgen warns about
+/// private constants.)
+pub(crate) fn ttl_requirement() -> &'static str {
+    "must be at least 3000 microseconds (a heartbeat every third of it)"
+}
 
 /// A heartbeat TTL: the crate refuses one under 3 ms (a heartbeat every
 /// third of it) as its `lease` argument; here it gets the C parameter's
@@ -188,7 +195,7 @@ pub(crate) const TTL_REQUIREMENT: &str = "must be at least 3000 microseconds (a 
 pub(crate) fn heartbeat_ttl(argument: &'static str, failure: Failure) -> Failure {
     match failure {
         Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) if invalid.argument() == Argument::Lease => {
-            Failure::Invalid { argument, value: invalid.value(), requirement: TTL_REQUIREMENT }
+            Failure::Invalid { argument, value: invalid.value(), requirement: ttl_requirement() }
         }
         other => other,
     }

@@ -134,11 +134,7 @@ pub unsafe extern "C" fn rk_redis_store_connect_cluster(
     guard("rk_redis_store_connect_cluster", || {
         // SAFETY: the caller's contract.
         let (list, options, out) = unsafe {
-            (
-                text::slice(nodes, nodes_len, "nodes")?,
-                options.as_ref(),
-                Out::required(out_store, "out_store")?,
-            )
+            (text::slice(nodes, nodes_len, "nodes")?, options.as_ref(), Out::required(out_store, "out_store")?)
         };
         let mut urls = Vec::with_capacity(list.len());
         for (index, &node) in list.iter().enumerate() {
@@ -206,17 +202,26 @@ mod tests {
         // SAFETY: every pointer passed is live or NULL, as documented.
         unsafe {
             let mut store = null_mut();
-            assert_eq!(rk_redis_store_connect(c"http://nowhere/".as_ptr(), null(), &mut store), rk_status::RK_INVALID_ARGUMENT);
+            assert_eq!(
+                rk_redis_store_connect(c"http://nowhere/".as_ptr(), null(), &mut store),
+                rk_status::RK_INVALID_ARGUMENT
+            );
             assert_eq!(last_argument().as_deref(), Some("url"), "{}", last_message());
             let options = rk_redis_store_options { timeout_micros: -1, ..Default::default() };
-            assert_eq!(rk_redis_store_connect(c"redis://127.0.0.1:1/".as_ptr(), &options, &mut store), rk_status::RK_INVALID_ARGUMENT);
+            assert_eq!(
+                rk_redis_store_connect(c"redis://127.0.0.1:1/".as_ptr(), &options, &mut store),
+                rk_status::RK_INVALID_ARGUMENT
+            );
             assert_eq!(last_argument().as_deref(), Some("timeout_micros"));
             assert_eq!(rk_redis_store_connect(null(), null(), &mut store), rk_status::RK_NULL_POINTER);
             assert_eq!(last_argument().as_deref(), Some("url"));
             assert_eq!(rk_redis_store_connect_cluster(null(), 0, null(), &mut store), rk_status::RK_INVALID_ARGUMENT);
             assert_eq!(last_argument().as_deref(), Some("nodes_len"));
             let nodes = [c"redis://127.0.0.1:1".as_ptr(), null()];
-            assert_eq!(rk_redis_store_connect_cluster(nodes.as_ptr(), 2, null(), &mut store), rk_status::RK_NULL_POINTER);
+            assert_eq!(
+                rk_redis_store_connect_cluster(nodes.as_ptr(), 2, null(), &mut store),
+                rk_status::RK_NULL_POINTER
+            );
             assert_eq!(last_message(), "rk_redis_store_connect_cluster: nodes[1]: nodes is NULL");
             assert!(store.is_null());
         }
