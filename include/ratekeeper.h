@@ -508,7 +508,7 @@ typedef uint32_t rk_when_full;
  * A keyed limiter's options, for `rk_keyed_limiter_new()`:
  *
  * ```c
- * rk_keyed_options options = {.max_keys = 100000};   /* new keys refused at the bound */
+ * rk_keyed_options options = {.max_keys = 100000};   // new keys refused at the bound
  * ```
  */
 typedef struct {
@@ -640,7 +640,7 @@ typedef uint32_t rk_color;
  * designated initializer sets only what it changes:
  *
  * ```c
- * rk_redis_store_options options = {.timeout_micros = 50000};   /* 50 ms per decision */
+ * rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
  * ```
  */
 typedef struct {

@@ -43,7 +43,7 @@ pub const RK_WHEN_FULL_EVICT_SOONEST_FULL: rk_when_full = 1;
 /// A keyed limiter's options, for `rk_keyed_limiter_new()`:
 ///
 /// ```c
-/// rk_keyed_options options = {.max_keys = 100000};   /* new keys refused at the bound */
+/// rk_keyed_options options = {.max_keys = 100000};   // new keys refused at the bound
 /// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use crate::text;
 /// designated initializer sets only what it changes:
 ///
 /// ```c
-/// rk_redis_store_options options = {.timeout_micros = 50000};   /* 50 ms per decision */
+/// rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
 /// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
