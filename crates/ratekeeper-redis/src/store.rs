@@ -17,7 +17,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -131,16 +131,32 @@ impl std::fmt::Debug for RedisStore {
 }
 
 /// The crate's runtime: one worker thread drives every connection and timer.
+///
+/// One per process: a child made by `fork` inherits the parent's runtime
+/// but none of its threads (`fork` copies only the calling one), so every
+/// task spawned there would wait forever. A process whose id is not the
+/// runtime's builds its own (the parent's is leaked: dropping it would wait
+/// for threads that do not exist). Stores connected before the fork still
+/// belong to the parent; a child connects its own.
 fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("ratekeeper-redis")
-            .enable_all()
-            .build()
-            .expect("the ratekeeper-redis runtime could not start")
-    })
+    static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut current = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+    match *current {
+        Some((owner, runtime)) if owner == pid => runtime,
+        _ => {
+            let runtime: &'static Runtime = Box::leak(Box::new(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name("ratekeeper-redis")
+                    .enable_all()
+                    .build()
+                    .expect("the ratekeeper-redis runtime could not start"),
+            ));
+            *current = Some((pid, runtime));
+            runtime
+        }
+    }
 }
 
 impl RedisStore {
