@@ -59,14 +59,6 @@ from ratekeeper._algorithms import (
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
 from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
-from ratekeeper._redis import (
-    Membership,
-    RedisDividedLimiter,
-    RedisLeasedLimiter,
-    RedisLimiter,
-    RedisRateLimiter,
-    RedisStore,
-)
 from ratekeeper._ratekeeper import (
     MAX_SLIDING_LOG_LIMIT,
     AimdPolicy,
@@ -90,6 +82,14 @@ from ratekeeper._ratekeeper import (
     __version__,
     ratelimit_header,
     ratelimit_policy_header,
+)
+from ratekeeper._redis import (
+    Membership,
+    RedisDividedLimiter,
+    RedisLeasedLimiter,
+    RedisLimiter,
+    RedisRateLimiter,
+    RedisStore,
 )
 
 # Shown and documented under the name users import them by.

@@ -7,9 +7,7 @@ from datetime import timedelta
 from enum import Enum
 from typing import Final, Literal, final
 
-from typing_extensions import TypeAlias
-
-from typing_extensions import Self, disjoint_base
+from typing_extensions import Self, TypeAlias, disjoint_base
 
 __all__ = [
     "MAX_SLIDING_LOG_LIMIT",
@@ -51,6 +49,7 @@ __all__ = [
     "UnsupportedError",
     "_PermitHandle",
     "__version__",
+    "_settle_future",
     "ratelimit_header",
     "ratelimit_policy_header",
 ]
@@ -540,7 +539,9 @@ class RedisRateLimiter:
     @property
     def store(self) -> RedisStore: ...
     def _reserve_future(self, permits: int = 1) -> Future[float]: ...
-    def _try_reserve_future(self, permits: int = 1, timeout: _Seconds = 0.0) -> Future[float | None]: ...
+    def _try_reserve_future(
+        self, permits: int = 1, timeout: _Seconds = 0.0
+    ) -> Future[float | None]: ...
     def _time_until_available_future(self, permits: int = 1) -> Future[float]: ...
     def _can_acquire_future(self, permits: int = 1, timeout: _Seconds = 0.0) -> Future[bool]: ...
     def _rate_future(self) -> Future[float]: ...
