@@ -173,7 +173,7 @@ def test_algorithms_without_a_script_are_unsupported(
 def test_invalid_construction(
     store: RedisStore, name: str, kwargs: dict[str, Any], argument: str, kind: type[Exception]
 ) -> None:
-    args = {"store": store, "name": name, "template": FixedWindow(1, 1.0)}
+    args: dict[str, Any] = {"store": store, "name": name, "template": FixedWindow(1, 1.0)}
     args.update({k: kwargs.pop(k) for k in list(kwargs) if k in args})
     with pytest.raises(kind, match=f"^invalid argument {argument} = ") as raised:
         RedisLimiter(args["store"], args["name"], args["template"], **kwargs)
