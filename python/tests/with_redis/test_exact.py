@@ -240,7 +240,9 @@ def test_a_blocking_call_releases_the_gil(
     end = time.monotonic()
     assert end - start >= 0.25  # it waited for the stalled server
     beats = heartbeat.between(start + 0.02, end - 0.02)
-    assert beats >= 0.5 * (end - start - 0.04) / 0.001, f"{beats} beats in {end - start:.3f} s"
+    # Held, the GIL would stop the heartbeat dead; released, it beats about
+    # every ms (a quarter of that leaves room for a loaded machine).
+    assert beats >= 0.25 * (end - start - 0.04) / 0.001, f"{beats} beats in {end - start:.3f} s"
 
 
 def test_check_async_never_blocks_the_event_loop(private_redis: PrivateRedis) -> None:
@@ -270,7 +272,7 @@ def test_check_async_never_blocks_the_event_loop(private_redis: PrivateRedis) ->
     assert decision.allowed
     assert decision.remaining == 4
     assert elapsed >= 0.25
-    assert ticks >= 0.5 * elapsed / 0.005, (ticks, elapsed)
+    assert ticks >= 0.3 * elapsed / 0.005, (ticks, elapsed)
 
 
 def test_many_tasks_get_exactly_the_limit(store: RedisStore, name: str) -> None:
