@@ -10,7 +10,8 @@
 # library used from outside the repository, the Node.js package
 # (declarations up to date, its tests, installed from its tarball into a new
 # project), the Python package (built by
-# `pip install ./python`; ruff, strict mypy, stubtest, pytest), a
+# `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
+# tests under tests/redis/with-redis), a
 # `ratekeeper simulate` plotted as SVG and PNG, the demo without its real
 # waits (scripts/demo.sh --quick), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
@@ -89,6 +90,12 @@ if [ "$pytest_status" -eq 5 ]; then
 elif [ "$pytest_status" -ne 0 ]; then
   exit "$pytest_status"
 fi
+
+stage "python: the limiters shared through Redis, against a private Redis, then a three-master cluster"
+# Each under its own server (tests/redis/with-redis); pytest's exit status
+# 5, no test collected, fails the stage too.
+tests/redis/with-redis bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis' _ "$RK_VENV"
+tests/redis/with-redis --cluster bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_cluster' _ "$RK_VENV"
 
 stage "benchmark report writer (benches/report.py) on made-up results"
 "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
