@@ -229,5 +229,5 @@ def test_a_blocking_round_trip_releases_the_gil(
     assert end - start >= 0.25
     beats = heartbeat.between(start + 0.02, end - 0.02)
     # Held, the GIL would stop the heartbeat dead; released, it beats about
-    # every ms (a quarter of that leaves room for a loaded machine).
-    assert beats >= 0.25 * (end - start - 0.04) / 0.001, f"{beats} beats in {end - start:.3f} s"
+    # every ms, or less often on a loaded machine, but beats.
+    assert beats >= 20, f"{beats} beats in {end - start:.3f} s"

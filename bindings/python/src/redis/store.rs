@@ -24,7 +24,9 @@ const MAX_MICROS: i64 = 3_600_000_000;
 /// A connection to Redis, or to a Redis Cluster, that any number of
 /// limiters and threads share: one multiplexed connection on which their
 /// requests are pipelined, driven by ratekeeper's own thread, reconnecting
-/// by itself.
+/// by itself. On a single server, blocking calls go out instead on a plain
+/// connection of the calling thread's (a small pool), waited for on that
+/// thread with the GIL released: no hand-over to another thread.
 ///
 /// Connect with ``RedisStore.connect(url)`` or
 /// ``RedisStore.connect_cluster(urls)`` (or their ``_async`` forms, which
