@@ -73,8 +73,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)

@@ -20,7 +20,7 @@ interleaved rounds (a batch of calls each, round after round), so that a
 change of the machine's load falls on all of them alike; each one's figure
 is the median over rounds of the time per decision. Prints a Markdown table
 and each ``limits`` strategy's time divided by ratekeeper's (the speed-up),
-against the issue's target of 1.2×; ``--json FILE`` writes the medians in
+against the issue's target of 1.2x; ``--json FILE`` writes the medians in
 the ``ratekeeper-bench/1`` format of ``benches/report.py``.
 """
 
@@ -142,7 +142,7 @@ def main(argv: list[str]) -> int:
 
     medians = {c.name: statistics.median(c.times) for c in everyone}
     reference = medians[REFERENCE]
-    print(f"| contender ({WORKLOAD}) | µs per decision | decisions/s | × ratekeeper GCRA's time |")
+    print(f"| contender ({WORKLOAD}) | µs per decision | decisions/s | time ÷ ratekeeper GCRA's |")
     print("|---|---:|---:|---:|")
     for c in everyone:
         ns = medians[c.name]
