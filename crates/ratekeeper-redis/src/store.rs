@@ -31,7 +31,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -239,25 +239,35 @@ impl std::fmt::Debug for RedisStore {
 /// runtime's builds its own (the parent's is leaked: dropping it would wait
 /// for threads that do not exist). Stores connected before the fork still
 /// belong to the parent; a child connects its own.
+///
+/// Every call reads two atomics; only the first call of a process takes the
+/// lock (so a child never waits on a lock its parent held while forking,
+/// unless a runtime was being built at that very moment).
 fn runtime() -> &'static Runtime {
-    static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+    static OWNER: AtomicU32 = AtomicU32::new(0);
+    static CURRENT: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+    static BUILDING: Mutex<()> = Mutex::new(());
     let pid = std::process::id();
-    let mut current = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    match *current {
-        Some((owner, runtime)) if owner == pid => runtime,
-        _ => {
-            let runtime: &'static Runtime = Box::leak(Box::new(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name("ratekeeper-redis")
-                    .enable_all()
-                    .build()
-                    .expect("the ratekeeper-redis runtime could not start"),
-            ));
-            *current = Some((pid, runtime));
-            runtime
-        }
+    if OWNER.load(Ordering::Acquire) == pid {
+        // SAFETY: CURRENT was stored, from a leaked box, before OWNER
+        // became this process's id (Release/Acquire), and is never freed.
+        return unsafe { &*CURRENT.load(Ordering::Acquire) };
     }
+    let _building = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
+    if OWNER.load(Ordering::Acquire) != pid {
+        let runtime = Box::leak(Box::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("ratekeeper-redis")
+                .enable_all()
+                .build()
+                .expect("the ratekeeper-redis runtime could not start"),
+        ));
+        CURRENT.store(runtime, Ordering::Release);
+        OWNER.store(pid, Ordering::Release);
+    }
+    // SAFETY: as above.
+    unsafe { &*CURRENT.load(Ordering::Acquire) }
 }
 
 impl RedisStore {
