@@ -150,8 +150,9 @@ class KeyedCalls(LimitedCalls):
         return self._check_key(key, cost)
 
     def _check_keyed_call(self, cost: int) -> None:
-        """Checks the decorator's arguments when decorating, where that needs
-        no round trip (the Redis limiters check ``cost`` on the first call)."""
+        """Checks the decorator's arguments when decorating, taking nothing
+        and sending nothing."""
+        raise NotImplementedError
 
     def limited(self, key: KeyOf, /, *, cost: int = 1) -> Callable[[_F], _F]:
         """A decorator: each call first takes ``cost`` units for its key; a

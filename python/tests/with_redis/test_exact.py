@@ -327,3 +327,8 @@ def test_the_decorator_limits_per_key(store: RedisStore, name: str) -> None:
     assert asyncio.run(browse()) == "ok"
     with pytest.raises(RateLimitExceeded):
         asyncio.run(browse())
+    # A bad cost fails when decorating, not on the first call.
+    with pytest.raises(InvalidArgumentError, match="cost = -1"):
+        limiter.limited("k", cost=-1)
+    with pytest.raises(ArgumentTypeError, match=r"cost = 1\.5"):
+        limiter.limited("k", cost=1.5)  # type: ignore[arg-type]
