@@ -45,8 +45,9 @@ def test_gcra_answers_as_cl_throttle(store: RedisStore, name: str) -> None:
     assert [d.remaining for d in decisions[:30]] == list(range(29, -1, -1))
     assert {d.limit for d in decisions} == {30}
     refused = decisions[-1]
-    assert 1.9 < refused.retry_after <= 2.0
-    assert 59.9 < refused.reset_after <= 60.0
+    # 2 s after the first admission (less what the 31 round trips took).
+    assert 1.5 < refused.retry_after <= 2.0
+    assert 59.5 < refused.reset_after <= 60.0
     assert limiter.check("user:43").allowed  # another key, its own limit
 
 

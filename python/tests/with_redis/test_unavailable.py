@@ -46,7 +46,7 @@ def test_error_raises_fast_and_typed(private_redis: PrivateRedis) -> None:
     start = time.monotonic()
     with pytest.raises(RedisUnavailableError, match="failed moments ago"):
         limiter.peek("k")
-    assert time.monotonic() - start < 0.05
+    assert time.monotonic() - start < 0.1
 
 
 def test_fail_closed_refuses_and_fail_open_admits(private_redis: PrivateRedis) -> None:
@@ -137,7 +137,7 @@ def test_a_stalled_server_is_a_timeout(private_redis: PrivateRedis) -> None:
     assert 0.15 < time.monotonic() - start < 0.6
     start = time.monotonic()
     assert lenient.check("k").allowed
-    assert time.monotonic() - start < 0.6
+    assert time.monotonic() - start < 0.9  # the server sleeps on for ~0.6 s
 
 
 def test_the_async_calls_follow_the_policy(private_redis: PrivateRedis) -> None:
