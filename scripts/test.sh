@@ -11,7 +11,8 @@
 # library used from outside the repository, the Node.js package
 # (declarations up to date, its tests, installed from its tarball into a new
 # project), the Python package (built by
-# `pip install ./python`; ruff, strict mypy, stubtest, pytest), a
+# `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
+# tests under tests/redis/with-redis), a
 # `ratekeeper simulate` plotted as SVG and PNG, the demo without its real
 # waits (scripts/demo.sh --quick), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
@@ -77,8 +78,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)
@@ -94,6 +95,12 @@ if [ "$pytest_status" -eq 5 ]; then
 elif [ "$pytest_status" -ne 0 ]; then
   exit "$pytest_status"
 fi
+
+stage "python: the limiters shared through Redis, against a private Redis, then a three-master cluster"
+# Each under its own server (tests/redis/with-redis); pytest's exit status
+# 5, no test collected, fails the stage too.
+tests/redis/with-redis bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis' _ "$RK_VENV"
+tests/redis/with-redis --cluster bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_cluster' _ "$RK_VENV"
 
 stage "benchmark report writer (benches/report.py) on made-up results"
 "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
