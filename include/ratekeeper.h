@@ -33,6 +33,14 @@
  *   with an rk_decision. A function named after one algorithm
  *   (rk_token_bucket_*, rk_gcra_*, ...) returns RK_WRONG_ALGORITHM on
  *   another algorithm's limiter.
+ * - rk_keyed_limiter is one limiter per key (keys are bytes: a pointer and
+ *   a length), in bounded memory.
+ * - The rk_redis_* functions share limits through Redis. A blocking call
+ *   waits at most its store's timeout; the _async forms call a C callback
+ *   instead. When Redis does not decide, they return statuses of their
+ *   own (RK_UNAVAILABLE, RK_TIMEOUT, RK_REDIS_ERROR, RK_PROTOCOL_ERROR,
+ *   RK_UNSUPPORTED), never RK_INVALID_ARGUMENT. Their keys and names are
+ *   UTF-8 text, shared with the other languages' limiters of the same name.
  */
 
 #ifndef RATEKEEPER_H
