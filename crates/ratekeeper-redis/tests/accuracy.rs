@@ -68,7 +68,15 @@ fn worker() {
     let mut parts = job.split('|');
     let (url, mode) = (parts.next().unwrap(), parts.next().unwrap());
     let start: u128 = parts.next().unwrap().parse().unwrap();
-    let store = RedisStore::connect(url, StoreOptions::default()).unwrap();
+    // Accuracy, not timeouts, is under test: a machine loaded by 32 busy
+    // threads may keep a thread from reading its reply for longer than the
+    // default 100 ms.
+    let options = StoreOptions {
+        timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(5),
+        ..StoreOptions::default()
+    };
+    let store = RedisStore::connect(url, options).unwrap();
     let exact = RedisLimiter::new(&store, "accuracy-exact", spec()).unwrap();
     let leased = RedisLeasedLimiter::new(&store, "accuracy-leased", spec(), 20, LEASE).unwrap();
     while unix_micros() < start {
