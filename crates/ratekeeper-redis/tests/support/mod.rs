@@ -164,6 +164,33 @@ impl RedisCluster {
         panic!("the replicas did not sync");
     }
 
+    /// Waits until node `master`'s replicas have acknowledged everything it
+    /// has written (`WAIT` would not do: it waits only for the writes of
+    /// the connection that calls it).
+    pub fn wait_replicated(&self, master: usize, within: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            let info: String =
+                redis::cmd("INFO").arg("replication").query(&mut self.nodes[master].connection()).unwrap_or_default();
+            let field = |name: &str| -> Option<i64> {
+                info.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok())
+            };
+            let written = field("master_repl_offset:");
+            let acked: Vec<i64> = info
+                .lines()
+                .filter(|l| l.starts_with("slave"))
+                .filter_map(|l| l.split(',').find_map(|f| f.strip_prefix("offset=")).and_then(|v| v.parse().ok()))
+                .collect();
+            if let Some(written) = written {
+                if !acked.is_empty() && acked.iter().all(|&a| a >= written) {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("node {master}'s replicas did not catch up");
+    }
+
     /// Waits until every node still running reports `cluster_state:ok`.
     pub fn wait_ok(&self, within: Duration) {
         let start = Instant::now();
