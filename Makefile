@@ -1,6 +1,9 @@
 # The two commands of a fresh machine (see README.md):
 #   make demo   builds everything and runs the demo
 #   make test   runs every test (what CI runs)
+# and the benchmark report:
+#   make bench  runs every benchmark beside its peers, writes BENCHMARKS.md
+#               (scripts/bench.sh --quick: rough figures in a few minutes)
 # and the C library's:
 #   make install [PREFIX=/usr/local]   header, libratekeeper.so/.a, pkg-config files
 #   make uninstall [PREFIX=/usr/local]

@@ -9,6 +9,21 @@ export type RatekeeperError = Error & {
 };
 export type RateLimiterOptions = import("./lib/rate-limiter.js").RateLimiterOptions;
 export type TimeoutOptions = import("./lib/rate-limiter.js").TimeoutOptions;
+export type TokenBucketOptions = import("./lib/admission.js").TokenBucketOptions;
+export type WaitOptions = import("./lib/admission.js").WaitOptions;
+export type GcraOptions = import("./lib/admission.js").GcraOptions;
+export type LeakyBucketMeterOptions = import("./lib/admission.js").LeakyBucketMeterOptions;
+export type LeakyBucketQueueOptions = import("./lib/admission.js").LeakyBucketQueueOptions;
+export type WindowOptions = import("./lib/admission.js").WindowOptions;
+export type SlidingWindowOptions = import("./lib/admission.js").SlidingWindowOptions;
+export type Color = import("./lib/markers.js").Color;
+export type SrTcmOptions = import("./lib/markers.js").SrTcmOptions;
+export type TrTcmOptions = import("./lib/markers.js").TrTcmOptions;
+export type Outcome = import("./lib/concurrency.js").Outcome;
+export type GradientOptions = import("./lib/concurrency.js").GradientOptions;
+export type AimdOptions = import("./lib/concurrency.js").AimdOptions;
+export type SampleOptions = import("./lib/concurrency.js").SampleOptions;
+export type LimitOptions = import("./lib/composite.js").LimitOptions;
 import { RateLimiter } from "./lib/rate-limiter.js";
 import { ManualClock } from "./lib/binding.js";
 /**
@@ -17,4 +32,21 @@ import { ManualClock } from "./lib/binding.js";
  * an `Error` with `internal` is a bug in ratekeeper.
  */
 export const codes: Readonly<import("./lib/binding.js").ErrorCodes>;
-export { RateLimiter, ManualClock };
+import { Decision } from "./lib/decision.js";
+import { NEVER } from "./lib/decision.js";
+import { AdmissionLimiter } from "./lib/admission.js";
+import { TokenBucket } from "./lib/admission.js";
+import { Reservation } from "./lib/admission.js";
+import { Gcra } from "./lib/admission.js";
+import { LeakyBucketMeter } from "./lib/admission.js";
+import { LeakyBucketQueue } from "./lib/admission.js";
+import { FixedWindow } from "./lib/admission.js";
+import { SlidingWindow } from "./lib/admission.js";
+import { SlidingLog } from "./lib/admission.js";
+import { SlidingWindowCounter } from "./lib/admission.js";
+import { SrTcm } from "./lib/markers.js";
+import { TrTcm } from "./lib/markers.js";
+import { ConcurrencyLimiter } from "./lib/concurrency.js";
+import { Permit } from "./lib/concurrency.js";
+import { CompositeLimiter } from "./lib/composite.js";
+export { RateLimiter, ManualClock, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CompositeLimiter };

@@ -8,6 +8,22 @@
 
 const { RateLimiter } = require('./lib/rate-limiter.js');
 const { ManualClock, errorCodes } = require('./lib/binding.js');
+const { Decision, NEVER } = require('./lib/decision.js');
+const {
+  AdmissionLimiter,
+  TokenBucket,
+  Reservation,
+  Gcra,
+  LeakyBucketMeter,
+  LeakyBucketQueue,
+  FixedWindow,
+  SlidingWindow,
+  SlidingLog,
+  SlidingWindowCounter,
+} = require('./lib/admission.js');
+const { SrTcm, TrTcm } = require('./lib/markers.js');
+const { ConcurrencyLimiter, Permit } = require('./lib/concurrency.js');
+const { CompositeLimiter } = require('./lib/composite.js');
 
 /**
  * The `code` of each kind of error ratekeeper throws: `RangeError`s have
@@ -24,5 +40,41 @@ const codes = Object.freeze(errorCodes());
 
 /** @typedef {import('./lib/rate-limiter.js').RateLimiterOptions} RateLimiterOptions */
 /** @typedef {import('./lib/rate-limiter.js').TimeoutOptions} TimeoutOptions */
+/** @typedef {import('./lib/admission.js').TokenBucketOptions} TokenBucketOptions */
+/** @typedef {import('./lib/admission.js').WaitOptions} WaitOptions */
+/** @typedef {import('./lib/admission.js').GcraOptions} GcraOptions */
+/** @typedef {import('./lib/admission.js').LeakyBucketMeterOptions} LeakyBucketMeterOptions */
+/** @typedef {import('./lib/admission.js').LeakyBucketQueueOptions} LeakyBucketQueueOptions */
+/** @typedef {import('./lib/admission.js').WindowOptions} WindowOptions */
+/** @typedef {import('./lib/admission.js').SlidingWindowOptions} SlidingWindowOptions */
+/** @typedef {import('./lib/markers.js').Color} Color */
+/** @typedef {import('./lib/markers.js').SrTcmOptions} SrTcmOptions */
+/** @typedef {import('./lib/markers.js').TrTcmOptions} TrTcmOptions */
+/** @typedef {import('./lib/concurrency.js').Outcome} Outcome */
+/** @typedef {import('./lib/concurrency.js').GradientOptions} GradientOptions */
+/** @typedef {import('./lib/concurrency.js').AimdOptions} AimdOptions */
+/** @typedef {import('./lib/concurrency.js').SampleOptions} SampleOptions */
+/** @typedef {import('./lib/composite.js').LimitOptions} LimitOptions */
 
-module.exports = { RateLimiter, ManualClock, codes };
+module.exports = {
+  RateLimiter,
+  ManualClock,
+  codes,
+  Decision,
+  NEVER,
+  AdmissionLimiter,
+  TokenBucket,
+  Reservation,
+  Gcra,
+  LeakyBucketMeter,
+  LeakyBucketQueue,
+  FixedWindow,
+  SlidingWindow,
+  SlidingLog,
+  SlidingWindowCounter,
+  SrTcm,
+  TrTcm,
+  ConcurrencyLimiter,
+  Permit,
+  CompositeLimiter,
+};

@@ -2,9 +2,45 @@
 // (index.js), so that a program mixing import and require shares them.
 import ratekeeper from './index.js';
 
-export { RateLimiter, ManualClock, codes } from './index.js';
+export {
+  RateLimiter,
+  ManualClock,
+  codes,
+  Decision,
+  NEVER,
+  AdmissionLimiter,
+  TokenBucket,
+  Reservation,
+  Gcra,
+  LeakyBucketMeter,
+  LeakyBucketQueue,
+  FixedWindow,
+  SlidingWindow,
+  SlidingLog,
+  SlidingWindowCounter,
+  SrTcm,
+  TrTcm,
+  ConcurrencyLimiter,
+  Permit,
+  CompositeLimiter,
+} from './index.js';
 export default ratekeeper;
 
 /** @typedef {import('./index.js').RateLimiterOptions} RateLimiterOptions */
 /** @typedef {import('./index.js').TimeoutOptions} TimeoutOptions */
 /** @typedef {import('./index.js').RatekeeperError} RatekeeperError */
+/** @typedef {import('./index.js').TokenBucketOptions} TokenBucketOptions */
+/** @typedef {import('./index.js').WaitOptions} WaitOptions */
+/** @typedef {import('./index.js').GcraOptions} GcraOptions */
+/** @typedef {import('./index.js').LeakyBucketMeterOptions} LeakyBucketMeterOptions */
+/** @typedef {import('./index.js').LeakyBucketQueueOptions} LeakyBucketQueueOptions */
+/** @typedef {import('./index.js').WindowOptions} WindowOptions */
+/** @typedef {import('./index.js').SlidingWindowOptions} SlidingWindowOptions */
+/** @typedef {import('./index.js').Color} Color */
+/** @typedef {import('./index.js').SrTcmOptions} SrTcmOptions */
+/** @typedef {import('./index.js').TrTcmOptions} TrTcmOptions */
+/** @typedef {import('./index.js').Outcome} Outcome */
+/** @typedef {import('./index.js').GradientOptions} GradientOptions */
+/** @typedef {import('./index.js').AimdOptions} AimdOptions */
+/** @typedef {import('./index.js').SampleOptions} SampleOptions */
+/** @typedef {import('./index.js').LimitOptions} LimitOptions */

@@ -10,7 +10,9 @@
 # library used from outside the repository, the Node.js package
 # (declarations up to date, its tests, installed from its tarball into a new
 # project), the Python package (built by
-# `pip install ./python`; ruff, strict mypy, stubtest, pytest), and the
+# `pip install ./python`; ruff, strict mypy, stubtest, pytest), a
+# `ratekeeper simulate` plotted as SVG and PNG, the demo without its real
+# waits (scripts/demo.sh --quick), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
 # against Go's golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED,
@@ -55,9 +57,6 @@ stage "conformance: rust"
 tests/conformance/run rust
 
 stage "conformance: c"
-# The Python and Node runners replay the Guava vectors until the
-# bindings expose the algorithms of tests/conformance/vectors/algorithms
-# (work in progress on the bindings' branches); the Rust and C runners replay all.
 tests/conformance/run c
 
 stage "conformance: c, under valgrind, and the runner's self-test"
@@ -73,8 +72,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/report.py ../benches/test_report.py ../examples/python)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)
@@ -91,8 +90,11 @@ elif [ "$pytest_status" -ne 0 ]; then
   exit "$pytest_status"
 fi
 
+stage "benchmark report writer (benches/report.py) on made-up results"
+"$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
+
 stage "conformance: python"
-tests/conformance/run python tests/conformance/vectors/guava
+tests/conformance/run python
 
 stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
 benches/python/run --debug-single-value --quiet
@@ -107,10 +109,24 @@ stage "node: tests (node --test; tsc on TypeScript users of the declarations)"
 (cd node && npm test --silent)
 
 stage "conformance: node"
-tests/conformance/run node tests/conformance/vectors/guava
+tests/conformance/run node
 
 stage "node: npm pack, then install the tarball and the folder into new projects and use them"
 node/scripts/check-install.sh
+
+stage "ratekeeper simulate: a generated pattern through several algorithms, plotted as SVG and PNG"
+rm -f target/smoke/poisson.svg target/smoke/poisson.png
+mkdir -p target/smoke
+for plot in target/smoke/poisson.svg target/smoke/poisson.png; do
+  cargo run --locked -q -p ratekeeper-cli -- simulate --pattern poisson:rate=200,duration=10s,seed=1 \
+    --limiter fixed_window:limit=100,window=1s --limiter sliding_log:limit=100,window=1s \
+    --limiter leaky_bucket_queue:capacity=50,interval=10ms --limiter guava:rate=100,warmup=2s \
+    --decisions target/smoke/poisson.json --plot "$plot"
+  test -s "$plot"
+done
+
+stage "demo, without the real waits: Guava's scenario from Rust, Python, Node.js and C agree; the boundary attack plotted"
+scripts/demo.sh --quick
 
 stage "Guava differential test"
 seed_args=()

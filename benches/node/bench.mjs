@@ -1,5 +1,7 @@
-// ratekeeper's synchronous tryAcquire() beside the JavaScript rate limiters
-// people use, measured in the same run, interleaved.
+// ratekeeper's synchronous decisions beside the JavaScript rate limiters
+// people use, measured in the same run, interleaved: Guava's RateLimiter
+// (tryAcquire) and an admission-style algorithm, GCRA (check, which makes
+// a Decision, and tryAcquire, which does not).
 //
 //   (cd node && npm ci && npm run build)      # the release build of the package
 //   (cd benches/node && npm ci && node bench.mjs [--rounds N] [--json])
@@ -9,6 +11,8 @@
 //
 //   ratekeeper        RateLimiter.tryAcquire()           (synchronous)
 //   ratekeeper async  await RateLimiter.tryAcquire(1, { timeoutMs: 0 })
+//   Gcra check        Gcra.check()                       (synchronous; a Decision per call)
+//   Gcra tryAcquire   Gcra.tryAcquire()                  (synchronous; a boolean)
 //   limiter           TokenBucket.tryRemoveTokens(1)     (synchronous; npm `limiter`)
 //   rlf               await RateLimiterMemory.consume(k) (npm `rate-limiter-flexible`;
 //                     it refuses by rejecting the Promise)
@@ -18,14 +22,15 @@
 // A round runs every case for about 20 ms, in a shuffled order; the table
 // gives each case's median over the rounds, and the ratios the issue asks
 // for: ratekeeper ÷ limiter's TokenBucket (target ≤ 1.0) and
-// rate-limiter-flexible ÷ ratekeeper (target ≥ 5).
+// rate-limiter-flexible ÷ ratekeeper (target ≥ 5), for RateLimiter and
+// for Gcra.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { RateLimiter } = require(path.join(here, '..', '..', 'node'));
+const { RateLimiter, Gcra } = require(path.join(here, '..', '..', 'node'));
 const { TokenBucket } = require('limiter');
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 
@@ -98,6 +103,13 @@ function refusedRatekeeper() {
   return limiter;
 }
 
+function refusedGcraRk() {
+  // One per 31 years, one at a time: the first is admitted, then none.
+  const gcra = new Gcra({ maxBurst: 0, countPerPeriod: 1, periodMs: 1e12 });
+  gcra.tryAcquire();
+  return gcra;
+}
+
 function refusedBucket() {
   return new TokenBucket({ bucketSize: 1, tokensPerInterval: 1, interval: 'day' });
 }
@@ -121,8 +133,15 @@ const cases = [];
   const bucket = new TokenBucket({ bucketSize: HUGE, tokensPerInterval: HUGE, interval: 'second' });
   const rlf = new RateLimiterMemory({ points: HUGE, duration: 86_400 });
   const gcra = new JsGcra(HUGE, 1);
+  // 10^9 a second, 10^6 at once: every call admitted. (Parameters a real
+  // limiter has: its times in ticks of 1/count µs fit in 64 bits, as in
+  // the Rust benchmark; 10^12 a millisecond would take 128-bit divisions.)
+  const rkGcraCheck = new Gcra({ maxBurst: 1e6, countPerPeriod: 1e9, periodMs: 1000 });
+  const rkGcraTry = new Gcra({ maxBurst: 1e6, countPerPeriod: 1e9, periodMs: 1000 });
   cases.push(
     sync('admitted/ratekeeper', true, () => rk.tryAcquire()),
+    sync('admitted/Gcra check', true, () => rkGcraCheck.check().allowed),
+    sync('admitted/Gcra tryAcquire', true, () => rkGcraTry.tryAcquire()),
     promised('admitted/ratekeeper async', true, () => rkAsync.tryAcquire(1, { timeoutMs: 0 })),
     sync('admitted/limiter', true, () => bucket.tryRemoveTokens(1)),
     promised('admitted/rlf', true, () => rlf.consume('user')),
@@ -135,8 +154,12 @@ const cases = [];
   const bucket = refusedBucket();
   const rlf = refusedRlf();
   const gcra = refusedGcra();
+  const rkGcraCheck = refusedGcraRk();
+  const rkGcraTry = refusedGcraRk();
   cases.push(
     sync('refused/ratekeeper', false, () => rk.tryAcquire()),
+    sync('refused/Gcra check', false, () => rkGcraCheck.check().allowed),
+    sync('refused/Gcra tryAcquire', false, () => rkGcraTry.tryAcquire()),
     promised('refused/ratekeeper async', false, () => rkAsync.tryAcquire(1, { timeoutMs: 0 })),
     sync('refused/limiter', false, () => bucket.tryRemoveTokens(1)),
     promised('refused/rlf', false, () => rlf.consume('user')),
@@ -213,6 +236,16 @@ const results = {
     'admitted: rlf / ratekeeper async': ratio('admitted/rlf', 'admitted/ratekeeper async'),
     'refused: rlf / ratekeeper async': ratio('refused/rlf', 'refused/ratekeeper async'),
     '100 limiters: ratekeeper / limiter': ratio('100 limiters/ratekeeper', '100 limiters/limiter'),
+    'admitted: Gcra check / limiter': ratio('admitted/Gcra check', 'admitted/limiter'),
+    'refused: Gcra check / limiter': ratio('refused/Gcra check', 'refused/limiter'),
+    'admitted: rlf / Gcra check': ratio('admitted/rlf', 'admitted/Gcra check'),
+    'refused: rlf / Gcra check': ratio('refused/rlf', 'refused/Gcra check'),
+    'admitted: Gcra tryAcquire / limiter': ratio('admitted/Gcra tryAcquire', 'admitted/limiter'),
+    'refused: Gcra tryAcquire / limiter': ratio('refused/Gcra tryAcquire', 'refused/limiter'),
+    'admitted: rlf / Gcra tryAcquire': ratio('admitted/rlf', 'admitted/Gcra tryAcquire'),
+    'refused: rlf / Gcra tryAcquire': ratio('refused/rlf', 'refused/Gcra tryAcquire'),
+    'admitted: Decision cost, Gcra check - tryAcquire (ns)': ns['admitted/Gcra check'] - ns['admitted/Gcra tryAcquire'],
+    'refused: Decision cost, Gcra check - tryAcquire (ns)': ns['refused/Gcra check'] - ns['refused/Gcra tryAcquire'],
   },
 };
 
@@ -221,14 +254,14 @@ if (argv.includes('--json')) {
 } else {
   const f = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
   console.log(`Node ${process.version}, median of ${ROUNDS} interleaved rounds, ns per decision\n`);
-  console.log('| workload | ratekeeper tryAcquire() | ratekeeper await tryAcquire(1, {timeoutMs: 0}) | limiter TokenBucket | rate-limiter-flexible consume() | pure-JS GCRA |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| workload | RateLimiter tryAcquire() | RateLimiter await tryAcquire(1, {timeoutMs: 0}) | Gcra check() | Gcra tryAcquire() | limiter TokenBucket | rate-limiter-flexible consume() | pure-JS GCRA |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const w of ['admitted', 'refused']) {
     console.log(
-      `| every call ${w} | ${f(ns[`${w}/ratekeeper`])} | ${f(ns[`${w}/ratekeeper async`])} | ${f(ns[`${w}/limiter`])} | ${f(ns[`${w}/rlf`])} | ${f(ns[`${w}/pure-JS GCRA`])} |`,
+      `| every call ${w} | ${f(ns[`${w}/ratekeeper`])} | ${f(ns[`${w}/ratekeeper async`])} | ${f(ns[`${w}/Gcra check`])} | ${f(ns[`${w}/Gcra tryAcquire`])} | ${f(ns[`${w}/limiter`])} | ${f(ns[`${w}/rlf`])} | ${f(ns[`${w}/pure-JS GCRA`])} |`,
     );
   }
-  console.log(`| 100 limiters, round robin, admitted | ${f(ns['100 limiters/ratekeeper'])} | | ${f(ns['100 limiters/limiter'])} | | |`);
+  console.log(`| 100 limiters, round robin, admitted | ${f(ns['100 limiters/ratekeeper'])} | | | | ${f(ns['100 limiters/limiter'])} | | |`);
   console.log('\n| ratio | value | target |');
   console.log('|---|---|---|');
   const targets = {
@@ -236,7 +269,11 @@ if (argv.includes('--json')) {
     'refused: ratekeeper / limiter': '≤ 1.0',
     'admitted: rlf / ratekeeper': '≥ 5',
     'refused: rlf / ratekeeper': '≥ 5',
+    'admitted: Gcra check / limiter': '≤ 1.0',
+    'refused: Gcra check / limiter': '≤ 1.0',
+    'admitted: rlf / Gcra check': '≥ 5',
+    'refused: rlf / Gcra check': '≥ 5',
   };
-  for (const [k, v] of Object.entries(results.ratios)) console.log(`| ${k} | ${v.toFixed(2)} | ${targets[k] ?? ''} |`);
+  for (const [k, v] of Object.entries(results.ratios)) console.log(`| ${k} | ${v.toFixed(k.endsWith('(ns)') ? 1 : 2)} | ${targets[k] ?? ''} |`);
 }
 if (sink < 0) console.log(sink); // keeps the decisions observable

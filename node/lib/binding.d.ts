@@ -27,12 +27,133 @@ export declare class ManualClock {
 }
 
 /**
+ * Creates an admission-style limiter and returns its bound functions.
+ * `values` are its options in the order `limiterKeys()[algorithm]` gives
+ * (`undefined` where absent).
+ */
+export declare function admissionCreate(algorithm: string, values: unknown[], clock: unknown): AdmissionMethods
+
+/**
+ * The object `admissionCreate` returns: functions bound to one limiter.
+ * (Declarations only: the object is built by `bound::Binder`.)
+ */
+export interface AdmissionMethods {
+  /**
+   * Admits `cost` units now if the limit allows, consuming them; writes
+   * the decision to `scratch` and returns whether it was allowed.
+   */
+  check: (cost?: number | bigint) => boolean
+  /** `check(1)`, reading no argument: a hot path of its own. */
+  checkOne: () => boolean
+  /** `check(cost).allowed`, writing no decision. */
+  tryAcquire: (cost?: number | bigint) => boolean
+  /** `tryAcquire(1)`, reading no argument. */
+  tryAcquireOne: () => boolean
+  /** The decision `check` would make, consuming nothing (to `scratch`). */
+  peek: (cost?: number | bigint) => boolean
+  /** The decision record (see `bound::DECISION_WORDS`). */
+  scratch: Float64Array
+  /** Whether the limiter runs on a `ManualClock` (whose waits need no timer). */
+  manualClock: boolean
+  /** Token bucket: reserves `cost` tokens (Go's `ReserveN`). */
+  reserve: (cost?: number | bigint) => ReservationMethods
+  /**
+   * Token bucket: Go's `WaitN` with a deadline, without the sleep (to
+   * `scratch`; its wait is the sleep). On a `ManualClock`, the clock has
+   * advanced by the wait.
+   */
+  wait: (cost: number | bigint | undefined, timeoutMs: unknown, timeoutMicros: unknown) => boolean
+  /** Token bucket: Go's `Limit()`. */
+  rate: () => number
+  /** Token bucket: Go's `SetLimit`. */
+  setRate: (rate: number) => void
+  /** Token bucket: Go's `Burst()`. */
+  burst: () => number
+  /** Token bucket: Go's `SetBurst`. */
+  setBurst: (burst: number | bigint) => void
+  /** Token bucket: Go's `Tokens()`. */
+  tokens: () => number
+  /** GCRA: redis-cell's limit, `maxBurst + 1`. */
+  limit: () => number
+  /** Leaky bucket meter: the water level now. */
+  level: () => number
+  /**
+   * Leaky bucket queue: takes a slot (to `scratch`; its wait is the
+   * sleep). On a `ManualClock`, the clock has advanced by the wait.
+   */
+  acquire: (cost?: number | bigint) => boolean
+}
+
+/**
  * Throws the error for a bad options object — not an object, or an
  * unknown key — and returns when there is none. The JavaScript classes read
  * their options themselves and call this only when their quick look finds
  * something amiss, so that the error is made in `error` like every other.
  */
 export declare function checkOptions(options: unknown, known: string[]): void
+
+/**
+ * Creates a composite of `limits`, an array of options objects each with
+ * an `algorithm`, and returns its bound functions.
+ */
+export declare function compositeCreate(limits: unknown, clock: unknown): CompositeMethods
+
+/** The object `compositeCreate` returns. */
+export interface CompositeMethods {
+  /**
+   * Admits `cost` in every part or in none; the combined decision to
+   * `scratch`.
+   */
+  check: (cost?: number | bigint) => boolean
+  /** `check(1)`, reading no argument. */
+  checkOne: () => boolean
+  /** `check(cost).allowed`, writing no decision. */
+  tryAcquire: (cost?: number | bigint) => boolean
+  /** `tryAcquire(1)`, reading no argument. */
+  tryAcquireOne: () => boolean
+  /** The combined decision `check` would make, consuming nothing. */
+  peek: (cost?: number | bigint) => boolean
+  /** `check`, with each part's decision after the combined one in `scratch`. */
+  checkEach: (cost?: number | bigint) => boolean
+  /** How many parts. */
+  parts: number
+  /** Decision records: the combined one, then one per part. */
+  scratch: Float64Array
+}
+
+/**
+ * Creates a concurrency limiter driven by AIMD; absent options
+ * (`undefined`) take Netflix's defaults.
+ */
+export declare function concurrencyAimd(initialLimit: unknown, minLimit: unknown, maxLimit: unknown, backoffRatio: unknown, rttTimeoutMs: unknown, rttTimeoutMicros: unknown, clock: unknown): ConcurrencyMethods
+
+/** Creates a concurrency limiter of a fixed `limit`. */
+export declare function concurrencyFixed(limit: unknown, clock: unknown): ConcurrencyMethods
+
+/**
+ * Creates a concurrency limiter driven by the gradient rule; absent
+ * options (`undefined`) take Netflix's defaults.
+ */
+export declare function concurrencyGradient(initialLimit: unknown, minLimit: unknown, maxLimit: unknown, smoothing: unknown, rttTolerance: unknown, queueSize: unknown, backoffRatio: unknown, probeInterval: unknown, clock: unknown): ConcurrencyMethods
+
+/** The object the `concurrency…` functions return. */
+export interface ConcurrencyMethods {
+  /**
+   * Takes a permit if fewer than the limit are out: the decision to
+   * `scratch[0..16]`, an admitted one's permit to `scratch[16..20]`.
+   */
+  tryAcquire: () => boolean
+  /** Gives a permit back with its outcome; returns the new limit. */
+  release: (outcome: unknown, startHigh: number, startLow: number, inFlightHigh: number, inFlightLow: number) => number
+  /** Feeds the policy a sample measured elsewhere; returns the new limit. */
+  sample: (rttMs: unknown, rttMicros: unknown, inFlight: unknown, dropped: unknown) => number
+  /** The current limit. */
+  limit: () => number
+  /** Requests in flight. */
+  inFlight: () => number
+  /** See `tryAcquire`. */
+  scratch: Float64Array
+}
 
 /** The `code` of each kind of error (see `error`). */
 export declare function errorCodes(): ErrorCodes
@@ -50,11 +171,58 @@ export interface ErrorCodes {
 }
 
 /**
+ * An HTTP field's value for decisions: `field` 0 is `RateLimit`, 1
+ * `RateLimit-Policy` (one item per name and decision, in order), 2
+ * `Retry-After` (of the first decision; `undefined` when there should be
+ * none).
+ */
+export declare function formatField(field: number, names: unknown[], records: BigInt64Array): string | undefined
+
+/**
+ * The option names of every admission-style algorithm, by algorithm:
+ * what the JavaScript classes read from their options, in the order the
+ * native module takes them.
+ */
+export declare function limiterKeys(): Record<string, string[]>
+
+/** The object `srtcmCreate` and `trtcmCreate` return. */
+export interface MarkerMethods {
+  /** Colour-blind marking of a packet of `bytes`: 0 green, 1 yellow, 2 red. */
+  mark: (bytes: number | bigint) => number
+  /** Colour-aware marking of a packet that arrives coloured `color`. */
+  markAware: (bytes: number | bigint, color: unknown) => number
+  /**
+   * Writes the buckets' tokens now to `scratch[0]` and `scratch[1]`
+   * (srTCM: committed, excess; trTCM: peak, committed).
+   */
+  tokens: () => void
+  /** Where `tokens` writes. */
+  scratch: Float64Array
+}
+
+/** The largest `limit` of a `SlidingLog` (its log is allocated up front). */
+export declare const MAX_SLIDING_LOG_LIMIT: number
+
+/**
  * Panics inside the panic boundary, so that the tests can show that a Rust
  * panic reaches JavaScript as an `Error` with code
  * `ERR_RATEKEEPER_INTERNAL`, never as a crash.
  */
 export declare function panicForTests(): void
+
+/** The object `reserve` returns: functions bound to one reservation. */
+export interface ReservationMethods {
+  /** Go's `OK()`. */
+  ok: boolean
+  /** Go's `Delay()` in milliseconds (`Infinity` when refused). */
+  delay: () => number
+  /** Go's `Delay()` in whole microseconds, rounded up (2^63 − 1 when refused). */
+  delayMicros: () => bigint
+  /** Go's `Cancel()`. */
+  cancel: () => void
+  /** The tokens the reservation holds (0 once cancelled). */
+  tokens: () => number
+}
 
 /**
  * Creates a limiter — Guava's `RateLimiter.create(permitsPerSecond)`, or
@@ -98,3 +266,23 @@ export interface SmoothMethods {
   /** Whether the limiter runs on a `ManualClock` (whose waits need no timer). */
   manualClock: boolean
 }
+
+/**
+ * Creates an RFC 2697 single rate three colour marker: committed rate
+ * `cir` (bytes per second), committed burst `cbs`, excess burst `ebs`.
+ */
+export declare function srtcmCreate(cir: unknown, cbs: unknown, ebs: unknown, clock: unknown): MarkerMethods
+
+/**
+ * Throws the `TypeError` for a value of the wrong type that the package's
+ * JavaScript found (an item that is not a `Decision`, say): `argument`
+ * is its name, `expected` completes "must be …". So that this error too
+ * is made in `error`.
+ */
+export declare function throwWrongType(argument: string, value: unknown, expected: string): never
+
+/**
+ * Creates an RFC 2698 two rate three colour marker: peak rate `pir` and
+ * burst `pbs`, committed rate `cir` and burst `cbs`.
+ */
+export declare function trtcmCreate(pir: unknown, pbs: unknown, cir: unknown, cbs: unknown, clock: unknown): MarkerMethods

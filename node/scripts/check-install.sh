@@ -33,6 +33,11 @@ assert.equal(limiter.tryAcquire(), true);
 assert.equal(limiter.tryAcquire(), false);
 assert.equal(limiter.timeUntilAvailable(), 500);
 assert.throws(() => limiter.tryAcquire(0), { name: 'RangeError', code: codes.invalidArgument });
+const { Gcra, ConcurrencyLimiter } = require('ratekeeper');
+const gcra = new Gcra({ maxBurst: 0, countPerPeriod: 1, periodMs: 1000, clock });
+assert.equal(gcra.check().allowed, true);
+assert.deepEqual(gcra.check().headers('api'), { 'RateLimit-Policy': '"api";q=1;w=1', RateLimit: '"api";r=0;t=1', 'Retry-After': '1' });
+assert.equal(ConcurrencyLimiter.fixed(1).tryAcquire().success(), 1);
 limiter.acquire(3).then(async (seconds) => {
   assert.equal(seconds, 0.5);
   assert.equal(clock.now, 500);
@@ -57,14 +62,15 @@ assert.equal(clock.nowMicros, 10_000_000n);
 console.log('  import: ok');
 JS
   cat >"$app/use.ts" <<'TS'
-import { RateLimiter, ManualClock, type RateLimiterOptions } from 'ratekeeper';
+import { RateLimiter, ManualClock, Gcra, type RateLimiterOptions } from 'ratekeeper';
 const options: RateLimiterOptions = { warmupMs: 1000, clock: new ManualClock() };
 const limiter: RateLimiter = RateLimiter.create(10, options);
 const now: boolean = limiter.tryAcquire();
 const later: Promise<boolean> = limiter.tryAcquire(1, { timeoutMs: 50 });
 // @ts-expect-error: permits are numbers
 limiter.tryAcquire('1');
-export { now, later };
+const retry: number = new Gcra({ maxBurst: 4, countPerPeriod: 1, periodMs: 1000 }).check().retryAfterMs;
+export { now, later, retry };
 TS
   cat >"$app/tsconfig.json" <<'JSON'
 { "compilerOptions": { "strict": true, "noEmit": true, "module": "node16", "moduleResolution": "node16", "target": "es2022", "types": [] }, "files": ["use.ts"] }

@@ -12,14 +12,34 @@ test('require() gives the API', () => {
   assert.equal(limiter.tryAcquire(), true);
   assert.equal(limiter.tryAcquire(), false);
   assert.equal(codes.invalidArgument, 'ERR_RATEKEEPER_INVALID_ARGUMENT');
-  assert.deepEqual(Object.keys(ratekeeper).sort(), ['ManualClock', 'RateLimiter', 'codes']);
+  assert.deepEqual(Object.keys(ratekeeper).sort(), [
+    'AdmissionLimiter',
+    'CompositeLimiter',
+    'ConcurrencyLimiter',
+    'Decision',
+    'FixedWindow',
+    'Gcra',
+    'LeakyBucketMeter',
+    'LeakyBucketQueue',
+    'ManualClock',
+    'NEVER',
+    'Permit',
+    'RateLimiter',
+    'Reservation',
+    'SlidingLog',
+    'SlidingWindow',
+    'SlidingWindowCounter',
+    'SrTcm',
+    'TokenBucket',
+    'TrTcm',
+    'codes',
+  ]);
 });
 
 test('import() gives the same objects', async () => {
   const esm = await import('ratekeeper');
-  assert.equal(esm.RateLimiter, ratekeeper.RateLimiter);
-  assert.equal(esm.ManualClock, ratekeeper.ManualClock);
-  assert.equal(esm.codes, ratekeeper.codes);
+  for (const [name, value] of Object.entries(ratekeeper)) assert.equal(esm[name], value, name);
+  assert.deepEqual(Object.keys(esm).filter((k) => k !== 'default').sort(), Object.keys(ratekeeper).sort());
   assert.equal(esm.default, ratekeeper);
 });
 

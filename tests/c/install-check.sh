@@ -26,13 +26,17 @@ for example in rate_limit http_limits; do
   # Shared: the library is found at run time through LD_LIBRARY_PATH, as
   # for any library installed outside the loader's paths.
   cc -std=c11 -Wall -Wextra -Werror "$example.c" $(pkg-config --cflags --libs ratekeeper) -o "$example-shared"
-  LD_LIBRARY_PATH="$prefix/lib" ldd "./$example-shared" | grep -q "$prefix/lib/libratekeeper.so" \
+  # (ldd's output is captured first: `ldd | grep -q` under pipefail fails
+  # whenever grep exits before ldd has written everything.)
+  libs="$(LD_LIBRARY_PATH="$prefix/lib" ldd "./$example-shared")"
+  grep -q "$prefix/lib/libratekeeper.so" <<<"$libs" \
     || { echo "$example-shared does not load $prefix/lib/libratekeeper.so"; exit 1; }
   LD_LIBRARY_PATH="$prefix/lib" "./$example-shared"
 
   # Static: no libratekeeper.so needed at run time.
   cc -std=c11 -Wall -Wextra -Werror "$example.c" $(pkg-config --cflags --libs ratekeeper-static) -o "$example-static"
-  ! ldd "./$example-static" | grep -q libratekeeper || { echo "$example-static needs libratekeeper.so"; exit 1; }
+  libs="$(ldd "./$example-static")"
+  ! grep -q libratekeeper <<<"$libs" || { echo "$example-static needs libratekeeper.so"; exit 1; }
   "./$example-static"
 done
 

@@ -8,7 +8,10 @@
 //!
 //! Run: `cargo bench -p ratekeeper-benches --bench ratios` (prints a
 //! Markdown table; `RATIO_ROUNDS` and `RATIO_MILLIS` tune the length,
-//! `RATIO_FILTER=admit/2` runs one workload).
+//! `RATIO_FILTER=admit/2` runs one workload; `RATIO_JSON=path` also writes
+//! the results there, in the `ratekeeper-bench/1` format that
+//! `benches/report.py` turns into BENCHMARKS.md, with each contender's
+//! ratio to ratekeeper as well, also a median of per-round ratios).
 
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -53,6 +56,7 @@ fn main() {
     }
     let rounds = env_or("RATIO_ROUNDS", 15) as usize;
     let millis = env_or("RATIO_MILLIS", 40);
+    let mut json_rows = Vec::new();
     println!("| workload | threads | contender | ns/call (median) | ratio to governor-tsc (median of rounds) |");
     println!("|---|---|---|---|---|");
     for (workload, contenders) in [("admit", Contenders::admitting()), ("refuse", Contenders::refusing())] {
@@ -74,14 +78,25 @@ fn main() {
                 }
             }
             let base = calls.iter().position(|(name, _)| *name == "governor-tsc").unwrap();
+            let ours = calls.iter().position(|(name, _)| *name == "ratekeeper").unwrap();
+            let ratio_to = |i: usize, j: usize| median(times[i].iter().zip(&times[j]).map(|(t, b)| t / b).collect());
             for (i, (name, _)) in calls.iter().enumerate() {
-                let ratios: Vec<f64> = times[i].iter().zip(&times[base]).map(|(t, b)| t / b).collect();
-                println!(
-                    "| {workload} | {threads} | {name} | {:.1} | {:.2} |",
-                    median(times[i].clone()),
-                    median(ratios)
-                );
+                let ns = median(times[i].clone());
+                println!("| {workload} | {threads} | {name} | {ns:.1} | {:.2} |", ratio_to(i, base));
+                json_rows.push(format!(
+                    r#"{{"workload": "{}, {threads} thread{}", "contender": "{name}", "value": {ns:.3}, "ratio": {:.4}}}"#,
+                    if workload == "admit" { "every call admitted" } else { "every call refused" },
+                    if threads == 1 { "" } else { "s" },
+                    ratio_to(i, ours)
+                ));
             }
         }
+    }
+    if let Ok(path) = std::env::var("RATIO_JSON") {
+        let json = format!(
+            r#"{{"format": "ratekeeper-bench/1", "suite": "rust-ratios", "title": "Rust: try_acquire(1) on one shared limiter, interleaved rounds", "command": "cargo bench -p ratekeeper-benches --bench ratios", "notes": "Median over {rounds} rounds; each round runs every contender for the same number of calls in a rotated order. Ratios are medians of per-round ratios to ratekeeper (time ÷ ratekeeper's). governor-tsc is governor's default direct limiter (its TSC clock), governor-instant the same on std's Instant, guava-in-mutex Guava's design (the state machine behind a std Mutex).", "tables": [{{"title": "try_acquire(1), ns per call", "unit": "ns", "reference": "ratekeeper", "rows": [{}]}}]}}"#,
+            json_rows.join(", ")
+        );
+        std::fs::write(&path, json).unwrap_or_else(|e| panic!("writing {path}: {e}"));
     }
 }

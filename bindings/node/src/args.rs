@@ -12,8 +12,9 @@
 //! unit: a number or a bigint).
 
 use ratekeeper::core::smooth::permits_from_i64;
+use ratekeeper::{unsigned_from_i64, Argument};
 
-use crate::error::{Failure, PERMITS_REQUIREMENT};
+use crate::error::{blame, Failure, Given, PERMITS_REQUIREMENT};
 use crate::js::{Js, Kind};
 
 /// The largest integer a double holds exactly, and its neighbours.
@@ -80,6 +81,72 @@ pub(crate) fn micros(value: Js, argument: &'static str) -> Result<i64, Failure> 
         Ok(x as i64)
     } else {
         Err(Failure::OutOfRange { argument, value, requirement: REQUIREMENT })
+    }
+}
+
+/// An integer within the `i64` range: an integer number or a bigint
+/// (`None` when it is neither, `Some(Err(()))` when it is out of range or
+/// not an integer).
+fn integer(value: Js) -> Option<Result<i64, ()>> {
+    if let Some(big) = value.bigint_i64() {
+        return Some(big);
+    }
+    let x = value.number()?;
+    Some(if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) { Ok(x as i64) } else { Err(()) })
+}
+
+/// A count or size that the library takes as a `u64` (a cost, a burst, a
+/// limit): an integer number or a bigint, not negative — the library's own
+/// conversion ([`unsigned_from_i64`]) decides, and its error names `name`.
+/// A fraction is refused here; a number beyond the `i64` range fails the
+/// library's requirement for `argument`.
+pub(crate) fn count(value: Js, argument: Argument, name: &'static str) -> Result<u64, Failure> {
+    let given = Given { argument, name, value };
+    match integer(value) {
+        Some(Ok(i)) => blame(unsigned_from_i64(argument, i), &[given]),
+        Some(Err(())) if value.number().is_some_and(|x| x.fract() != 0.0 || x.is_nan()) => {
+            Err(Failure::OutOfRange { argument: name, value, requirement: "must be an integer" })
+        }
+        Some(Err(())) => {
+            Err(Failure::OutOfRange { argument: name, value, requirement: crate::error::requirement(argument) })
+        }
+        None => Err(Failure::WrongType { argument: name, value, expected: "an integer number or a bigint" }),
+    }
+}
+
+/// A request's cost, 1 when absent or `undefined`: the hot path of every
+/// admission-style limiter (one Node-API call for a small integer).
+#[inline]
+pub(crate) fn cost_or_one(value: Option<Js>) -> Result<u64, Failure> {
+    let Some(value) = value else { return Ok(1) };
+    if let Some(x) = value.number() {
+        if (0.0..=MAX_SAFE_INTEGER).contains(&x) && x.fract() == 0.0 {
+            return Ok(x as u64);
+        }
+    } else if value.is_undefined() {
+        return Ok(1);
+    }
+    count(value, Argument::Cost, "cost")
+}
+
+/// A duration given in milliseconds (`names.0`) or in exact microseconds
+/// (`names.1`), one of the two, required: whole microseconds (milliseconds
+/// rounded to the nearest), and who to blame when the library refuses
+/// them (`argument`). Milliseconds beyond the `i64` range saturate; `NaN`
+/// is refused here.
+pub(crate) fn required_duration(
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+    argument: Argument,
+) -> Result<(i64, Given), Failure> {
+    match duration(ms, micros, names)? {
+        Some(Duration::Millis(value, x)) if x.is_nan() => {
+            Err(Failure::OutOfRange { argument: names.0, value, requirement: "must not be NaN" })
+        }
+        Some(Duration::Millis(value, x)) => Ok((micros_from_millis(x), Given { argument, name: names.0, value })),
+        Some(Duration::Micros(m)) => Ok((m, Given { argument, name: names.1, value: micros })),
+        None => Err(Failure::WrongType { argument: names.0, value: ms, expected: "a number" }),
     }
 }
 

@@ -47,8 +47,14 @@ pub(crate) enum Failure {
     OutOfRange { argument: &'static str, value: Js, requirement: &'static str },
     /// A value of the wrong type; `expected` completes "must be …".
     WrongType { argument: &'static str, value: Js, expected: &'static str },
+    /// A value of the wrong type found by the package's JavaScript, which
+    /// names the argument itself (`throwWrongType`).
+    WrongTypeNamed { argument: String, value: Js, expected: String },
     /// An options object with an unknown key or keys that exclude each other.
     InvalidOption(String),
+    /// A failure in the `index`-th limit of a composite: the argument it
+    /// names becomes `limits[index].name`.
+    InPart { index: usize, inner: Box<Failure> },
     /// A JavaScript exception is already pending (a getter on an options
     /// object threw): it propagates unchanged.
     Thrown,
@@ -88,8 +94,74 @@ pub(crate) fn argument_name(argument: Argument) -> Cow<'static, str> {
         Argument::MaxBurstSeconds => "maxBurstSeconds",
         Argument::Timeout => "timeoutMs",
         Argument::WarmupSeconds => "warmupMs",
+        // `ManualClock.advance(ms)`.
+        Argument::AdvanceSeconds => "ms",
+        Argument::Rate => "rate",
+        Argument::Burst => "burst",
+        Argument::Cost => "cost",
+        Argument::MaxBurst => "maxBurst",
+        Argument::CountPerPeriod => "countPerPeriod",
+        // Durations reach the library in microseconds; one given in
+        // milliseconds is blamed under its own name (`blame`).
+        Argument::Period => "periodMicros",
+        Argument::Capacity => "capacity",
+        Argument::Interval => "intervalMicros",
+        Argument::Limit => "limit",
+        Argument::Window => "windowMicros",
+        Argument::SubWindows => "subWindows",
+        Argument::Cir => "cir",
+        Argument::Cbs => "cbs",
+        Argument::Ebs => "ebs",
+        Argument::Pir => "pir",
+        Argument::Pbs => "pbs",
+        Argument::InitialLimit => "initialLimit",
+        Argument::MinLimit => "minLimit",
+        Argument::MaxLimit => "maxLimit",
+        Argument::Smoothing => "smoothing",
+        Argument::RttTolerance => "rttTolerance",
+        Argument::QueueSize => "queueSize",
+        Argument::BackoffRatio => "backoffRatio",
+        Argument::ProbeInterval => "probeInterval",
+        Argument::RttTimeout => "rttTimeoutMicros",
+        Argument::Rtt => "rttMicros",
+        Argument::InFlight => "inFlight",
+        Argument::PolicyName => "name",
+        Argument::Limits => "limits",
+        Argument::Bytes => "bytes",
+        // The distributed limiters' (Rust only, so far).
+        Argument::Batch => "batch",
+        Argument::Lease => "leaseMicros",
         // Arguments added to the library later get their camelCase name.
         other => return Cow::Owned(camel_case(other.name())),
+    })
+}
+
+/// An argument as the caller gave it: the library [`Argument`] it became,
+/// its JavaScript name and its JavaScript value.
+#[derive(Clone, Copy)]
+pub(crate) struct Given {
+    pub(crate) argument: Argument,
+    pub(crate) name: &'static str,
+    pub(crate) value: Js,
+}
+
+/// A library result whose invalid-argument error, when it concerns one of
+/// the `given` arguments, names that argument as the caller wrote it and
+/// shows the value the caller passed — `periodMs = 0.0004`, not the library's
+/// `period = 0` microseconds; `burst = -1n`, not `-1`. Other errors pass
+/// through unchanged.
+pub(crate) fn blame<T>(result: Result<T, ratekeeper::Error>, given: &[Given]) -> Result<T, Failure> {
+    result.map_err(|error| {
+        // `ratekeeper::Error` is non-exhaustive: other errors pass through.
+        #[allow(irrefutable_let_patterns)]
+        let ratekeeper::Error::InvalidArgument(invalid) = error
+        else {
+            return Failure::Library(error);
+        };
+        match given.iter().find(|g| g.argument == invalid.argument()) {
+            Some(g) => Failure::OutOfRange { argument: g.name, value: g.value, requirement: requirement(g.argument) },
+            None => Failure::Library(error),
+        }
     })
 }
 
@@ -133,9 +205,26 @@ enum Class {
 struct Described {
     class: Class,
     code: &'static str,
-    message: String,
+    message: Message,
     argument: Option<Cow<'static, str>>,
     value: Option<sys::napi_value>,
+}
+
+/// An error's message: about a named argument ("invalid argument NAME…",
+/// with what follows the name), or whole.
+enum Message {
+    Argument(String),
+    Whole(String),
+}
+
+impl Described {
+    fn message(&self) -> String {
+        match (&self.message, &self.argument) {
+            (Message::Argument(rest), Some(name)) => format!("invalid argument {name}{rest}"),
+            (Message::Argument(rest), None) => format!("invalid argument{rest}"),
+            (Message::Whole(message), _) => message.clone(),
+        }
+    }
 }
 
 fn library_value(env: sys::napi_env, value: Value) -> Result<sys::napi_value, Failure> {
@@ -160,17 +249,16 @@ fn received(value: Js) -> String {
 fn describe(env: sys::napi_env, failure: Failure) -> Result<Option<Described>, Failure> {
     Ok(Some(match failure {
         Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) => {
-            let name = argument_name(invalid.argument());
             let value = library_value(env, invalid.value())?;
             Described {
                 class: Class::Range,
                 code: INVALID_ARGUMENT,
-                message: format!(
-                    "invalid argument {name} = {}: {}",
+                message: Message::Argument(format!(
+                    " = {}: {}",
                     Js::new(env, value).describe(),
                     requirement(invalid.argument())
-                ),
-                argument: Some(name),
+                )),
+                argument: Some(argument_name(invalid.argument())),
                 value: Some(value),
             }
         }
@@ -180,36 +268,55 @@ fn describe(env: sys::napi_env, failure: Failure) -> Result<Option<Described>, F
         Failure::Library(other) => Described {
             class: Class::Plain,
             code: INTERNAL,
-            message: format!("ratekeeper: unmapped library error: {other}"),
+            message: Message::Whole(format!("ratekeeper: unmapped library error: {other}")),
             argument: None,
             value: None,
         },
         Failure::OutOfRange { argument, value, requirement } => Described {
             class: Class::Range,
             code: INVALID_ARGUMENT,
-            message: format!("invalid argument {argument} = {}: {requirement}", value.describe()),
+            message: Message::Argument(format!(" = {}: {requirement}", value.describe())),
             argument: Some(Cow::Borrowed(argument)),
             value: Some(value.raw),
         },
         Failure::WrongType { argument, value, expected } => Described {
             class: Class::Type,
             code: INVALID_ARG_TYPE,
-            message: format!("invalid argument {argument}: must be {expected}, received {}", received(value)),
+            message: Message::Argument(format!(": must be {expected}, received {}", received(value))),
             argument: Some(Cow::Borrowed(argument)),
+            value: Some(value.raw),
+        },
+        Failure::WrongTypeNamed { argument, value, expected } => Described {
+            class: Class::Type,
+            code: INVALID_ARG_TYPE,
+            message: Message::Argument(format!(": must be {expected}, received {}", received(value))),
+            argument: Some(Cow::Owned(argument)),
             value: Some(value.raw),
         },
         Failure::InvalidOption(message) => Described {
             class: Class::Type,
             code: INVALID_OPTION,
-            message,
+            message: Message::Whole(message),
             argument: Some(Cow::Borrowed("options")),
             value: None,
         },
+        Failure::InPart { index, inner } => {
+            let Some(mut d) = describe(env, *inner)? else { return Ok(None) };
+            let part = format!("limits[{index}]");
+            d.argument = d.argument.map(|name| match name.as_ref() {
+                "options" => Cow::Owned(part.clone()),
+                name => Cow::Owned(format!("{part}.{name}")),
+            });
+            if let Message::Whole(message) = d.message {
+                d.message = Message::Whole(format!("{part}: {message}"));
+            }
+            d
+        }
         Failure::Thrown => return Ok(None),
         Failure::Internal(message) => Described {
             class: Class::Plain,
             code: INTERNAL,
-            message: format!("ratekeeper internal error (a bug, please report it): {message}"),
+            message: Message::Whole(format!("ratekeeper internal error (a bug, please report it): {message}")),
             argument: None,
             value: None,
         },
@@ -218,7 +325,7 @@ fn describe(env: sys::napi_env, failure: Failure) -> Result<Option<Described>, F
 
 fn build(env: sys::napi_env, d: &Described) -> Result<sys::napi_value, Failure> {
     let code = js::string(env, d.code)?;
-    let message = js::string(env, &d.message)?;
+    let message = js::string(env, &d.message())?;
     let mut error = ptr::null_mut();
     // SAFETY: `code` and `message` are strings of the running call; the
     // `code` argument sets the error's `code` property.
@@ -249,7 +356,7 @@ pub(crate) fn throw(env: sys::napi_env, failure: Failure) {
         Err(_) => Described {
             class: Class::Plain,
             code: INTERNAL,
-            message: "ratekeeper internal error: could not describe an error".to_owned(),
+            message: Message::Whole("ratekeeper internal error: could not describe an error".to_owned()),
             argument: None,
             value: None,
         },
@@ -262,7 +369,7 @@ pub(crate) fn throw(env: sys::napi_env, failure: Failure) {
         Err(Failure::Thrown) => {}
         Err(_) => {
             let code = std::ffi::CString::new(described.code).unwrap_or_default();
-            let message = std::ffi::CString::new(described.message.replace('\0', " ")).unwrap_or_default();
+            let message = std::ffi::CString::new(described.message().replace('\0', " ")).unwrap_or_default();
             // SAFETY: NUL-terminated strings.
             unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
         }
@@ -319,10 +426,47 @@ mod tests {
             (Argument::MaxBurstSeconds, "maxBurstSeconds"),
             (Argument::Timeout, "timeoutMs"),
             (Argument::WarmupSeconds, "warmupMs"),
+            (Argument::AdvanceSeconds, "ms"),
+            (Argument::Rate, "rate"),
+            (Argument::Burst, "burst"),
+            (Argument::Cost, "cost"),
+            (Argument::MaxBurst, "maxBurst"),
+            (Argument::CountPerPeriod, "countPerPeriod"),
+            (Argument::Period, "periodMicros"),
+            (Argument::Capacity, "capacity"),
+            (Argument::Interval, "intervalMicros"),
+            (Argument::Limit, "limit"),
+            (Argument::Window, "windowMicros"),
+            (Argument::SubWindows, "subWindows"),
+            (Argument::Cir, "cir"),
+            (Argument::Cbs, "cbs"),
+            (Argument::Ebs, "ebs"),
+            (Argument::Pir, "pir"),
+            (Argument::Pbs, "pbs"),
+            (Argument::InitialLimit, "initialLimit"),
+            (Argument::MinLimit, "minLimit"),
+            (Argument::MaxLimit, "maxLimit"),
+            (Argument::Smoothing, "smoothing"),
+            (Argument::RttTolerance, "rttTolerance"),
+            (Argument::QueueSize, "queueSize"),
+            (Argument::BackoffRatio, "backoffRatio"),
+            (Argument::ProbeInterval, "probeInterval"),
+            (Argument::RttTimeout, "rttTimeoutMicros"),
+            (Argument::Rtt, "rttMicros"),
+            (Argument::InFlight, "inFlight"),
+            (Argument::PolicyName, "name"),
+            (Argument::Limits, "limits"),
+            (Argument::Bytes, "bytes"),
+            (Argument::Batch, "batch"),
+            (Argument::Lease, "leaseMicros"),
         ];
         for (argument, name) in all {
             assert_eq!(argument_name(argument), name);
             assert!(requirement(argument).starts_with("must "), "{argument:?}");
+            // Each is the JavaScript spelling of the library's name (plus a
+            // unit where the library's is implied), never a new word.
+            let base = camel_case(argument.name());
+            assert!(name.starts_with(&base) || ["ms", "name", "timeoutMs"].contains(&name), "{argument:?}");
         }
         assert_eq!(camel_case("max_burst_seconds"), "maxBurstSeconds");
         assert_eq!(camel_case("rate"), "rate");

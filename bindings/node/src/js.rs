@@ -195,6 +195,48 @@ impl Js {
         }
     }
 
+    /// The value if it is a boolean.
+    pub(crate) fn boolean(self) -> Option<bool> {
+        let mut b = false;
+        // SAFETY: a live value of the running call; fails without side
+        // effects when the value is not a boolean.
+        let status = unsafe { sys::napi_get_value_bool(self.env, self.raw, &mut b) };
+        (status == sys::Status::napi_ok).then_some(b)
+    }
+
+    /// `object[key]` (runs a getter if there is one).
+    pub(crate) fn property(self, key: &str) -> Result<Js, Failure> {
+        let key = std::ffi::CString::new(key).map_err(|_| Failure::Internal("a key with a NUL".to_owned()))?;
+        let mut out = ptr::null_mut();
+        // SAFETY: a live object of the running call; `key` is NUL-terminated.
+        let status = unsafe { sys::napi_get_named_property(self.env, self.raw, key.as_ptr(), &mut out) };
+        check(self.env, status, "get property")?;
+        Ok(Js::new(self.env, out))
+    }
+
+    /// The elements of an array (`None` when the value is not one).
+    pub(crate) fn elements(self) -> Result<Option<Vec<Js>>, Failure> {
+        if self.kind() != Kind::Array {
+            return Ok(None);
+        }
+        let mut len = 0u32;
+        // SAFETY: a live array of the running call.
+        check(self.env, unsafe { sys::napi_get_array_length(self.env, self.raw, &mut len) }, "array length")?;
+        (0..len)
+            .map(|i| {
+                let mut element = ptr::null_mut();
+                // SAFETY: as above; a hole reads as `undefined`.
+                check(
+                    self.env,
+                    unsafe { sys::napi_get_element(self.env, self.raw, i, &mut element) },
+                    "array element",
+                )?;
+                Ok(Js::new(self.env, element))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
     /// The object's own enumerable string keys (`Object.keys`).
     pub(crate) fn own_keys(self) -> Result<Vec<String>, Failure> {
         let mut names = ptr::null_mut();

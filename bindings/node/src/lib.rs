@@ -16,26 +16,40 @@
 //! |---|---|
 //! | `args` | argument checks and unit conversions shared by every class |
 //! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
-//! | `bound` | native functions bound to one limiter: the call path, measured |
+//! | `bound` | native functions bound to one limiter: the call path, measured; the scratch words results come back in |
 //! | `clock` | `ManualClock` and the `clock` option |
 //! | `smooth` | Guava's `RateLimiter` |
+//! | `spec` | the admission-style algorithms' names and options → `LimiterSpec` |
+//! | `admission` | every admission-style algorithm (`AnyLimiter`) and the token bucket's reservations |
+//! | `markers` | RFC 2697 and RFC 2698's three-colour markers |
+//! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
+//! | `composite` | several limits, all or nothing |
+//! | `headers` | the HTTP fields of decisions |
 //! | `js` | raw JavaScript values for the above |
 //!
 //! A new algorithm is a module like `smooth` — a `#[napi]` create function,
-//! its table of `bound::Method`s and its `bound::TryNow` — plus a class in
-//! `node/lib/` like `rate-limiter.js`; errors, options, clocks and waiting
-//! are shared.
+//! its table of `bound::Method`s and, for a hot synchronous call, its
+//! `bound::Hot` — plus a class in `node/lib/` like `rate-limiter.js`;
+//! errors, options, clocks and waiting are shared. A new admission-style
+//! algorithm (or a limiter built from one, such as a keyed limiter) needs
+//! only its names in `spec`.
 
 // napi-derive registers the exports only outside `cfg(test)`: in the unit
 // tests everything they reach looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod admission;
 mod args;
 mod bound;
 mod clock;
+mod composite;
+mod concurrency;
 mod error;
+mod headers;
 mod js;
+mod markers;
 mod smooth;
+mod spec;
 
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
@@ -86,3 +100,17 @@ pub fn panic_for_tests(env: &Env) -> napi::Result<()> {
 pub fn check_options(env: &Env, options: Unknown<'_>, known: Vec<String>) -> napi::Result<()> {
     error::guarded(env, || args::check_options(js::Js::new(env.raw(), options.raw()), &known))
 }
+
+/// Throws the `TypeError` for a value of the wrong type that the package's
+/// JavaScript found (an item that is not a `Decision`, say): `argument`
+/// is its name, `expected` completes "must be …". So that this error too
+/// is made in `error`.
+#[napi(ts_args_type = "argument: string, value: unknown, expected: string", ts_return_type = "never")]
+pub fn throw_wrong_type(env: &Env, argument: String, value: Unknown<'_>, expected: String) -> napi::Result<()> {
+    let value = js::Js::new(env.raw(), value.raw());
+    error::guarded(env, || Err(error::Failure::WrongTypeNamed { argument, value, expected }))
+}
+
+/// The largest `limit` of a `SlidingLog` (its log is allocated up front).
+#[napi]
+pub const MAX_SLIDING_LOG_LIMIT: u32 = ratekeeper::MAX_SLIDING_LOG_LIMIT as u32;

@@ -19,7 +19,7 @@ use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
 use ratekeeper::{wait_as_seconds, AnyClock, RateLimiter, SmoothRateLimiter};
 
 use crate::args::{self, Duration as GivenDuration};
-use crate::bound::{self, Args, Named, Returned, TryNow};
+use crate::bound::{Args, Binder, Hot, Named, Returned};
 use crate::clock;
 use crate::error::{guarded, Boxed, Failure};
 use crate::js::Js;
@@ -68,15 +68,28 @@ pub struct SmoothMethods {
     pub manual_clock: (),
 }
 
-impl TryNow for Smooth {
+impl Hot for Smooth {
+    type Arg = u32;
+
     #[inline]
-    fn try_now(&self, permits: u32) -> Result<bool, Boxed> {
+    fn arg(value: Option<Js>) -> Result<u32, Failure> {
+        value.map_or(Ok(1), args::permits_or_one)
+    }
+
+    /// `tryAcquire(permits)`: take them now or refuse.
+    #[inline]
+    fn hot<const W: u8>(&self, permits: u32) -> Result<bool, Boxed> {
         Ok(self.limiter.try_acquire(permits, Duration::ZERO)?)
     }
 }
 
-fn acquire(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
-    let permits = args.permits(0)?;
+/// Argument `i` as a permit count, 1 when absent or `undefined`.
+fn permits(args: &Args, i: usize) -> Result<u32, Failure> {
+    args.passed(i).map_or(Ok(1), args::permits_or_one)
+}
+
+fn acquire(s: &Arc<Smooth>, args: &Args) -> Result<Returned, Boxed> {
+    let permits = permits(args, 0)?;
     let wait = if s.limiter.clock().is_manual() {
         s.limiter.acquire(permits)? // sleeping on a manual clock advances it
     } else {
@@ -89,8 +102,8 @@ fn timeout(args: &Args) -> Result<Duration, Failure> {
     Ok(Duration::from_micros(args::timeout_micros(args.get(1), args.get(2))? as u64))
 }
 
-fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
-    let permits = args.permits(0)?;
+fn try_acquire_within(s: &Arc<Smooth>, args: &Args) -> Result<Returned, Boxed> {
+    let permits = permits(args, 0)?;
     let timeout = timeout(args)?;
     Ok(Returned::Number(if s.limiter.clock().is_manual() {
         if s.limiter.try_acquire(permits, timeout)? {
@@ -103,21 +116,21 @@ fn try_acquire_within(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
     }))
 }
 
-fn can_acquire(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
-    let permits = args.permits(0)?;
+fn can_acquire(s: &Arc<Smooth>, args: &Args) -> Result<Returned, Boxed> {
+    let permits = permits(args, 0)?;
     Ok(Returned::Bool(s.limiter.can_acquire(permits, timeout(args)?)?))
 }
 
-fn time_until_available(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
-    let wait = s.limiter.time_until_available(args.permits(0)?)?;
+fn time_until_available(s: &Arc<Smooth>, args: &Args) -> Result<Returned, Boxed> {
+    let wait = s.limiter.time_until_available(permits(args, 0)?)?;
     Ok(Returned::Number(wait.as_micros() as f64 / 1e3))
 }
 
-fn rate(s: &Smooth, _args: &Args) -> Result<Returned, Boxed> {
+fn rate(s: &Arc<Smooth>, _args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Number(s.limiter.rate()))
 }
 
-fn set_rate(s: &Smooth, args: &Args) -> Result<Returned, Boxed> {
+fn set_rate(s: &Arc<Smooth>, args: &Args) -> Result<Returned, Boxed> {
     s.limiter.set_rate(args::number(args.get(0), "permitsPerSecond")?)?;
     Ok(Returned::Undefined)
 }
@@ -214,13 +227,11 @@ pub fn smooth_create<'env>(
             clock: js(clock),
         })?;
         let manual = smooth.limiter.clock().is_manual();
-        let object = bound::bind(
-            env.raw(),
-            Arc::new(smooth),
-            METHODS,
-            (c"tryAcquire", c"tryAcquireOne"),
-            &[(c"manualClock", manual)],
-        )?;
+        let object = Binder::new(env.raw(), Arc::new(smooth))?
+            .methods(METHODS)?
+            .hot::<0>((c"tryAcquire", c"tryAcquireOne"))?
+            .flag(c"manualClock", manual)?
+            .finish();
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), object) })
     })

@@ -19,6 +19,7 @@
 
 use crate::admission::Admission;
 use crate::decision::{self, Decision};
+use crate::full::Full;
 
 /// Admits `cost` at `now_micros` in every one of `parts`, or in none.
 /// Returns the combined decision; an empty slice admits everything with a
@@ -98,6 +99,23 @@ impl<A: Admission, const K: usize> Admission for Composite<A, K> {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         peek_all(&self.parts, cost, now_micros)
+    }
+}
+
+/// Full when every part is: a composite decides from its parts' decisions
+/// alone.
+impl<A: Admission + Full, const K: usize> Full for Composite<A, K> {
+    fn fresh(&self) -> Self {
+        Composite { parts: self.parts.each_ref().map(Full::fresh) }
+    }
+
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        self.parts.iter().all(|p| p.is_full_at(now_micros))
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        // (`now_micros` itself for no parts: an empty composite never changes.)
+        self.parts.iter().map(|p| p.full_at_micros(now_micros)).fold(now_micros, i64::max)
     }
 }
 

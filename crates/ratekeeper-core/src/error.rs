@@ -109,6 +109,10 @@ pub enum Argument {
     Batch,
     /// How long a leased limiter may spend a lease, in microseconds (Redis).
     Lease,
+    /// How many keys a keyed limiter may hold: at least 1.
+    MaxKeys,
+    /// How many shards a keyed limiter splits its keys into: a power of two.
+    Shards,
 }
 
 impl Argument {
@@ -155,6 +159,8 @@ impl Argument {
             Argument::Bytes => "bytes",
             Argument::Batch => "batch",
             Argument::Lease => "lease",
+            Argument::MaxKeys => "max_keys",
+            Argument::Shards => "shards",
         }
     }
 
@@ -201,6 +207,8 @@ impl Argument {
             Argument::Bytes => "must not be negative",
             Argument::Batch => "must be between 1 and the limit",
             Argument::Lease => "must be at least 1 microsecond",
+            Argument::MaxKeys => "must be between 1 and 1099511627776 (2^40)",
+            Argument::Shards => "must be a power of two between 1 and 65536, and at most max_keys",
         }
     }
 

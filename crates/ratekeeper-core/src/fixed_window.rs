@@ -18,6 +18,7 @@
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
+use crate::full::{later_than, Full};
 use crate::packed::Packed;
 
 /// A fixed window counter: `limit` units per `window_micros`, windows
@@ -111,6 +112,35 @@ impl Admission for FixedWindow {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when nothing is counted in now's window (and the state has not seen
+/// a later window): a fresh counter is at window 0 with nothing counted,
+/// and a decision starts every later window at 0.
+impl Full for FixedWindow {
+    fn fresh(&self) -> Self {
+        FixedWindow { index: 0, count: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        if now_micros < 0 {
+            return false;
+        }
+        let window = now_micros.div_euclid(self.window_micros.max(1));
+        self.index < window || (self.index == window && self.count == 0)
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        // When the state's own window starts (if it counts nothing) or ends.
+        let window = i128::from(self.window_micros.max(1));
+        let index = i128::from(self.index) + i128::from(self.count > 0);
+        let at = i64::try_from(index * window).unwrap_or(if index < 0 { 0 } else { NEVER });
+        later_than(now_micros, at.max(0))
     }
 }
 

@@ -39,6 +39,7 @@
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
+use crate::full::{later_than, micros_ceil_signed, Full};
 use crate::packed::Packed;
 use crate::ticks;
 
@@ -180,6 +181,26 @@ impl Admission for Gcra {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when the theoretical arrival time is not after now: the TAT of a
+/// fresh limiter is 0, and a decision reads the TAT only as `max(TAT, now)`.
+impl Full for Gcra {
+    fn fresh(&self) -> Self {
+        Gcra { tat: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        now_micros >= 0 && self.tat <= self.ticks(now_micros)
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        later_than(now_micros, micros_ceil_signed(self.tat, self.count_per_period).max(0))
     }
 }
 

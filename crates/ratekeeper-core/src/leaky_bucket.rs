@@ -23,6 +23,7 @@
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
+use crate::full::{later_than, micros_ceil_signed, Full};
 use crate::packed::Packed;
 use crate::ticks;
 
@@ -128,6 +129,27 @@ impl Admission for LeakyBucketMeter {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when the water has drained away by now, measured no earlier than
+/// the level's own time: a fresh meter is empty.
+impl Full for LeakyBucketMeter {
+    fn fresh(&self) -> Self {
+        LeakyBucketMeter { level: 0, last: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        now_micros >= 0 && self.last <= now_micros && self.drained(now_micros).0 == 0
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        let drain = micros_ceil_signed(self.level.max(0), self.count_per_period);
+        later_than(now_micros, self.last.max(0).saturating_add(drain))
     }
 }
 
@@ -274,6 +296,26 @@ impl Admission for LeakyBucketQueue {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when the first free slot is not after now: nobody is queued, and a
+/// decision reads the slot only as `max(slot, now)`.
+impl Full for LeakyBucketQueue {
+    fn fresh(&self) -> Self {
+        LeakyBucketQueue { next_free: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        now_micros >= 0 && self.next_free <= now_micros
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        later_than(now_micros, self.next_free.max(0))
     }
 }
 

@@ -33,7 +33,9 @@
 //! the one [`Decision`] type, which also writes the HTTP `RateLimit`,
 //! `RateLimit-Policy` and `Retry-After` fields; [`LimiterSpec`] describes any
 //! of them with plain numbers. Fixed-size states implement [`Packed`], so
-//! the std layer shares them between threads without a lock.
+//! the std layer shares them between threads without a lock, and [`Full`],
+//! which says when a state is back to fresh — so a keyed limiter can drop
+//! it without changing any decision.
 //!
 //! ```
 //! use ratekeeper_core::SmoothRateLimiter;
@@ -54,6 +56,7 @@ pub mod concurrency;
 pub mod decision;
 mod error;
 pub mod fixed_window;
+pub mod full;
 pub mod gcra;
 mod go;
 pub mod gradient;
@@ -78,6 +81,7 @@ pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
 pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
 pub use fixed_window::FixedWindow;
+pub use full::Full;
 pub use gcra::Gcra;
 pub use gradient::{Gradient, GradientConfig};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};

@@ -22,6 +22,7 @@ use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::Error;
 use crate::fixed_window::check_limit_and_window;
+use crate::full::{later_than, Full};
 
 /// Units admitted at one microsecond.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +78,13 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
     pub fn entries(&self) -> impl Iterator<Item = LogEntry> + '_ {
         let slots = self.entries.as_ref();
         (0..self.len).map(move |i| slots[(self.head + i) % slots.len()])
+    }
+
+    /// The newest live entry, if any.
+    #[inline]
+    fn newest(&self) -> Option<LogEntry> {
+        let slots = self.entries.as_ref();
+        (self.len > 0).then(|| slots[(self.head + self.len - 1) % slots.len()])
     }
 
     /// Whether an entry at `at` still counts at time `t`: it is in
@@ -175,6 +183,31 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
         let t = now_micros.max(self.latest);
         let (skip, expired_units) = self.expired(t);
         self.decide(cost, t, skip, expired_units)
+    }
+}
+
+/// Full when every logged unit has slid out by now (and the log has not seen
+/// a later time): a fresh log is empty, and a decision drops what slid out
+/// before reading anything. Where the entries sit in the ring differs, which
+/// no decision can see.
+impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]> + Clone> Full for SlidingLog<S> {
+    fn fresh(&self) -> Self {
+        SlidingLog { entries: self.entries.clone(), head: 0, len: 0, total: 0, latest: i64::MIN, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        now_micros >= 0
+            && self.latest <= now_micros
+            && self.newest().is_none_or(|e| !self.counts_at(e.at_micros, now_micros))
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        let out = self.newest().map_or(0, |e| e.at_micros.saturating_add(self.window_micros));
+        later_than(now_micros, out.max(self.latest).max(0))
     }
 }
 

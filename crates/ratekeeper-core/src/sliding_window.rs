@@ -24,6 +24,7 @@ use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
 use crate::fixed_window::check_limit_and_window;
+use crate::full::{later_than, Full};
 use crate::packed::Packed;
 
 /// The most sub-windows a [`SlidingWindow`] may have.
@@ -181,6 +182,45 @@ impl Admission for SlidingWindow {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when every sub-window of now's window is empty (and the state has
+/// not seen a later sub-window): the ring of a fresh limiter is all zeros,
+/// and a decision reads only the sub-windows that have not slid out.
+impl Full for SlidingWindow {
+    fn fresh(&self) -> Self {
+        SlidingWindow { current: 0, counts: [0; SLOTS], ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        if now_micros < 0 || self.current > now_micros.div_euclid(self.sub_micros.max(1)) {
+            return false;
+        }
+        let (_, _, counts) = self.advanced(now_micros);
+        counts[..self.n() as usize].iter().all(|&c| c == 0)
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        let sub = i128::from(self.sub_micros.max(1));
+        let n = self.n() as usize;
+        // From the start of the state's own sub-window if time went back.
+        let t = i128::from(now_micros).max(i128::from(self.current) * sub).max(0);
+        let t64 = i64::try_from(t).unwrap_or(NEVER);
+        let (index, slot, counts) = self.advanced(t64);
+        // The newest non-empty sub-window, `k` places after the oldest, slides
+        // out when sub-window `index + 1 + k` starts.
+        let oldest = if slot + 1 == n { 0 } else { slot + 1 };
+        let newest = (0..n).rev().find(|&k| counts[(oldest + k) % n] > 0);
+        let at = match newest {
+            Some(k) => i64::try_from((i128::from(index) + 1 + k as i128) * sub).unwrap_or(NEVER),
+            None => t64,
+        };
+        later_than(now_micros, at)
     }
 }
 

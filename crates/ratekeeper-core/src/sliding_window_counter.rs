@@ -26,6 +26,7 @@ use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::Error;
 use crate::fixed_window::check_limit_and_window;
+use crate::full::{later_than, Full};
 use crate::packed::Packed;
 
 /// The weighted two-window approximation: about `limit` units per
@@ -144,6 +145,38 @@ impl Admission for SlidingWindowCounter {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+}
+
+/// Full when both counters are 0 as of now (and the state has not seen a
+/// later window): a fresh limiter counts nothing, and a decision reads the
+/// counters only as they have aged to now's window.
+impl Full for SlidingWindowCounter {
+    fn fresh(&self) -> Self {
+        SlidingWindowCounter { index: 0, previous: 0, current: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        if now_micros < 0 || self.index > now_micros.div_euclid(self.window_micros.max(1)) {
+            return false;
+        }
+        let (_, previous, current, _) = self.at(now_micros);
+        previous == 0 && current == 0
+    }
+
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        let w = i128::from(self.window_micros.max(1));
+        let t = i128::from(now_micros).max(i128::from(self.index) * w).max(0);
+        let t64 = i64::try_from(t).unwrap_or(NEVER);
+        let (index, previous, current, _) = self.at(t64);
+        // The current count is forgotten two windows on, the previous one.
+        let windows = if current > 0 { 2 } else { i128::from(previous > 0) };
+        let at = if windows == 0 { t64 } else { i64::try_from((i128::from(index) + windows) * w).unwrap_or(NEVER) };
+        later_than(now_micros, at)
     }
 }
 

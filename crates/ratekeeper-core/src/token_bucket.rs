@@ -51,6 +51,7 @@
 use crate::admission::Admission;
 use crate::decision::{micros_from_nanos_ceil, Decision, NEVER};
 use crate::error::{Argument, Error};
+use crate::full::{later_than, Full};
 use crate::go;
 use crate::packed::Packed;
 
@@ -443,6 +444,50 @@ impl Admission for TokenBucket {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         let mut copy = *self;
         copy.check(cost, now_micros)
+    }
+}
+
+/// Full when the bucket has refilled to its burst (Go's `advance` caps the
+/// tokens there, so nothing of the past shows any more), at a time no
+/// earlier than its last update; or, under an infinite rate, always (no
+/// decision reads the state then).
+///
+/// (`last_event` is read only by [`TokenBucket::cancel_at`], for a
+/// reservation this state handed out; a fresh state has none, so a keyed
+/// limiter that drops states must not cancel reservations across a drop.)
+impl Full for TokenBucket {
+    fn fresh(&self) -> Self {
+        TokenBucket { tokens: self.burst as f64, last: 0, last_event: 0, ..*self }
+    }
+
+    #[inline]
+    fn is_full_at(&self, now_micros: i64) -> bool {
+        if now_micros < 0 {
+            return false;
+        }
+        if self.limit == INF {
+            return true;
+        }
+        let t = nanos(now_micros);
+        t >= self.last && self.advance(t) >= self.burst as f64
+    }
+
+    /// A lower bound: the refill time is computed in doubles, as Go's
+    /// `durationFromTokens` does, then moved earlier by a part in 10⁹ and
+    /// 2 µs, far more than the rounding of either that computation or
+    /// `advance`'s.
+    fn full_at_micros(&self, now_micros: i64) -> i64 {
+        if self.is_full_at(now_micros) {
+            return now_micros;
+        }
+        if self.limit <= 0.0 || self.limit.is_nan() {
+            return NEVER;
+        }
+        let deficit = self.burst as f64 - self.tokens;
+        let nanos_needed = (deficit / self.limit) * go::SECOND as f64 * (1.0 - 1e-9) - 2_000.0;
+        // `as` saturates (and sends NaN to 0): a lower bound either way.
+        let at_nanos = self.last.saturating_add(nanos_needed.max(0.0) as i64);
+        later_than(now_micros, at_nanos.div_euclid(1_000).max(0))
     }
 }
 

@@ -37,8 +37,9 @@ use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
 
 use crate::error::Error;
 use crate::keys;
-use crate::reply::Reply;
+use crate::membership::Membership;
 use crate::scripts::{self, Admission, TimeSource};
+use crate::share::LocalShare;
 use crate::store::RedisStore;
 
 /// What a decision does when Redis cannot answer (it is down, unreachable,
@@ -57,6 +58,11 @@ pub enum WhenUnavailable {
     /// Admit every request. Nothing is limited while Redis is away: a
     /// deliberate choice of availability over protection.
     FailOpen,
+    /// Decide locally with this node's share of the limit, `limit ÷ the
+    /// last known number of live nodes` (never the whole limit in every
+    /// process). Set with [`RedisLimiter::fall_back_to_local`], which gives
+    /// the node count; each outage starts from whole shares.
+    LocalShare,
 }
 
 /// At most this many refusals are remembered per limiter.
@@ -83,6 +89,11 @@ struct Inner {
     clock: AnyClock,
     remember_refusals: AtomicBool,
     when_unavailable: Mutex<WhenUnavailable>,
+    spec: LimiterSpec,
+    /// The local share the `LocalShare` policy decides with, and whether it
+    /// has decided since Redis last answered.
+    fallback: Mutex<Option<Arc<LocalShare>>>,
+    fallback_used: AtomicBool,
     refusals: Mutex<HashMap<String, Refusal>>,
     /// Whether the scripts read the time from `clock` (tests only).
     #[cfg_attr(not(feature = "test-clock"), allow(dead_code))]
@@ -141,10 +152,20 @@ impl RedisLimiter {
     }
 
     /// What decisions do when Redis cannot answer (default:
-    /// [`WhenUnavailable::Error`]).
+    /// [`WhenUnavailable::Error`]). [`WhenUnavailable::LocalShare`] needs the
+    /// node count: use [`fall_back_to_local`](Self::fall_back_to_local).
     pub fn when_unavailable(self, policy: WhenUnavailable) -> Self {
         *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) = policy;
         self
+    }
+
+    /// While Redis cannot answer, decides with this node's share of the
+    /// limit (`limit ÷ live nodes`, as `membership` last counted them), for
+    /// at most `max_keys` keys; back on Redis as soon as it answers.
+    pub fn fall_back_to_local(self, membership: Arc<Membership>, max_keys: usize) -> Result<Self, Error> {
+        let share = LocalShare::new(membership, self.inner.spec, max_keys, self.inner.clock.clone())?;
+        *self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(share));
+        Ok(self.when_unavailable(WhenUnavailable::LocalShare))
     }
 
     fn build(
@@ -186,6 +207,9 @@ impl RedisLimiter {
                 clock,
                 remember_refusals: AtomicBool::new(true),
                 when_unavailable: Mutex::new(WhenUnavailable::Error),
+                spec,
+                fallback: Mutex::new(None),
+                fallback_used: AtomicBool::new(false),
                 refusals: Mutex::new(HashMap::new()),
                 time,
             }),
@@ -202,9 +226,15 @@ impl RedisLimiter {
         let sent = self.inner.clock.now_micros();
         let decision = match self.run("check", key, cost).await {
             Ok(decision) => decision,
-            Err(e) if e.is_unavailability() => return self.unavailable(e, cost),
+            Err(e) if e.is_unavailability() => return self.unavailable(e, key, cost),
             Err(e) => return Err(e),
         };
+        if self.inner.fallback_used.swap(false, Ordering::Relaxed) {
+            // Redis answers again: the next outage starts from whole shares.
+            if let Some(share) = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                share.reset();
+            }
+        }
         if !decision.allowed
             && decision.retry_after_micros != NEVER
             && decision.retry_after_micros > 0
@@ -218,17 +248,30 @@ impl RedisLimiter {
     /// The decision `check` would make for `key`, consuming nothing.
     pub async fn peek_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
         match self.run("peek", key, cost).await {
-            Err(e) if e.is_unavailability() => self.unavailable(e, cost),
+            Err(e) if e.is_unavailability() => self.unavailable_peek(e, cost),
             other => other,
         }
     }
 
-    /// The decision the unavailability policy makes.
-    fn unavailable(&self, error: Error, cost: u64) -> Result<Decision, Error> {
+    /// The decision the unavailability policy makes for a check.
+    fn unavailable(&self, error: Error, key: &str, cost: u64) -> Result<Decision, Error> {
+        if *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) == WhenUnavailable::LocalShare {
+            let share = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(share) = share {
+                self.inner.fallback_used.store(true, Ordering::Relaxed);
+                return share.check(key, cost);
+            }
+        }
+        self.unavailable_peek(error, cost)
+    }
+
+    /// The decision the unavailability policy makes for a peek (the local
+    /// share is not consulted: a peek takes nothing).
+    fn unavailable_peek(&self, error: Error, cost: u64) -> Result<Decision, Error> {
         let limit = self.inner.limit;
         let retry = i64::try_from(self.inner.store.retry_interval().as_micros()).unwrap_or(NEVER).max(1);
         match *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) {
-            WhenUnavailable::Error => Err(error),
+            WhenUnavailable::Error | WhenUnavailable::LocalShare => Err(error),
             WhenUnavailable::FailClosed => {
                 let retry_after = if cost > limit { NEVER } else { retry };
                 Ok(Decision {
@@ -251,6 +294,25 @@ impl RedisLimiter {
                 window_micros: 0,
             }),
         }
+    }
+
+    /// [`check_async`](Self::check_async) with a callback, called on the
+    /// crate's runtime thread (what the language bindings use to resolve a
+    /// Promise or an asyncio future). A remembered refusal calls back at once,
+    /// on this thread.
+    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        if let Some(decision) = self.decided_locally(&key, cost) {
+            return callback(Ok(decision));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+    }
+
+    /// [`peek_async`](Self::peek_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn peek_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.peek_async(&key, cost).await }, callback);
     }
 
     /// Blocking [`check_async`](Self::check_async).
@@ -281,7 +343,8 @@ impl RedisLimiter {
     /// covers `cost`, and returns the decision with how many were taken.
     pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
         let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
-        Ok((decision(&reply)?, reply.double(7)?.max(0.0) as u64))
+        let granted = reply.get(7).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
+        Ok((decision(&reply)?, granted.max(0) as u64))
     }
 
     /// The algorithm (leased mode runs on GCRA and the token bucket only).
@@ -294,7 +357,7 @@ impl RedisLimiter {
         &self.inner.clock
     }
 
-    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Reply, Error> {
+    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Vec<i64>, Error> {
         let inner = &self.inner;
         let keys = state_keys(&inner.name, inner.algorithm, key);
         let mut args = Vec::with_capacity(3 + inner.parameters.len());
@@ -306,7 +369,7 @@ impl RedisLimiter {
             args.push(inner.clock.now_micros().to_string());
         }
         let reply = RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await?;
-        Reply::new(reply)
+        redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string()))
     }
 
     /// A decision made without a round trip: a remembered refusal still in
@@ -364,16 +427,21 @@ fn state_keys(name: &str, algorithm: Admission, key: &str) -> Vec<String> {
     }
 }
 
-/// A script's `Decision` reply.
-fn decision(reply: &Reply) -> Result<Decision, Error> {
-    let count = |i| -> Result<u64, Error> { Ok(reply.double(i)?.max(0.0) as u64) };
+/// A script's `Decision` reply: seven integers, -1 for "never" (see
+/// `lua/decision.lua`).
+fn decision(reply: &[i64]) -> Result<Decision, Error> {
+    let [allowed, limit, remaining, retry_after, reset_after, wait, window] = reply
+        .get(..7)
+        .and_then(|r| <[i64; 7]>::try_from(r).ok())
+        .ok_or_else(|| Error::Protocol(format!("not a decision: {reply:?}")))?;
+    let duration = |v: i64| if v < 0 { NEVER } else { v };
     Ok(Decision {
-        allowed: reply.micros(0)? == 1,
-        limit: count(1)?,
-        remaining: count(2)?,
-        retry_after_micros: reply.micros(3)?,
-        reset_after_micros: reply.micros(4)?,
-        wait_micros: reply.micros(5)?,
-        window_micros: reply.micros(6)?,
+        allowed: allowed == 1,
+        limit: limit.max(0) as u64,
+        remaining: remaining.max(0) as u64,
+        retry_after_micros: duration(retry_after),
+        reset_after_micros: duration(reset_after),
+        wait_micros: duration(wait),
+        window_micros: duration(window),
     })
 }

@@ -142,6 +142,16 @@ impl RedisLeasedLimiter {
         Ok(Decision { remaining: left, ..decision })
     }
 
+    /// [`check_async`](Self::check_async) with a callback, called on the
+    /// crate's runtime thread, or at once on this one when the lease decides.
+    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        if let Some(decision) = self.spend(&key, cost) {
+            return callback(Ok(decision));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+    }
+
     /// Blocking [`check_async`](Self::check_async).
     pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
         if let Some(decision) = self.spend(key, cost) {

@@ -13,9 +13,12 @@
 //! * [`RedisLeasedLimiter`] — the design's leases: one round trip takes a
 //!   batch of units that a node then spends locally, with the over-time
 //!   bound and the losses stated in its docs.
+//! * [`RedisDividedLimiter`] — the design's divided mode: nodes heartbeat
+//!   into Redis and each enforces `limit ÷ live nodes` locally.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
 
+mod divided;
 mod error;
 mod exact;
 mod keys;
@@ -23,9 +26,11 @@ mod leased;
 mod membership;
 mod reply;
 mod scripts;
+mod share;
 mod smooth;
 mod store;
 
+pub use divided::RedisDividedLimiter;
 pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};
 pub use leased::RedisLeasedLimiter;

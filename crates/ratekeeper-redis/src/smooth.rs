@@ -194,6 +194,24 @@ impl RedisRateLimiter {
         Ok(reply.micros(1)? == 1)
     }
 
+    /// [`reserve_async`](Self::reserve_async) with a callback on the crate's
+    /// runtime thread (for bindings: the caller then waits on its own timer).
+    pub fn reserve_with(&self, permits: u32, callback: impl FnOnce(Result<Duration, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.reserve_async(permits).await }, callback);
+    }
+
+    /// [`try_reserve_async`](Self::try_reserve_async) with a callback.
+    pub fn try_reserve_with(
+        &self,
+        permits: u32,
+        timeout: Duration,
+        callback: impl FnOnce(Result<Option<Duration>, Error>) + Send + 'static,
+    ) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.try_reserve_async(permits, timeout).await }, callback);
+    }
+
     /// Blocking [`reserve_async`](Self::reserve_async).
     pub fn reserve(&self, permits: u32) -> Result<Duration, Error> {
         let this = self.clone();

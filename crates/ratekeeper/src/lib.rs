@@ -11,6 +11,8 @@
 //!   `SmoothWarmingUp`), bit for bit, plus what Guava's users asked for and
 //!   never got: [`time_until_available`](RateLimiter::time_until_available)
 //!   and [`can_acquire`](RateLimiter::can_acquire), which take nothing.
+//! * [`KeyedLimiter`] and [`AnyKeyedLimiter`] — one limiter per key (per
+//!   user, per user and action) in bounded memory: see [`keyed`].
 //! * [`MonotonicClock`] (TSC-based, the default) and [`ManualClock`] (moves
 //!   when told; sleeping on it advances it) for deterministic tests.
 //!
@@ -35,6 +37,7 @@ mod composite;
 mod concurrency;
 mod gcra;
 pub mod headers;
+pub mod keyed;
 mod leaky_bucket;
 mod markers;
 mod rate_limiter;
@@ -49,16 +52,20 @@ pub use clock::{AnyClock, Clock, ManualClock, MonotonicClock};
 pub use composite::CompositeLimiter;
 pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use gcra::Gcra;
+pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
 pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::token_bucket::Reservation;
 pub use ratekeeper_core::{
-    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Argument, Color, ConcurrencyPolicy, Decision, Error,
+    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Argument, Color, ConcurrencyPolicy, Decision, Error, Full,
     GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Permit, SmoothKind, SmoothRateLimiter, Value, NEVER,
 };
 pub use token_bucket::TokenBucket;
-pub use units::{advance_micros_from_secs, micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
+pub use units::{
+    advance_micros_from_secs, duration_micros_from_secs, micros_from_secs, timeout_micros_from_secs,
+    warmup_micros_from_secs,
+};
 pub use windows::{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowCounter, MAX_SLIDING_LOG_LIMIT};
 
 /// The core state machines, for callers that bring their own clock and lock.

@@ -28,6 +28,87 @@ function describe(error: RatekeeperError): string {
   return `${error.code} ${error.argument ?? ''} ${String(error.value)}`;
 }
 
+// Every algorithm, its Decision and its extras.
+import {
+  AdmissionLimiter,
+  CompositeLimiter,
+  ConcurrencyLimiter,
+  Decision,
+  FixedWindow,
+  Gcra,
+  LeakyBucketMeter,
+  LeakyBucketQueue,
+  NEVER,
+  Permit,
+  Reservation,
+  SlidingLog,
+  SlidingWindow,
+  SlidingWindowCounter,
+  SrTcm,
+  TokenBucket,
+  TrTcm,
+} from 'ratekeeper';
+import type { Color, GcraOptions, LimitOptions, Outcome, TokenBucketOptions, WindowOptions } from 'ratekeeper';
+
+const bucketOptions: TokenBucketOptions = { rate: 10, burst: 20n, clock };
+const bucket = new TokenBucket(bucketOptions);
+const decision: Decision = bucket.check();
+const allowed: boolean = decision.allowed;
+const retry: number = decision.retryAfterMs + decision.resetAfterMs + decision.waitMs + decision.windowMs;
+const exact: bigint = decision.retryAfterMicros + decision.resetAfterMicros + decision.waitMicros + decision.windowMicros;
+const never: boolean = decision.isNever || decision.retryAfterMicros === NEVER;
+const fields: { 'RateLimit-Policy': string; RateLimit: string; 'Retry-After'?: string } = decision.headers('api');
+const retryAfter: string | undefined = decision.retryAfterHeader();
+const several: string = Decision.rateLimitHeader([['a', decision], ['b', bucket.peek(2n)]]) + Decision.rateLimitPolicyHeader({ a: decision });
+const cheap: boolean = bucket.tryAcquire(1);
+const reservation: Reservation = bucket.reserve(2);
+const delay: number = reservation.delayMs();
+reservation.cancel();
+const bucketWait: Promise<Decision> = bucket.wait(1, { timeoutMs: 100 });
+bucket.rate = 5;
+bucket.burst = 3n;
+const tokens: number = bucket.tokens();
+const gcraOptions: GcraOptions = { maxBurst: 4, countPerPeriod: 1, periodMicros: 1_000_000n };
+const gcraLimit: number = new Gcra(gcraOptions).limit;
+const level: number = new LeakyBucketMeter({ capacity: 3, countPerPeriod: 1, periodMs: 100 }).level();
+const slot: Promise<Decision> = new LeakyBucketQueue({ capacity: 3, intervalMs: 100 }).acquire();
+const window: WindowOptions = { limit: 100, windowMs: 60_000 };
+const limiters: AdmissionLimiter[] = [
+  new FixedWindow(window),
+  new SlidingLog(window),
+  new SlidingWindowCounter(window),
+  new SlidingWindow({ ...window, subWindows: 10 }),
+];
+const maxLog: number = SlidingLog.MAX_LIMIT;
+const color: Color = new SrTcm({ cir: 1000, cbs: 1500, ebs: 1500 }).mark(100);
+const aware: Color = new TrTcm({ pir: 2, pbs: 2, cir: 1, cbs: 1 }).markAware(1, 'yellow');
+const concurrency = ConcurrencyLimiter.gradient({ maxLimit: 100 });
+const permit: Permit | undefined = concurrency.tryAcquire();
+const outcome: Outcome = 'dropped';
+const newLimit: number | undefined = permit?.release(outcome);
+const { decision: refusal, permit: maybe } = ConcurrencyLimiter.aimd().check();
+const sampled: number = ConcurrencyLimiter.fixed(5).sample({ rttMs: 3, inFlight: 2 });
+const limits: LimitOptions[] = [{ algorithm: 'tokenBucket', rate: 10, burst: 10 }, { algorithm: 'fixedWindow', ...window }];
+const each: { decision: Decision; parts: Decision[] } = new CompositeLimiter(limits).checkEach();
+
+// @ts-expect-error: a decision's fields are read-only
+decision.allowed = true;
+// @ts-expect-error: decisions come from limiters
+new Decision();
+// @ts-expect-error: a color is one of three names
+new SrTcm({ cir: 1, cbs: 1, ebs: 1 }).markAware(1, 'blue');
+// @ts-expect-error: options are required
+new TokenBucket();
+// @ts-expect-error: the composite's parts name their algorithm
+new CompositeLimiter([{ rate: 1, burst: 1 }]);
+// @ts-expect-error: permits come from tryAcquire
+new Permit();
+
+export {
+  allowed, retry, exact, never, fields, retryAfter, several, cheap, delay, bucketWait, tokens, gcraLimit, level, slot, limiters,
+  maxLog, color, aware, newLimit, refusal, maybe, sampled, each,
+};
+
 // @ts-expect-error: a timed tryAcquire is a Promise, not a boolean
 const wrong: boolean = limiter.tryAcquire(1, { timeoutMs: 100 });
 // @ts-expect-error: permits are numbers

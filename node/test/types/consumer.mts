@@ -1,5 +1,5 @@
 // The same as consumer.cts for an ES module user (index.d.mts).
-import ratekeeper, { codes, ManualClock, RateLimiter } from 'ratekeeper';
+import ratekeeper, { codes, Decision, Gcra, ManualClock, RateLimiter } from 'ratekeeper';
 import type { RateLimiterOptions } from 'ratekeeper';
 
 const options: RateLimiterOptions = { clock: new ManualClock() };
@@ -12,4 +12,7 @@ const code: string = codes.invalidOption;
 // @ts-expect-error: a timed tryAcquire is a Promise, not a boolean
 const wrong: boolean = limiter.tryAcquire(1, { timeoutMs: 100 });
 
-export { now, later, seconds, same, code, wrong };
+const decision: Decision = new Gcra({ maxBurst: 4, countPerPeriod: 1, periodMs: 1000 }).check(2n);
+const header: string = decision.rateLimitHeader('api');
+
+export { now, later, seconds, same, code, wrong, header };

@@ -5,9 +5,12 @@
 // Reads vector files in the `ratelimit-conformance/1` format
 // (tests/conformance/FORMAT.md) and replays every case through the public
 // API of the npm package in node/ on a ManualClock, exactly as the Rust
-// runner (tests/conformance/rust/src/lib.rs) replays them through the crate:
+// runner (tests/conformance/rust/src/) replays them through the crate:
 // the clock moves only by `sleep` steps and by the waits that successful
-// acquires make (waiting on a ManualClock advances it).
+// acquires (and token bucket waits, queue acquires) make — waiting on a
+// ManualClock advances it. Every algorithm: Guava's RateLimiter, the token
+// bucket, the other admission-style limiters, the markers, the concurrency
+// limiter and its policies, the composite; one function per family below.
 //
 // Prints one line per failing case (the first step that differed, expected
 // and actual) and a last line "N passed, N failed"; exits 1 when a case
@@ -15,7 +18,9 @@
 //
 // Numbers: integers arrive as JSON numbers or, beyond 2^53 - 1, as decimal
 // strings; both are read exactly, as bigints, and reach the binding without
-// loss (`timeoutMicros`, `warmupMicros`, `advanceMicros` take bigints).
+// loss: counts and microseconds go in as numbers when a double holds them
+// and as bigints beyond (every count and `…Micros` option takes both), and
+// a decision's durations are compared through its exact `…Micros` getters.
 // Permit counts are numbers in the API (Guava's `int`): one beyond 2^53 is
 // out of range however it is rounded. Doubles are JSON numbers (V8's parser
 // rounds correctly) or the strings "NaN", "Infinity", "-Infinity".
@@ -24,7 +29,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { RateLimiter, ManualClock, codes } = await import(path.join(here, '..', '..', '..', 'node', 'index.mjs'));
+const rk = await import(path.join(here, '..', '..', '..', 'node', 'index.mjs'));
+const { RateLimiter, ManualClock, codes } = rk;
 
 const FORMAT = 'ratelimit-conformance/1';
 
@@ -82,6 +88,14 @@ function boolField(obj, key) {
 /** A permit count as the API takes it: a number. */
 const permitsOf = (step) => Number(intField(step, 'permits'));
 
+/** An integer as a user passes it: a number when a double holds it, else a bigint. */
+const asArg = (n) => (n >= -(2n ** 53n - 1n) && n <= 2n ** 53n - 1n ? Number(n) : n);
+
+/** An integer field as a user passes it. */
+const argField = (obj, key) => asArg(intField(obj, key));
+
+const NEVER = 9223372036854775807n;
+
 /** Doubles compared bit for bit (so 0 !== -0), every NaN equal to every other. */
 const sameDouble = (a, b) => Object.is(a, b);
 
@@ -93,7 +107,13 @@ const isInvalidArgument = (error) => error instanceof RangeError && error.code =
 const describeError = (error) =>
   `${error?.constructor?.name ?? typeof error}${error?.code ? ` [${error.code}]` : ''}: ${error?.message ?? error}`;
 
-function create(spec, clock) {
+/** Guava's RateLimiter: a maker of the limiter, and `runStep` for its steps. */
+function guava(spec, clock) {
+  const make = guavaMaker(spec, clock);
+  return { make, step: (limiter, step) => runStep(limiter, clock, step) };
+}
+
+function guavaMaker(spec, clock) {
   switch (spec.algorithm) {
     case 'smooth_bursty': {
       const rate = doubleField(spec, 'permits_per_second');
@@ -113,18 +133,12 @@ function create(spec, clock) {
   }
 }
 
-/** Runs one step; returns nothing when it matched, throws Mismatch otherwise. */
+/** Runs one Guava step; returns nothing when it matched, throws Mismatch otherwise. */
 async function runStep(limiter, clock, step) {
   const expectsError = step.error;
   let actual; // what the call gave, when it gave something other than expected
   try {
     switch (step.op) {
-      case 'sleep': {
-        // The Rust clock ignores negative moves; ManualClock refuses them.
-        const micros = intField(step, 'micros');
-        if (micros > 0n) clock.advanceMicros(micros);
-        return;
-      }
       case 'acquire': {
         const expected = expectsError === undefined ? intField(step, 'wait_micros') : undefined;
         const before = clock.nowMicros;
@@ -175,6 +189,353 @@ async function runStep(limiter, clock, step) {
   throw new Mismatch(`expected ${expectedValue(step)}, got ${actual}`);
 }
 
+// ---------------------------------------------------------------------------
+// The algorithms of vectors/algorithms/ (FORMAT.md, "Algorithm vectors").
+
+/**
+ * Runs a call that a step may expect to fail (`"error": "invalid_argument"`):
+ * an expected error must be the binding's invalid-argument error; otherwise
+ * the call must succeed and `compare` judges its value (throwing Mismatch).
+ */
+async function expect(step, call, compare = () => {}) {
+  let value;
+  try {
+    value = await call();
+  } catch (error) {
+    if (error instanceof Mismatch) throw error;
+    if (step.error === 'invalid_argument' && isInvalidArgument(error)) return;
+    if (step.error !== undefined) throw new Mismatch(`expected error ${step.error}, got error: ${describeError(error)}`);
+    throw new Mismatch(`expected success, got error: ${describeError(error)}`);
+  }
+  if (step.error !== undefined) throw new Mismatch(`expected error ${step.error}, got success`);
+  compare(value);
+}
+
+function expectEq(what, expected, actual) {
+  if (expected !== actual) throw new Mismatch(`expected ${what} ${show(expected)}, got ${show(actual)}`);
+}
+
+/** A step's expected `decision` object, as exact integers. */
+function decisionField(obj, key = 'decision') {
+  const d = obj[key];
+  if (typeof d !== 'object' || d === null) throw new Mismatch(`missing decision field ${JSON.stringify(key)}`);
+  return {
+    allowed: boolField(d, 'allowed'),
+    limit: intField(d, 'limit'),
+    remaining: intField(d, 'remaining'),
+    retry_after_micros: intField(d, 'retry_after_micros'),
+    reset_after_micros: intField(d, 'reset_after_micros'),
+    wait_micros: intField(d, 'wait_micros'),
+    window_micros: intField(d, 'window_micros'),
+  };
+}
+
+/** Milliseconds as a Decision gives them for exact microseconds. */
+const msOf = (micros) => (micros === NEVER ? Infinity : Number(micros) / 1000);
+
+/**
+ * Compares a Decision with an expected one, every field: the counts, the
+ * exact microseconds, and the milliseconds they must agree with.
+ */
+function expectDecision(expected, d, what = 'decision') {
+  if (!(d instanceof rk.Decision)) throw new Mismatch(`${what} is not a Decision: ${d}`);
+  const actual = {
+    allowed: d.allowed,
+    limit: Number.isInteger(d.limit) ? BigInt(d.limit) : d.limit,
+    remaining: Number.isInteger(d.remaining) ? BigInt(d.remaining) : d.remaining,
+    retry_after_micros: d.retryAfterMicros,
+    reset_after_micros: d.resetAfterMicros,
+    wait_micros: d.waitMicros,
+    window_micros: d.windowMicros,
+  };
+  const diffs = Object.keys(expected)
+    .filter((k) => expected[k] !== actual[k])
+    .map((k) => `${k}: expected ${expected[k]}, got ${actual[k]}`);
+  const ms = { retryAfterMs: 'retry_after_micros', resetAfterMs: 'reset_after_micros', waitMs: 'wait_micros', windowMs: 'window_micros' };
+  for (const [field, micros] of Object.entries(ms)) {
+    if (!Object.is(d[field], msOf(expected[micros]))) diffs.push(`${field}: expected ${msOf(expected[micros])}, got ${d[field]}`);
+  }
+  if (diffs.length > 0) throw new Mismatch(`${what} differs: ${diffs.join('; ')}`);
+}
+
+/** The `sleep` step every family shares (ManualClock refuses negative moves; the Rust clock ignores them). */
+function sleep(clock, step) {
+  const micros = intField(step, 'micros');
+  if (micros > 0n) clock.advanceMicros(micros);
+}
+
+/** The options of an admission-style `limiter` object, as its class (and a composite's part) takes them. */
+function admissionOptions(spec) {
+  const n = (key) => argField(spec, key);
+  switch (spec.algorithm) {
+    case 'token_bucket':
+      return { algorithm: 'tokenBucket', rate: doubleField(spec, 'rate'), burst: n('burst') };
+    case 'gcra':
+      return { algorithm: 'gcra', maxBurst: n('max_burst'), countPerPeriod: n('count_per_period'), periodMicros: n('period_micros') };
+    case 'leaky_bucket_meter':
+      return {
+        algorithm: 'leakyBucketMeter',
+        capacity: n('capacity'),
+        countPerPeriod: n('count_per_period'),
+        periodMicros: n('period_micros'),
+      };
+    case 'leaky_bucket_queue':
+      return { algorithm: 'leakyBucketQueue', capacity: n('capacity'), intervalMicros: n('interval_micros') };
+    case 'fixed_window':
+      return { algorithm: 'fixedWindow', limit: n('limit'), windowMicros: n('window_micros') };
+    case 'sliding_window':
+      return { algorithm: 'slidingWindow', limit: n('limit'), windowMicros: n('window_micros'), subWindows: n('sub_windows') };
+    case 'sliding_log':
+      return { algorithm: 'slidingLog', limit: n('limit'), windowMicros: n('window_micros') };
+    case 'sliding_window_counter':
+      return { algorithm: 'slidingWindowCounter', limit: n('limit'), windowMicros: n('window_micros') };
+    default:
+      throw new Mismatch(`${JSON.stringify(spec.algorithm)} is not an admission-style algorithm`);
+  }
+}
+
+const CLASSES = {
+  tokenBucket: rk.TokenBucket,
+  gcra: rk.Gcra,
+  leakyBucketMeter: rk.LeakyBucketMeter,
+  leakyBucketQueue: rk.LeakyBucketQueue,
+  fixedWindow: rk.FixedWindow,
+  slidingWindow: rk.SlidingWindow,
+  slidingLog: rk.SlidingLog,
+  slidingWindowCounter: rk.SlidingWindowCounter,
+};
+
+/** `check` and `peek`, the ops every admission-style limiter (and the composite) has. */
+async function admissionStep(limiter, step) {
+  switch (step.op) {
+    case 'check':
+      return expect(step, () => limiter.check(argField(step, 'cost')), (d) => expectDecision(decisionField(step), d));
+    case 'peek':
+      return expect(step, () => limiter.peek(argField(step, 'cost')), (d) => expectDecision(decisionField(step), d));
+    default:
+      throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+  }
+}
+
+/** The admission-style algorithms without extras, through their classes. */
+function admission(spec, clock) {
+  const { algorithm, ...options } = admissionOptions(spec);
+  return { make: () => new CLASSES[algorithm]({ ...options, clock }), step: admissionStep };
+}
+
+/** `token_bucket`: Go's x/time/rate, with its reservations kept in order for `cancel`. */
+function tokenBucket(spec, clock) {
+  const { algorithm, ...options } = admissionOptions(spec);
+  const reservations = [];
+  return {
+    make: () => new rk.TokenBucket({ ...options, clock }),
+    async step(bucket, step) {
+      switch (step.op) {
+        case 'allow':
+          return expect(step, () => bucket.tryAcquire(argField(step, 'n')), (a) => expectEq('allowed', boolField(step, 'allowed'), a));
+        case 'reserve':
+          return expect(step, () => bucket.reserve(argField(step, 'n')), (r) => {
+            reservations.push(r);
+            const ok = boolField(step, 'ok');
+            expectEq('ok', ok, r.ok);
+            if (ok) expectEq('delay_micros', intField(step, 'delay_micros'), r.delayMicros());
+          });
+        case 'cancel': {
+          const r = reservations[Number(intField(step, 'reservation'))];
+          if (!r) throw new Mismatch(`no reservation #${step.reservation}`);
+          return r.cancel();
+        }
+        case 'wait':
+          // On a ManualClock the wait advances the clock by the delay.
+          return expect(
+            step,
+            () => bucket.wait(argField(step, 'n'), { timeoutMicros: argField(step, 'timeout_micros') }),
+            (d) => {
+              const ok = boolField(step, 'ok');
+              expectEq('ok', ok, d.allowed);
+              if (ok) expectEq('delay_micros', intField(step, 'delay_micros'), d.waitMicros);
+            },
+          );
+        case 'set_rate':
+          return expect(step, () => {
+            bucket.rate = doubleField(step, 'rate');
+          });
+        case 'set_burst':
+          return expect(step, () => {
+            bucket.burst = argField(step, 'burst');
+          });
+        case 'tokens': {
+          const expected = doubleField(step, 'tokens');
+          const tokens = bucket.tokens();
+          if (!sameDouble(expected, tokens)) throw new Mismatch(`expected tokens ${show(expected)}, got ${show(tokens)}`);
+          return;
+        }
+        case 'rate': {
+          const expected = doubleField(step, 'rate');
+          if (!sameDouble(expected, bucket.rate)) throw new Mismatch(`expected rate ${show(expected)}, got ${show(bucket.rate)}`);
+          return;
+        }
+        case 'burst':
+          return expectEq('burst', intField(step, 'burst'), BigInt(bucket.burst));
+        default:
+          return admissionStep(bucket, step);
+      }
+    },
+  };
+}
+
+/** `srtcm` and `trtcm`. */
+function markers(spec, clock) {
+  const n = (key) => argField(spec, key);
+  const sr = spec.algorithm === 'srtcm';
+  return {
+    make: () =>
+      sr
+        ? new rk.SrTcm({ cir: n('cir'), cbs: n('cbs'), ebs: n('ebs'), clock })
+        : new rk.TrTcm({ pir: n('pir'), pbs: n('pbs'), cir: n('cir'), cbs: n('cbs'), clock }),
+    async step(marker, step) {
+      switch (step.op) {
+        case 'mark':
+          return expect(step, () => marker.mark(argField(step, 'bytes')), (c) => expectEq('color', step.color, c));
+        case 'mark_aware':
+          return expect(
+            step,
+            () => marker.markAware(argField(step, 'bytes'), step.pre_color),
+            (c) => expectEq('color', step.color, c),
+          );
+        case 'tokens': {
+          const tokens = marker.tokens();
+          for (const key of sr ? ['committed', 'excess'] : ['peak', 'committed']) {
+            expectEq(key, intField(step, key), BigInt(tokens[key]));
+          }
+          return;
+        }
+        default:
+          throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+      }
+    },
+  };
+}
+
+/** A policy object as ConcurrencyLimiter's factories take it. */
+function concurrencyMaker(policy, clock) {
+  const n = (key) => argField(policy, key);
+  switch (policy.algorithm) {
+    case 'fixed':
+      return () => rk.ConcurrencyLimiter.fixed(n('limit'), { clock });
+    case 'gradient':
+      return () =>
+        rk.ConcurrencyLimiter.gradient({
+          initialLimit: n('initial_limit'),
+          minLimit: n('min_limit'),
+          maxLimit: n('max_limit'),
+          smoothing: doubleField(policy, 'smoothing'),
+          rttTolerance: doubleField(policy, 'rtt_tolerance'),
+          queueSize: n('queue_size'),
+          backoffRatio: doubleField(policy, 'backoff_ratio'),
+          probeInterval: n('probe_interval'),
+          clock,
+        });
+    case 'aimd':
+      return () =>
+        rk.ConcurrencyLimiter.aimd({
+          initialLimit: n('initial_limit'),
+          minLimit: n('min_limit'),
+          maxLimit: n('max_limit'),
+          backoffRatio: doubleField(policy, 'backoff_ratio'),
+          rttTimeoutMicros: n('rtt_timeout_micros'),
+          clock,
+        });
+    default:
+      throw new Mismatch(`unknown policy ${JSON.stringify(policy.algorithm)}`);
+  }
+}
+
+/** `gradient`, `aimd` (the policies alone, through `sample`) and `concurrency` (with permits). */
+function concurrency(spec, clock) {
+  const policy = spec.algorithm === 'concurrency' ? spec.policy : spec;
+  if (typeof policy !== 'object' || policy === null) throw new Mismatch('no "policy"');
+  const permits = [];
+  return {
+    make: concurrencyMaker(policy, clock),
+    async step(limiter, step) {
+      switch (step.op) {
+        case 'sample':
+          return expect(
+            step,
+            () =>
+              limiter.sample({ rttMicros: argField(step, 'rtt_micros'), inFlight: argField(step, 'in_flight'), dropped: boolField(step, 'dropped') }),
+            (limit) => expectEq('limit', intField(step, 'limit'), BigInt(limit)),
+          );
+        case 'acquire': {
+          const { decision, permit } = limiter.check();
+          if (permit) permits.push(permit);
+          expectEq('a permit', decision.allowed, permit !== undefined);
+          return expectDecision(decisionField(step), decision);
+        }
+        case 'release': {
+          const permit = permits[Number(intField(step, 'permit'))];
+          if (!permit) throw new Mismatch(`no permit #${step.permit}`);
+          return expectEq('limit', intField(step, 'limit'), BigInt(permit.release(step.outcome)));
+        }
+        case 'state':
+          expectEq('limit', intField(step, 'limit'), BigInt(limiter.limit));
+          return expectEq('in_flight', intField(step, 'in_flight'), BigInt(limiter.inFlight));
+        default:
+          throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+      }
+    },
+  };
+}
+
+/** `composite`: its parts are option objects with the algorithm's name. */
+function composite(spec, clock) {
+  if (!Array.isArray(spec.limits)) throw new Mismatch('no "limits" array');
+  const limits = spec.limits.map(admissionOptions);
+  return {
+    make: () => new rk.CompositeLimiter(limits, { clock }),
+    async step(limiter, step) {
+      if (step.op !== 'check') return admissionStep(limiter, step);
+      return expect(step, () => limiter.checkEach(argField(step, 'cost')), ({ decision, parts }) => {
+        expectDecision(decisionField(step), decision);
+        if (!Array.isArray(step.parts)) throw new Mismatch('no "parts" array');
+        expectEq('number of parts', step.parts.length, parts.length);
+        step.parts.forEach((expected, i) => expectDecision(decisionField({ d: expected }, 'd'), parts[i], `part ${i}`));
+      });
+    },
+  };
+}
+
+/** The family that replays `spec`'s algorithm. */
+function create(spec, clock) {
+  switch (spec.algorithm) {
+    case 'smooth_bursty':
+    case 'smooth_warming_up':
+      return guava(spec, clock);
+    case 'token_bucket':
+      return tokenBucket(spec, clock);
+    case 'gcra':
+    case 'leaky_bucket_meter':
+    case 'leaky_bucket_queue':
+    case 'fixed_window':
+    case 'sliding_window':
+    case 'sliding_log':
+    case 'sliding_window_counter':
+      return admission(spec, clock);
+    case 'srtcm':
+    case 'trtcm':
+      return markers(spec, clock);
+    case 'gradient':
+    case 'aimd':
+    case 'concurrency':
+      return concurrency(spec, clock);
+    case 'composite':
+      return composite(spec, clock);
+    default:
+      throw new Mismatch(`unsupported algorithm ${JSON.stringify(spec.algorithm)}`);
+  }
+}
+
 function expectedValue(step) {
   for (const key of ['wait_micros', 'acquired', 'permits_per_second']) {
     if (key in step) return `${key} ${JSON.stringify(step[key])}`;
@@ -185,7 +546,7 @@ function expectedValue(step) {
 function describeStep(step) {
   const parts = [];
   for (const [k, v] of Object.entries(step)) {
-    if (['wait_micros', 'acquired', 'error'].includes(k)) continue;
+    if (['wait_micros', 'acquired', 'error', 'decision', 'parts', 'allowed', 'ok', 'delay_micros', 'tokens', 'color', 'limit'].includes(k)) continue;
     parts.push(k === 'op' ? String(v) : `${k}=${JSON.stringify(v)}`);
   }
   return `(${parts.join(' ')})`;
@@ -196,7 +557,7 @@ async function runCase(c) {
   try {
     if (!c.limiter) throw new Mismatch('case has no "limiter"');
     const clock = new ManualClock();
-    const make = create(c.limiter, clock);
+    const { make, step: replay } = create(c.limiter, clock);
     if ('create_error' in c) {
       try {
         make();
@@ -215,7 +576,8 @@ async function runCase(c) {
     if (!Array.isArray(c.steps)) throw new Mismatch('case has no "steps"');
     for (const [i, step] of c.steps.entries()) {
       try {
-        await runStep(limiter, clock, step);
+        if (step.op === 'sleep') sleep(clock, step);
+        else await replay(limiter, step);
       } catch (error) {
         if (error instanceof Mismatch) return `step ${i} ${describeStep(step)}: ${error.message}`;
         throw error;

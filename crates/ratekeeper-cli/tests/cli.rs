@@ -1,0 +1,222 @@
+//! `ratekeeper simulate` as a user runs it: the files it writes, and its
+//! errors for malformed traces and arguments (a message naming the line and
+//! column or the argument, a non-zero exit, never a panic).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ratekeeper(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ratekeeper")).args(args).output().expect("run ratekeeper")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_no_panic(o: &Output) {
+    let e = stderr(o);
+    assert!(!e.contains("panicked"), "{e}");
+    assert_ne!(o.status.code(), Some(101), "{e}");
+}
+
+#[test]
+fn boundary_attack_writes_summary_decisions_and_plots() {
+    let svg = scratch("boundary.svg");
+    let png = scratch("boundary.png");
+    let json = scratch("decisions.json");
+    let summary = scratch("summary.json");
+    for plot in [&svg, &png] {
+        let o = ratekeeper(&[
+            "simulate",
+            "--pattern",
+            "boundary:limit=100,window=1s",
+            "--limiter",
+            "fixed_window:limit=100,window=1s",
+            "--limiter",
+            "sliding_log:limit=100,window=1s",
+            "--limiter",
+            "guava:rate=100",
+            "--decisions",
+            json.to_str().unwrap(),
+            "--summary",
+            summary.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let table = String::from_utf8(o.stdout).unwrap();
+        assert!(table.contains("max admitted in any 1 s"), "{table}");
+        let fixed = table.lines().find(|l| l.starts_with("fixed_window")).unwrap();
+        assert_eq!(fixed.split_whitespace().take(5).collect::<Vec<_>>(), ["fixed_window", "200", "200", "0", "200"]);
+    }
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.starts_with("<svg") && svg_text.contains("fixed_window — at most 200 in any 1 s"));
+    assert!(svg_text.contains("sliding_log — at most 100 in any 1 s"));
+    let png_bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&png_bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png_bytes.len() > 20_000, "a picture with text and curves, not a blank: {} bytes", png_bytes.len());
+
+    let decisions: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = decisions["decisions"].as_array().unwrap();
+    assert_eq!(rows.len(), 600, "200 requests × 3 limiters");
+    let admitted = |lane: &str| rows.iter().filter(|r| r["limiter"] == lane && r["allowed"] == true).count();
+    assert_eq!((admitted("fixed_window"), admitted("sliding_log"), admitted("guava bursty acquire")), (200, 100, 200));
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    assert_eq!(s["limiters"][1]["max_in_window"], 100);
+    assert_eq!(s["window_micros"], 1_000_000);
+}
+
+#[test]
+fn csv_traces_round_trip_and_decisions_go_to_stdout() {
+    let trace = scratch("saved.csv");
+    let o = ratekeeper(&[
+        "simulate",
+        "--pattern",
+        "steady:rate=10,duration=1s",
+        "--pattern",
+        "bursts:size=3,every=1s,duration=1s,start=500ms,cost=2",
+        "-l",
+        "token_bucket:rate=5,burst=5",
+        "--save-trace",
+        trace.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "--quiet prints nothing");
+    let o =
+        ratekeeper(&["simulate", "--trace", trace.to_str().unwrap(), "-l", "token_bucket:rate=5,burst=5", "-d", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = String::from_utf8(o.stdout.clone()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "request,time_us,cost,limiter,allowed,wait_us,admitted_at_us,remaining,retry_after_us");
+    assert_eq!(lines.len(), 14, "13 requests and the header");
+    // At 500 ms the steady request (the first pattern's) comes first and
+    // takes the last token; the burst of cost 2 finds one.
+    assert!(lines.contains(&"5,500000,1,token_bucket,true,0,500000,1,"), "{csv}");
+    assert!(lines.contains(&"6,500000,2,token_bucket,false,0,,1,100000"), "{csv}");
+    // The summary went to stderr, out of the way of the decisions.
+    assert!(stderr(&o).contains("13 requests"), "{}", stderr(&o));
+}
+
+#[test]
+fn malformed_traces_name_line_and_column() {
+    for (content, expected) in [
+        ("time,cost\n0.1,1\n0.2,x\n", "line 3, column 5: cost `x` is not a whole number ≥ 1"),
+        ("0.5\n0.4\n", "line 2, column 1: time 0.400000 s is before the previous request's"),
+        ("time,cost\n1.0000001,1\n", "line 2, column 1: time `1.0000001`"),
+        ("when,cost\n1,1\n", "line 1, column 1: the first line is neither a request"),
+        ("time_us,cost\n5,1\n,1\n", "line 3, column 1: time_us `` is not a whole number"),
+        ("0.1\n\u{0}\n", "line 2, column 1: time `\u{0}`"),
+    ] {
+        let path = scratch("bad.csv");
+        std::fs::write(&path, content).unwrap();
+        let o = ratekeeper(&["simulate", "--trace", path.to_str().unwrap(), "-l", "fixed_window:limit=1,window=1s"]);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{content:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with("ratekeeper: error: "), "{e}");
+        assert!(e.contains(&format!("bad.csv: {expected}")), "{content:?}: {e}");
+    }
+    let o = ratekeeper(&["simulate", "--trace", "/nonexistent/trace.csv", "-l", "fixed_window:limit=1,window=1s"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot open /nonexistent/trace.csv"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for (args, expected) in [
+        (&["simulate", "--pattern", "steady:rate=1,duration=1s"][..], "--limiter"),
+        (&["simulate", "-l", "fixed_window:limit=1,window=1s"][..], "<--trace <FILE>|--pattern <SPEC>>"),
+        (&["simulate", "--pattern", "steady:rate=1", "-l", "fixed_window:limit=1,window=1s"][..], "needs `duration=`"),
+        (
+            &["simulate", "--pattern", "steady:rate=1,duration=1s", "-l", "fixed:limit=1"][..],
+            "unknown algorithm `fixed`",
+        ),
+        (
+            &["simulate", "--pattern", "steady:rate=1,duration=1s", "-l", "fixed_window:limit=x,window=1s"][..],
+            "limit = `x`",
+        ),
+        (
+            &["simulate", "--pattern", "steady:rate=1,duration=1s", "-l", "guava:rate=1", "--window", "0s"][..],
+            "longer than 0",
+        ),
+    ] {
+        let o = ratekeeper(args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn invalid_parameters_and_requests_are_errors() {
+    for (args, expected) in [
+        (&["simulate", "--pattern", "steady:rate=1,duration=1s", "-l", "fixed_window:limit=0,window=1s"][..], "limit"),
+        (
+            &[
+                "simulate",
+                "--pattern",
+                "steady:rate=1,duration=1s",
+                "-l",
+                "sliding_window:limit=5,window=1s,sub_windows=3",
+            ][..],
+            "sub_windows",
+        ),
+        (
+            &["simulate", "--pattern", "steady:rate=1,duration=1s,cost=3000000000", "-l", "guava:rate=1"][..],
+            "request 1 (at 0.000000 s, cost 3000000000): guava bursty acquire: invalid argument permits",
+        ),
+        (
+            &[
+                "simulate",
+                "--pattern",
+                "steady:rate=1,duration=1s",
+                "-l",
+                "guava:rate=1",
+                "--plot",
+                "/nonexistent/dir/p.svg",
+            ][..],
+            "cannot write /nonexistent/dir/p.svg",
+        ),
+        (
+            &["simulate", "--pattern", "steady:rate=1,duration=1s", "-l", "guava:rate=1", "-d", "/nonexistent/d.csv"][..],
+            "cannot create /nonexistent/d.csv",
+        ),
+    ] {
+        let o = ratekeeper(args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn progress_when_asked() {
+    let o = ratekeeper(&[
+        "simulate",
+        "--pattern",
+        "steady:rate=40000,duration=1s",
+        "-l",
+        "sliding_log:limit=1000,window=1s",
+        "-l",
+        "token_bucket:rate=1000,burst=1000",
+        "-d",
+        scratch("long.csv").to_str().unwrap(),
+        "--progress",
+        "always",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    // Asked for, the first report comes at once, and the last at the end.
+    assert!(e.contains("simulating (requests): 16384 of 40000 (41%)\n"), "{e}");
+    assert!(e.ends_with("simulating (requests): 40000 of 40000 (100%)\n"), "{e}");
+    let quiet = ratekeeper(&["simulate", "--pattern", "steady:rate=10,duration=1s", "-l", "guava:rate=1", "-q"]);
+    assert!(quiet.stderr.is_empty(), "no progress when stderr is not a terminal: {}", stderr(&quiet));
+}

@@ -1,0 +1,62 @@
+//! [`RedisDividedLimiter`]: the design's divided mode.
+//!
+//! Every node joins the limiter's group ([`Membership`]: heartbeats into
+//! Redis with a TTL) and enforces `limit ÷ live nodes` on its own, per key
+//! (see `share.rs`). A decision never waits for Redis: the heartbeats run in
+//! the background and only update the count. While Redis is unreachable the
+//! node keeps the last count it read.
+//!
+//! The shares add up to the whole limit when every node gets its share of
+//! the traffic; when traffic is uneven, a busy node is refused while an idle
+//! one has room (the price of deciding locally — exact and leased modes do
+//! not pay it). Quotas are rounded down, never below one unit per node.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ratekeeper::{AnyClock, Decision, LimiterSpec};
+
+use crate::error::Error;
+use crate::membership::Membership;
+use crate::share::LocalShare;
+use crate::store::RedisStore;
+
+/// A limit divided between the live nodes, each deciding locally. Cheap to
+/// clone; safe to share between threads; leaves the group when the last
+/// clone is dropped.
+#[derive(Debug, Clone)]
+pub struct RedisDividedLimiter {
+    share: Arc<LocalShare>,
+    membership: Arc<Membership>,
+}
+
+impl RedisDividedLimiter {
+    /// Joins group `name` (heartbeats every third of `heartbeat_ttl`) and
+    /// enforces this node's share of `spec`, for at most `max_keys` keys.
+    pub fn new(
+        store: &RedisStore,
+        name: &str,
+        spec: LimiterSpec,
+        heartbeat_ttl: Duration,
+        max_keys: usize,
+    ) -> Result<Self, Error> {
+        let membership = Arc::new(Membership::join(store, name, heartbeat_ttl)?);
+        let share = Arc::new(LocalShare::new(Arc::clone(&membership), spec, max_keys, AnyClock::default())?);
+        Ok(RedisDividedLimiter { share, membership })
+    }
+
+    /// Decides `cost` units for `key` with this node's share: no round trip.
+    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        self.share.check(key, cost)
+    }
+
+    /// The live nodes as last read.
+    pub fn nodes(&self) -> u64 {
+        self.share.nodes()
+    }
+
+    /// This node's membership in the group.
+    pub fn membership(&self) -> &Membership {
+        &self.membership
+    }
+}

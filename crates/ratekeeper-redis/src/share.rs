@@ -1,0 +1,84 @@
+//! [`LocalShare`]: this node's share of a limit, enforced in-process.
+//!
+//! The design's second way to share a limit without a round trip per
+//! decision: every node enforces `limit ÷ live nodes` on its own, per key
+//! (a keyed limiter over [`LimiterSpec::divided`]), and re-reads the node
+//! count as the [`Membership`] heartbeats update it. Divided mode decides
+//! with it always; exact mode falls back to it while Redis cannot answer.
+//!
+//! When the count changes, the share is rebuilt from scratch: keys start
+//! whole again. So each change of membership can let each key through up
+//! to one (new) share more than a single limiter would; membership changes
+//! are rare (a node starting, stopping or dying), and the over-admission is
+//! bounded by them.
+
+use std::sync::{Arc, Mutex};
+
+use ratekeeper::{AnyClock, AnyKeyedLimiter, Decision, KeyedOptions, LimiterSpec};
+
+use crate::error::Error;
+use crate::membership::Membership;
+
+/// A node's share of a limit, per key, following the membership's count.
+#[derive(Debug)]
+pub(crate) struct LocalShare {
+    membership: Arc<Membership>,
+    spec: LimiterSpec,
+    max_keys: usize,
+    clock: AnyClock,
+    current: Mutex<Current>,
+}
+
+#[derive(Debug)]
+struct Current {
+    /// The node count the limiter was built for (0: none built yet, or
+    /// stale — rebuild on next use).
+    nodes: u64,
+    limiter: Option<AnyKeyedLimiter<String, AnyClock>>,
+}
+
+impl LocalShare {
+    pub(crate) fn new(
+        membership: Arc<Membership>,
+        spec: LimiterSpec,
+        max_keys: usize,
+        clock: AnyClock,
+    ) -> Result<Self, Error> {
+        // Build one now so that bad parameters fail at construction.
+        let limiter =
+            AnyKeyedLimiter::new(&spec.divided(membership.nodes()), KeyedOptions::new(max_keys), clock.clone())?;
+        Ok(LocalShare {
+            current: Mutex::new(Current { nodes: membership.nodes(), limiter: Some(limiter) }),
+            membership,
+            spec,
+            max_keys,
+            clock,
+        })
+    }
+
+    /// Decides `cost` units for `key` with this node's share.
+    pub(crate) fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+        let nodes = self.membership.nodes();
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.nodes != nodes || current.limiter.is_none() {
+            let spec = self.spec.divided(nodes);
+            current.limiter = Some(AnyKeyedLimiter::new(&spec, KeyedOptions::new(self.max_keys), self.clock.clone())?);
+            current.nodes = nodes;
+        }
+        Ok(current.limiter.as_ref().map(|l| l.check(key, cost)).expect("built above"))
+    }
+
+    /// Forgets every key: the next use starts afresh (after an outage, the
+    /// next one starts from whole shares again).
+    pub(crate) fn reset(&self) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.limiter.is_some() {
+            current.limiter = None;
+        }
+    }
+
+    /// The node count the share follows.
+    pub(crate) fn nodes(&self) -> u64 {
+        self.membership.nodes()
+    }
+}

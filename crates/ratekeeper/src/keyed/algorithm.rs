@@ -1,0 +1,204 @@
+//! [`KeyedAlgorithm`]: how a keyed limiter stores one algorithm's state per
+//! key — the state words only, never the configuration.
+//!
+//! Every key of a keyed limiter has the same configuration (the template's),
+//! so storing it per key would multiply it by the number of keys. The core's
+//! [`Packed`] layout puts the words a decision can change first
+//! ([`Packed::HOT`]); a key stores just those, and a decision unpacks the
+//! template's words with the key's hot words in front, decides, and stores
+//! the hot words back. Per key that is 8 bytes (leaky bucket queue), 16
+//! (GCRA, fixed window), 24 (token bucket, leaky bucket meter, sliding
+//! window counter) or 72 (sliding window's 16 counters). The sliding log is
+//! the exception: its state *is* its log, up to `limit` entries of 16 bytes.
+//!
+//! The semantics stay in the core: [`Admission`] decides, [`Full`] says when
+//! a key can be dropped.
+
+use ratekeeper_core::fixed_window::FixedWindow;
+use ratekeeper_core::gcra::Gcra;
+use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
+use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
+use ratekeeper_core::sliding_window::SlidingWindow;
+use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
+use ratekeeper_core::token_bucket::TokenBucket;
+use ratekeeper_core::{Admission, Decision, Full, Packed};
+
+/// An admission algorithm a [`KeyedLimiter`](super::KeyedLimiter) can hold
+/// per key. `self` is the template: every method reads its configuration
+/// and the given key's `State`.
+///
+/// Implemented for every admission-style algorithm of the core. Sealed: the
+/// keyed limiter relies on [`Full`]'s contract, which the property tests
+/// check for these types only.
+pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
+    /// What a key stores.
+    type State: Send;
+
+    /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
+    ///
+    /// [`LimiterSpec::algorithm`]: ratekeeper_core::LimiterSpec::algorithm
+    fn name(&self) -> &'static str;
+
+    /// A fresh key's state.
+    fn fresh_state(&self) -> Self::State;
+
+    /// [`Admission::check`] on a key's state.
+    fn check_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) -> Decision;
+
+    /// [`Admission::peek`] on a key's state.
+    fn peek_state(&self, state: &Self::State, cost: u64, now_micros: i64) -> Decision;
+
+    /// [`Admission::peek`] on a fresh key's state (without making one).
+    fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision;
+
+    /// [`Full::is_full_at`] of a key's state.
+    fn state_is_full_at(&self, state: &Self::State, now_micros: i64) -> bool;
+
+    /// [`Full::full_at_micros`] of a key's state.
+    fn state_full_at_micros(&self, state: &Self::State, now_micros: i64) -> i64;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The template's words with a key's hot words in front: the key's state.
+#[inline]
+fn with_hot<T: Packed<N>, const N: usize, const H: usize>(template: &T, hot: &[u64; H]) -> T {
+    let mut words = template.pack();
+    words[..H].copy_from_slice(hot);
+    T::unpack(words)
+}
+
+#[inline]
+fn hot_of<T: Packed<N>, const N: usize, const H: usize>(value: &T) -> [u64; H] {
+    let words = value.pack();
+    std::array::from_fn(|i| words[i])
+}
+
+/// Implements [`KeyedAlgorithm`] for a fixed-size core algorithm: `$words`
+/// packed words of which the first `$hot` are its state.
+macro_rules! keyed_by_hot_words {
+    ($core:ty, $words:literal, $hot:literal, $name:literal) => {
+        const _: () = assert!(<$core as Packed<$words>>::HOT == $hot);
+
+        impl sealed::Sealed for $core {}
+
+        impl KeyedAlgorithm for $core {
+            type State = [u64; $hot];
+
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            #[inline]
+            fn fresh_state(&self) -> [u64; $hot] {
+                hot_of::<$core, $words, $hot>(&Full::fresh(self))
+            }
+
+            #[inline]
+            fn check_state(&self, state: &mut [u64; $hot], cost: u64, now_micros: i64) -> Decision {
+                let mut value = with_hot::<$core, $words, $hot>(self, state);
+                let decision = Admission::check(&mut value, cost, now_micros);
+                *state = hot_of::<$core, $words, $hot>(&value);
+                decision
+            }
+
+            #[inline]
+            fn peek_state(&self, state: &[u64; $hot], cost: u64, now_micros: i64) -> Decision {
+                Admission::peek(&with_hot::<$core, $words, $hot>(self, state), cost, now_micros)
+            }
+
+            #[inline]
+            fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision {
+                Admission::peek(&Full::fresh(self), cost, now_micros)
+            }
+
+            #[inline]
+            fn state_is_full_at(&self, state: &[u64; $hot], now_micros: i64) -> bool {
+                Full::is_full_at(&with_hot::<$core, $words, $hot>(self, state), now_micros)
+            }
+
+            #[inline]
+            fn state_full_at_micros(&self, state: &[u64; $hot], now_micros: i64) -> i64 {
+                Full::full_at_micros(&with_hot::<$core, $words, $hot>(self, state), now_micros)
+            }
+        }
+    };
+}
+
+keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
+keyed_by_hot_words!(Gcra, 5, 2, "gcra");
+keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
+keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
+keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
+keyed_by_hot_words!(SlidingWindow, 11, 9, "sliding_window");
+keyed_by_hot_words!(SlidingWindowCounter, 5, 3, "sliding_window_counter");
+
+impl sealed::Sealed for SlidingLog<Box<[LogEntry]>> {}
+
+/// The sliding log's state is the whole log (its entries cannot be shared):
+/// `16 × limit` bytes per key and a few words.
+impl KeyedAlgorithm for SlidingLog<Box<[LogEntry]>> {
+    type State = SlidingLog<Box<[LogEntry]>>;
+
+    fn name(&self) -> &'static str {
+        "sliding_log"
+    }
+
+    fn fresh_state(&self) -> Self::State {
+        self.fresh()
+    }
+
+    fn check_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) -> Decision {
+        Admission::check(state, cost, now_micros)
+    }
+
+    fn peek_state(&self, state: &Self::State, cost: u64, now_micros: i64) -> Decision {
+        Admission::peek(state, cost, now_micros)
+    }
+
+    fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision {
+        // The template is kept fresh (see `KeyedLimiter::with_clock_and_hasher`).
+        Admission::peek(self, cost, now_micros)
+    }
+
+    fn state_is_full_at(&self, state: &Self::State, now_micros: i64) -> bool {
+        Full::is_full_at(state, now_micros)
+    }
+
+    fn state_full_at_micros(&self, state: &Self::State, now_micros: i64) -> i64 {
+        Full::full_at_micros(state, now_micros)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key's hot words with the template's configuration decide exactly
+    /// as the whole state machine does.
+    #[test]
+    fn hot_words_decide_as_the_whole_state() {
+        fn same<A: KeyedAlgorithm + Admission + Full + Clone>(template: A) {
+            let mut whole = template.clone();
+            let mut state = template.fresh_state();
+            for (i, now) in [0, 0, 10, 500, 500, 1_000, 1_001, 5_000, 5_000, 5_000, 100_000].into_iter().enumerate() {
+                let cost = (i % 3) as u64;
+                assert_eq!(template.peek_state(&state, cost + 1, now), whole.peek(cost + 1, now));
+                let d = template.check_state(&mut state, cost, now);
+                assert_eq!(d, whole.check(cost, now), "{} at {now}", template.name());
+                assert_eq!(template.state_is_full_at(&state, now), whole.is_full_at(now));
+                assert_eq!(template.state_full_at_micros(&state, now), whole.full_at_micros(now));
+            }
+        }
+        same(TokenBucket::new(100.0, 3).unwrap());
+        same(Gcra::new(2, 1, 1_000).unwrap());
+        same(LeakyBucketMeter::new(3, 1, 1_000).unwrap());
+        same(LeakyBucketQueue::new(2, 1_000).unwrap());
+        same(FixedWindow::new(3, 1_000).unwrap());
+        same(SlidingWindow::new(3, 1_000, 4).unwrap());
+        same(SlidingWindowCounter::new(3, 1_000).unwrap());
+        same(SlidingLog::new(3, 1_000, vec![LogEntry::default(); 3].into_boxed_slice()).unwrap());
+    }
+}

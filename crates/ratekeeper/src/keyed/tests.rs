@@ -1,0 +1,261 @@
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ratekeeper_core::fixed_window::FixedWindow;
+use ratekeeper_core::gcra::Gcra;
+use ratekeeper_core::token_bucket::TokenBucket;
+use ratekeeper_core::{LimiterSpec, Value};
+
+use super::*;
+use crate::{AnyClock, ManualClock};
+
+const SEC: i64 = 1_000_000;
+
+fn manual() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new())
+}
+
+/// 2 per second, bursts of 2 (GCRA: max_burst 1).
+fn gcra() -> Gcra {
+    Gcra::new(1, 2, SEC).unwrap()
+}
+
+#[test]
+fn each_key_has_its_own_limiter() {
+    let clock = manual();
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(100), Arc::clone(&clock)).unwrap();
+    assert!(users.check(&1, 1).allowed);
+    assert!(users.check(&1, 1).allowed);
+    let refused = users.check(&1, 1);
+    assert_eq!((refused.allowed, refused.retry_after_micros), (false, 500_000));
+    assert!(users.check(&2, 2).allowed);
+    assert_eq!(users.len(), 2);
+    assert_eq!(users.peek(&1, 1), refused, "a look sees the same");
+    clock.advance(Duration::from_millis(500));
+    assert!(users.check(&1, 1).allowed);
+    assert_eq!(users.algorithm(), "gcra");
+}
+
+#[test]
+fn refusals_and_looks_create_no_key() {
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(100), manual()).unwrap();
+    assert!(users.peek(&1, 1).allowed);
+    assert!(users.check(&1, 0).allowed);
+    let never = users.check(&1, 3);
+    assert!(never.is_never(), "more than the limit: {never:?}");
+    assert!(users.is_empty());
+    // An unlimited token bucket consumes nothing: nothing to remember.
+    let free = KeyedLimiter::<u64, _, _>::with_clock(
+        TokenBucket::new(f64::INFINITY, 0).unwrap(),
+        KeyedOptions::new(5),
+        manual(),
+    )
+    .unwrap();
+    assert!(free.check(&1, 10).allowed);
+    assert!(free.is_empty());
+}
+
+#[test]
+fn full_keys_are_dropped_without_changing_anything() {
+    let clock = manual();
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(100), Arc::clone(&clock)).unwrap();
+    for key in 0..10 {
+        assert!(users.check(&key, 1).allowed);
+    }
+    assert_eq!(users.evict_full(), 0, "nothing is full yet");
+    clock.advance(Duration::from_millis(499));
+    assert_eq!(users.evict_full(), 0);
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(users.evict_full(), 10);
+    assert!(users.is_empty());
+    // Back as new keys, decided as the fresh ones they are.
+    assert_eq!(users.check(&3, 2).remaining, 0);
+}
+
+#[test]
+fn at_the_bound_new_keys_are_refused_until_a_key_is_full() {
+    let clock = manual();
+    let options = KeyedOptions::new(4).shards(1);
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), options, Arc::clone(&clock)).unwrap();
+    for key in 0..4 {
+        assert!(users.check(&key, 2).allowed); // each full again in 1 s
+        clock.advance(Duration::from_millis(100));
+    }
+    let Err(full) = users.try_check(&99, 1) else { panic!("admitted past the bound") };
+    let d = full.decision();
+    assert_eq!((d.allowed, d.remaining, d.limit), (false, 0, 2));
+    // Key 0 is full 1 s after its admission, at 1.0 s; now is 0.4 s.
+    assert_eq!(d.retry_after_micros, 600_000);
+    assert_eq!(users.check(&99, 1), d);
+    assert_eq!(users.try_peek(&99, 1), Err(full));
+    assert_eq!(users.refused_new_keys(), 2, "{}", full);
+    assert!(full.to_string().contains("600000 µs"), "{full}");
+    // Keys already held are decided as always.
+    assert!(!users.check(&0, 1).allowed);
+    assert_eq!(users.len(), 4);
+    clock.advance(Duration::from_millis(600));
+    assert!(users.check(&99, 1).allowed, "key 0 was full: dropped for the new key");
+    assert_eq!(users.len(), 4);
+    assert_eq!(users.forced_evictions(), 0);
+}
+
+#[test]
+fn keys_that_never_refill_are_never_dropped() {
+    // A token bucket with rate 0 is a one-off quota: forgetting a used one
+    // would hand it out again.
+    let clock = manual();
+    let quota = TokenBucket::new(0.0, 1).unwrap();
+    let users =
+        KeyedLimiter::<u64, _, _>::with_clock(quota, KeyedOptions::new(2).shards(1), Arc::clone(&clock)).unwrap();
+    assert!(users.check(&1, 1).allowed);
+    assert!(users.check(&2, 1).allowed);
+    clock.advance(Duration::from_secs(1_000_000));
+    assert_eq!(users.try_check(&3, 1).unwrap_err().decision().retry_after_micros, NEVER);
+    assert!(!users.check(&1, 1).allowed);
+    assert_eq!(users.evict_full(), 0);
+}
+
+#[test]
+fn eviction_when_asked_forgets_the_key_owed_least() {
+    let clock = manual();
+    let options = KeyedOptions::new(3).shards(1).when_full(WhenFull::EvictSoonestFull);
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), options, Arc::clone(&clock)).unwrap();
+    assert!(users.check(&1, 2).allowed); // full at 1.0 s
+    assert!(users.check(&2, 1).allowed); // full at 0.5 s: owed least
+    assert!(users.check(&3, 2).allowed); // full at 1.0 s
+    assert!(users.check(&4, 1).allowed, "room made by eviction");
+    assert_eq!((users.len(), users.forced_evictions(), users.refused_new_keys()), (3, 1, 0));
+    assert!(users.peek(&1, 1).retry_after_micros > 0, "key 1 kept");
+    assert!(users.peek(&3, 1).retry_after_micros > 0, "key 3 kept");
+    // Key 2 was forgotten: it comes back fresh — the over-admission the
+    // policy states.
+    assert_eq!(users.peek(&2, 2).remaining, 0);
+    assert!(users.peek(&2, 2).allowed);
+}
+
+#[test]
+fn the_bound_holds_across_shards() {
+    let clock = manual();
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(1_000), Arc::clone(&clock)).unwrap();
+    assert!(users.shard_count() <= 4, "at least 256 keys per shard: {}", users.shard_count());
+    let admitted = (0..10_000u64).filter(|k| users.check(k, 1).allowed).count();
+    assert_eq!(users.len(), admitted);
+    assert!(admitted <= 1_000);
+    assert!(admitted >= 900, "shards fill about evenly: {admitted}");
+    assert_eq!(users.refused_new_keys(), 10_000 - admitted as u64);
+    // The shares add up to max_keys exactly.
+    let odd = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(1_003).shards(4), manual()).unwrap();
+    let shares: usize = odd.shards.iter().map(|s| s.lock().table.bound()).sum();
+    assert_eq!(shares, 1_003);
+}
+
+#[test]
+fn keys_are_looked_up_by_borrowed_forms() {
+    let clock = manual();
+    let by_str: KeyedLimiter<Box<str>, _, _> =
+        KeyedLimiter::with_clock(gcra(), KeyedOptions::new(10), Arc::clone(&clock)).unwrap();
+    assert!(by_str.check("alice", 2).allowed);
+    assert!(!by_str.check(&String::from("alice")[..], 1).allowed);
+    assert!(by_str.remove("alice"));
+    assert!(!by_str.remove("alice"));
+    assert!(by_str.check("alice", 2).allowed, "removed: a reset");
+    let by_bytes: KeyedLimiter<Box<[u8]>, _, _> =
+        KeyedLimiter::with_clock(gcra(), KeyedOptions::new(10), Arc::clone(&clock)).unwrap();
+    assert!(by_bytes.check(b"\x00\xff".as_slice(), 2).allowed);
+    assert!(!by_bytes.check(vec![0u8, 255].as_slice(), 1).allowed);
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    enum Action {
+        Post,
+        Like,
+    }
+    let by_pair: KeyedLimiter<(u64, Action), _, _> =
+        KeyedLimiter::with_clock(gcra(), KeyedOptions::new(10), clock).unwrap();
+    assert!(by_pair.check(&(7, Action::Post), 2).allowed);
+    assert!(by_pair.check(&(7, Action::Like), 2).allowed);
+    assert!(!by_pair.check(&(7, Action::Post), 1).allowed);
+}
+
+#[test]
+fn options_are_checked() {
+    let argument = |options: KeyedOptions| match KeyedLimiter::<u64, _, _>::with_clock(gcra(), options, manual()) {
+        Err(Error::InvalidArgument(e)) => (e.name(), e.value()),
+        other => panic!("{options:?}: {other:?}"),
+    };
+    assert_eq!(argument(KeyedOptions::new(0)), ("max_keys", Value::Int(0)));
+    assert_eq!(argument(KeyedOptions::new(MAX_KEYS + 1)), ("max_keys", Value::Int(MAX_KEYS as i64 + 1)));
+    assert_eq!(argument(KeyedOptions::new(100).shards(3)), ("shards", Value::Int(3)));
+    assert_eq!(argument(KeyedOptions::new(100).shards(0)), ("shards", Value::Int(0)));
+    assert_eq!(argument(KeyedOptions::new(4).shards(8)), ("shards", Value::Int(8)));
+    assert_eq!(argument(KeyedOptions::new(MAX_KEYS).shards(1)), ("shards", Value::Int(1)));
+    assert!(KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(MAX_KEYS), manual()).is_ok());
+    assert_eq!(WhenFull::from_name(WhenFull::EvictSoonestFull.name()), Some(WhenFull::EvictSoonestFull));
+    assert_eq!(WhenFull::from_name(WhenFull::RefuseNewKeys.name()), Some(WhenFull::RefuseNewKeys));
+    assert_eq!(WhenFull::from_name("lru"), None);
+}
+
+/// A clock that a test sets, backwards too.
+#[derive(Debug, Default)]
+struct SetClock(AtomicI64);
+
+impl Clock for SetClock {
+    fn now_micros(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+    fn sleep_micros(&self, _: i64) {}
+}
+
+#[test]
+fn a_clock_going_backwards_mints_nothing_even_across_a_drop() {
+    let clock = Arc::new(SetClock::default());
+    let window = FixedWindow::new(1, SEC).unwrap();
+    let users =
+        KeyedLimiter::<u64, _, _>::with_clock(window, KeyedOptions::new(10).shards(1), Arc::clone(&clock)).unwrap();
+    clock.0.store(5 * SEC, Ordering::SeqCst);
+    assert!(users.check(&1, 1).allowed);
+    clock.0.store(6 * SEC, Ordering::SeqCst);
+    assert_eq!(users.evict_full(), 1, "a new window: full");
+    // Back to window 5: were key 1 recreated at 5 s, it would be admitted
+    // again in a window where it already had its one.
+    clock.0.store(5 * SEC, Ordering::SeqCst);
+    assert!(users.check(&1, 1).allowed, "decided at 6 s, the latest time the shard used");
+    assert!(!users.check(&1, 1).allowed);
+}
+
+#[test]
+fn any_keyed_limiter_builds_every_algorithm() {
+    let specs = [
+        LimiterSpec::TokenBucket { rate: 1.0, burst: 2 },
+        LimiterSpec::Gcra { max_burst: 1, count_per_period: 1, period_micros: SEC },
+        LimiterSpec::LeakyBucketMeter { capacity: 2, count_per_period: 1, period_micros: SEC },
+        LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: SEC },
+        LimiterSpec::FixedWindow { limit: 2, window_micros: SEC },
+        LimiterSpec::SlidingWindow { limit: 2, window_micros: SEC, sub_windows: 4 },
+        LimiterSpec::SlidingLog { limit: 2, window_micros: SEC },
+        LimiterSpec::SlidingWindowCounter { limit: 2, window_micros: SEC },
+    ];
+    for spec in specs {
+        let clock = manual();
+        let limiter: AnyKeyedLimiter =
+            AnyKeyedLimiter::new(&spec, KeyedOptions::new(2).shards(1), AnyClock::from(Arc::clone(&clock))).unwrap();
+        assert_eq!(limiter.algorithm(), spec.algorithm());
+        for key in [b"a".as_slice(), b"b"] {
+            assert!(limiter.check(key, 1).allowed, "{spec:?}");
+            assert!(limiter.check(key, 1).allowed, "{spec:?}");
+            assert!(!limiter.check(key, 1).allowed, "{spec:?}");
+        }
+        assert_eq!(limiter.len(), 2);
+        assert!(limiter.try_check(b"c".as_slice(), 1).is_err(), "{spec:?}: at the bound");
+        assert_eq!(limiter.refused_new_keys(), 1);
+        clock.advance(Duration::from_secs(10));
+        assert!(limiter.check(b"c".as_slice(), 1).allowed, "{spec:?}: the full keys made room");
+        assert_eq!(limiter.evict_full(), 0, "{spec:?}: c is not full");
+        assert!(limiter.remove(b"c".as_slice()));
+        assert!(limiter.is_empty(), "{spec:?}");
+        assert_eq!((limiter.max_keys(), limiter.when_full()), (2, WhenFull::RefuseNewKeys));
+    }
+    let bad = LimiterSpec::Gcra { max_burst: 1, count_per_period: 0, period_micros: SEC };
+    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&bad, KeyedOptions::new(1), AnyClock::default()).is_err());
+    let good = LimiterSpec::FixedWindow { limit: 1, window_micros: SEC };
+    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
+}

@@ -1,0 +1,223 @@
+//! A flood of unique keys must not grow a keyed limiter past its bound, and
+//! dropping full keys must never change a decision.
+//!
+//! This binary counts every byte allocated (a counting global allocator), so
+//! its tests run one at a time: `flood_*` and `eviction_*` share a mutex.
+//! The figures (keys flooded, bound, bytes, peak RSS) are printed; run with
+//! `--nocapture` to see them. `KEYED_FLOOD_KEYS` sets the flood's size
+//! (default 3,000,000).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ratekeeper::core::{Admission, FixedWindow, Gcra, LogEntry, SlidingLog, SlidingWindowCounter, TokenBucket};
+use ratekeeper::keyed::{KeyedAlgorithm, KeyedLimiter, KeyedOptions};
+use ratekeeper::ManualClock;
+
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counters are arithmetic on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is System's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// One test at a time: the allocator's counts are process-wide.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn flood_size() -> u64 {
+    std::env::var("KEYED_FLOOD_KEYS").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000_000)
+}
+
+/// The process's peak resident set (VmHWM), in KiB, where Linux says.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Millions of unique byte-string keys against a bound of 65,536, on a
+/// clock that moves 1 µs per request while each admitted key stays owed for
+/// 1 s: far more keys want in than fit, keys keep coming due, and the table
+/// keeps dropping full keys to let new ones in. The key count never passes
+/// the bound, and once the table is full the bytes allocated stay flat.
+#[test]
+fn flood_of_unique_keys_stays_within_the_bound() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = flood_size();
+    let max_keys = 1 << 16;
+    let clock = Arc::new(ManualClock::new());
+    let before = IN_USE.load(Ordering::Relaxed);
+    // One per second, no burst: each admitted key is owed for a second.
+    let template = Gcra::new(0, 1, 1_000_000).unwrap();
+    let limiter: KeyedLimiter<Box<[u8]>, Gcra, _> =
+        KeyedLimiter::with_clock(template, KeyedOptions::new(max_keys), Arc::clone(&clock)).unwrap();
+    let mut admitted = 0u64;
+    let mut filled_at = None;
+    let mut bytes_when_full = 0;
+    PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+    for i in 0..keys {
+        let key = format!("user-{i:016x}/login");
+        admitted += u64::from(limiter.check(key.as_bytes(), 1).allowed);
+        clock.advance_micros(1);
+        if i % 4_096 == 0 {
+            let len = limiter.len();
+            assert!(len <= max_keys, "{len} keys held after {i}");
+            let bytes = IN_USE.load(Ordering::Relaxed) - before;
+            match filled_at {
+                None if len == max_keys => {
+                    filled_at = Some(i);
+                    bytes_when_full = bytes;
+                }
+                // Full since: no growth beyond the keys' own allocations
+                // changing hands (every key here has the same length).
+                Some(_) => assert!(bytes <= bytes_when_full + bytes_when_full / 50, "{bytes} B after {i} keys"),
+                None => {}
+            }
+        }
+    }
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let held = IN_USE.load(Ordering::Relaxed) - before;
+    let filled_at = filled_at.expect("the flood never filled the table");
+    // Keys come due after 1 s = 1,000,000 requests, so past the first
+    // million the table must have kept letting keys in.
+    assert!(admitted > max_keys as u64 + (keys - 1_000_000) / 20, "only {admitted} admitted");
+    assert!(peak <= bytes_when_full + bytes_when_full / 20, "peak {peak} B, {bytes_when_full} B when first full");
+    // What it holds per key: the slot (hash, key pointer, state: 40 B) at a
+    // load of at least 1/2, plus the key's own allocation.
+    assert!(held / max_keys < 160, "{} B per key", held / max_keys);
+    println!(
+        "flood: {keys} unique keys, bound {max_keys}: {} held at the end, {admitted} admitted, {} refused at \
+         the bound; table full after {filled_at} keys; {held} B held ({} B/key), peak {peak} B; process peak \
+         RSS {:?} KiB",
+        limiter.len(),
+        limiter.refused_new_keys(),
+        held / max_keys,
+        peak_rss_kib(),
+    );
+    drop(limiter);
+    // (Some slack: the test harness allocates on its own threads.)
+    assert!(IN_USE.load(Ordering::Relaxed) <= before + 64 * 1_024, "dropping the limiter frees it all");
+}
+
+/// A flood at one instant against an hour-long limit: no key can ever be
+/// dropped, so the table fills and every further new key is refused, while
+/// the keys it holds are decided as before.
+#[test]
+fn flood_with_nothing_to_drop_refuses_new_keys() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clock = Arc::new(ManualClock::new());
+    let max_keys = 10_000;
+    let limiter: KeyedLimiter<u64, Gcra, _> = KeyedLimiter::with_clock(
+        Gcra::new(1, 1, 3_600_000_000).unwrap(),
+        KeyedOptions::new(max_keys),
+        Arc::clone(&clock),
+    )
+    .unwrap();
+    let mut admitted = 0;
+    let mut full_bytes = None;
+    for key in 0..flood_size() / 3 {
+        admitted += u64::from(limiter.check(&key, 1).allowed);
+        if key == 2 * max_keys as u64 {
+            full_bytes = Some(IN_USE.load(Ordering::Relaxed));
+        }
+    }
+    let full_bytes = full_bytes.expect("flood too small");
+    assert_eq!(limiter.len() as u64, admitted);
+    assert!(admitted <= max_keys as u64 && admitted >= max_keys as u64 * 9 / 10, "{admitted}");
+    assert_eq!(limiter.refused_new_keys(), flood_size() / 3 - admitted);
+    let refused = limiter.try_check(&u64::MAX, 1).unwrap_err().decision();
+    assert!(!refused.allowed && refused.retry_after_micros > 3_000_000_000, "{refused:?}");
+    // A key held still has its second unit.
+    let held = (0..).find(|k| limiter.peek(k, 1).remaining == 0 && limiter.peek(k, 1).allowed).unwrap();
+    assert!(limiter.check(&held, 1).allowed);
+    assert!(!limiter.check(&held, 1).allowed);
+    // (Some slack: the test harness allocates on its own threads.)
+    assert!(IN_USE.load(Ordering::Relaxed) < full_bytes + 64 * 1_024, "refusals allocate nothing");
+}
+
+/// Requests for new keys and for keys seen recently, on a clock that lets
+/// keys come due: a bounded keyed limiter (dropping full keys all the time)
+/// and an unbounded reference (a `HashMap` of core states that forgets
+/// nothing) must give the same decision, field for field, to every request.
+fn same_as_unbounded<A>(template: A, step_micros: i64, max_keys: usize)
+where
+    A: KeyedAlgorithm + Admission + Clone + Debug,
+{
+    let clock = Arc::new(ManualClock::new());
+    let limiter: KeyedLimiter<u64, A, _> =
+        KeyedLimiter::with_clock(template.clone(), KeyedOptions::new(max_keys), Arc::clone(&clock)).unwrap();
+    let mut reference: HashMap<u64, A> = HashMap::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next_key = 0u64;
+    let mut most_held = 0;
+    let requests = (flood_size() / 10).max(10_000);
+    for i in 0..requests {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // 60% new keys, 40% one of the last 2,000 (many of them dropped and
+        // recreated by then), costs of 0 to 3.
+        let key = if x % 10 < 6 || next_key == 0 {
+            next_key += 1;
+            next_key
+        } else {
+            next_key - (x >> 8) % next_key.min(2_000)
+        };
+        let cost = (x >> 20) % 4;
+        let now = clock.now().as_micros() as i64;
+        let expected = reference.entry(key).or_insert_with(|| template.clone()).check(cost, now);
+        let got = limiter.check(&key, cost);
+        assert_eq!(got, expected, "request {i}: key {key}, cost {cost}, at {now} µs ({template:?})");
+        clock.advance_micros(step_micros * ((x >> 30) % 3) as i64);
+        most_held = most_held.max(limiter.len());
+    }
+    assert_eq!(limiter.refused_new_keys(), 0, "the bound was meant to suffice");
+    assert!(
+        most_held < reference.len() / 10,
+        "too few keys dropped to test anything: {most_held} held of {} seen",
+        reference.len()
+    );
+    println!(
+        "{}: {requests} requests, {} keys seen, at most {most_held} held (bound {max_keys})",
+        limiter.algorithm(),
+        reference.len()
+    );
+}
+
+#[test]
+fn eviction_never_changes_a_decision() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Keys come due within about 1,000 requests; at most a few thousand
+    // are owed anything at once, against a bound of 16,384.
+    let bound = 1 << 14;
+    same_as_unbounded(Gcra::new(2, 1, 1_000).unwrap(), 1, bound);
+    same_as_unbounded(TokenBucket::new(500.0, 3).unwrap(), 2, bound);
+    same_as_unbounded(FixedWindow::new(3, 2_000).unwrap(), 1, bound);
+    same_as_unbounded(SlidingWindowCounter::new(3, 1_000).unwrap(), 1, bound);
+    let log = SlidingLog::new(3, 1_500, vec![LogEntry::default(); 3].into_boxed_slice()).unwrap();
+    same_as_unbounded(log, 1, bound);
+}

@@ -1,0 +1,465 @@
+export type ClockOption = {
+    /**
+     * Run on this clock
+     * instead of the monotonic one, for deterministic tests: the limiter reads
+     * it, and its waits advance it instead of waiting.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type WaitOptions = {
+    /**
+     * The longest the caller will wait, in
+     * milliseconds: a request that cannot be admitted by then is refused at
+     * once, taking nothing. Negative means not at all; `NaN` is a
+     * `RangeError`. Default: as long as it takes.
+     */
+    timeoutMs?: number | undefined;
+    /**
+     * The same in exact whole
+     * microseconds. Give one or the other.
+     */
+    timeoutMicros?: number | bigint | undefined;
+};
+export type TokenBucketOptions = {
+    /**
+     * Tokens added per second: 0 (never refills),
+     * positive, or `Infinity` (no limit). Not negative, not `NaN`.
+     */
+    rate: number;
+    /**
+     * The bucket's size, and how many tokens
+     * it starts with.
+     */
+    burst: number | bigint;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type GcraOptions = {
+    /**
+     * redis-cell's `max_burst`: the limit
+     * is `maxBurst + 1` units at once.
+     */
+    maxBurst: number | bigint;
+    /**
+     * Units per period, at least 1.
+     */
+    countPerPeriod: number | bigint;
+    /**
+     * The period in milliseconds (rounded to
+     * whole microseconds; at least 1 µs).
+     */
+    periodMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    periodMicros?: number | bigint | undefined;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type LeakyBucketMeterOptions = {
+    /**
+     * The bucket's size in units, at least 1.
+     */
+    capacity: number | bigint;
+    /**
+     * Units that leak per period, at least 1.
+     */
+    countPerPeriod: number | bigint;
+    /**
+     * The period in milliseconds.
+     */
+    periodMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    periodMicros?: number | bigint | undefined;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type LeakyBucketQueueOptions = {
+    /**
+     * How many units may wait for their
+     * slot (0: none, each request must find the queue empty).
+     */
+    capacity: number | bigint;
+    /**
+     * The spacing of slots in milliseconds.
+     */
+    intervalMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    intervalMicros?: number | bigint | undefined;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type WindowOptions = {
+    /**
+     * Units per window, at least 1.
+     */
+    limit: number | bigint;
+    /**
+     * The window in milliseconds.
+     */
+    windowMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    windowMicros?: number | bigint | undefined;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+export type SlidingWindowOptions = {
+    /**
+     * Units per window, at least 1 (at most 2^32 − 1).
+     */
+    limit: number | bigint;
+    /**
+     * The window in milliseconds.
+     */
+    windowMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    windowMicros?: number | bigint | undefined;
+    /**
+     * Sub-windows per window: 1 to 16,
+     * dividing the window in whole microseconds.
+     */
+    subWindows: number | bigint;
+    /**
+     * See `ClockOption`.
+     */
+    clock?: native.ManualClock | undefined;
+};
+/**
+ * @typedef {object} ClockOption
+ * @property {import('./binding.js').ManualClock} [clock] Run on this clock
+ *   instead of the monotonic one, for deterministic tests: the limiter reads
+ *   it, and its waits advance it instead of waiting.
+ */
+/**
+ * @typedef {object} WaitOptions
+ * @property {number} [timeoutMs] The longest the caller will wait, in
+ *   milliseconds: a request that cannot be admitted by then is refused at
+ *   once, taking nothing. Negative means not at all; `NaN` is a
+ *   `RangeError`. Default: as long as it takes.
+ * @property {number | bigint} [timeoutMicros] The same in exact whole
+ *   microseconds. Give one or the other.
+ */
+/**
+ * What every admission-style limiter does: answer a request of some cost
+ * now, admitting it (consuming the cost) or refusing it (consuming
+ * nothing). Costs are integers from 0 to 2^63 − 1 (numbers, or bigints
+ * beyond 2^53); a cost of 0 is a free look, always admitted. Bad arguments
+ * throw a `RangeError` or `TypeError` with a stable `code` and change
+ * nothing.
+ *
+ * The classes below are the algorithms; this one is their common type.
+ */
+export class AdmissionLimiter {
+    /**
+     * Use a subclass: `new TokenBucket(options)`, `new Gcra(options)`, …
+     * @protected
+     * @param {symbol} token
+     * @param {import('./binding.js').AdmissionMethods | import('./binding.js').CompositeMethods} methods
+     */
+    protected constructor();
+    /**
+     * Admits a request of `cost` units now if the limit allows, consuming
+     * them, and says so. Never waits. Synchronous.
+     * @param {number | bigint} [cost=1]
+     * @returns {Decision}
+     */
+    check(cost?: number | bigint): Decision;
+    /**
+     * `check(cost).allowed`, without making a `Decision`: the cheapest call.
+     * @param {number | bigint} [cost=1]
+     * @returns {boolean}
+     */
+    tryAcquire(cost?: number | bigint): boolean;
+    /**
+     * The decision `check(cost)` would make now, consuming nothing.
+     * @param {number | bigint} [cost=1]
+     * @returns {Decision}
+     */
+    peek(cost?: number | bigint): Decision;
+    #private;
+}
+/**
+ * @typedef {object} TokenBucketOptions
+ * @property {number} rate Tokens added per second: 0 (never refills),
+ *   positive, or `Infinity` (no limit). Not negative, not `NaN`.
+ * @property {number | bigint} burst The bucket's size, and how many tokens
+ *   it starts with.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * A token bucket with the semantics of Go's `golang.org/x/time/rate`, bit
+ * for bit: `burst` tokens, full at creation, refilled at `rate` per
+ * second. Besides `check`, it reserves tokens ahead (`reserve`) and waits
+ * for them (`wait`).
+ *
+ * @example
+ * const bucket = new TokenBucket({ rate: 10, burst: 20 }); // 10/s, bursts of 20
+ * const d = bucket.check();
+ * if (!d.allowed) console.log(`retry in ${d.retryAfterMs} ms`);
+ * await bucket.wait(5, { timeoutMs: 1_000 }); // a timer, never a blocked event loop
+ */
+export class TokenBucket extends AdmissionLimiter {
+    /** @param {TokenBucketOptions} options */
+    constructor(options: TokenBucketOptions);
+    /**
+     * Go's `ReserveN`: takes `cost` tokens now, possibly from the future. Act
+     * after `reservation.delayMs()`, or give them back with
+     * `reservation.cancel()`. Refused (`ok` false, nothing taken) when `cost`
+     * is above the burst.
+     * @param {number | bigint} [cost=1]
+     * @returns {Reservation}
+     */
+    reserve(cost?: number | bigint): Reservation;
+    /**
+     * Go's `WaitN` with a deadline: if `cost` tokens can be had within the
+     * timeout, takes them and resolves when they are due, with the decision
+     * (its `waitMs` is the time waited); otherwise resolves at once with a
+     * refusal, taking nothing. Waits on a timer: the event loop is never
+     * blocked. On a `ManualClock` it advances the clock instead.
+     * @param {number | bigint} [cost=1]
+     * @param {WaitOptions} [options]
+     * @returns {Promise<Decision>}
+     */
+    wait(cost?: number | bigint, options?: WaitOptions): Promise<Decision>;
+    set rate(rate: number);
+    /**
+     * Tokens per second (Go's `Limit`/`SetLimit`): setting it refills up to
+     * now at the old rate first.
+     * @type {number}
+     */
+    get rate(): number;
+    /** @param {number | bigint} burst */
+    set burst(burst: number | bigint);
+    /**
+     * The bucket's size (Go's `Burst`/`SetBurst`). Set it with a number or a
+     * bigint.
+     * @type {number}
+     */
+    get burst(): number;
+    /**
+     * Go's `Tokens()`: the tokens available now (negative while
+     * reservations are outstanding).
+     * @returns {number}
+     */
+    tokens(): number;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * Tokens a `TokenBucket` reserved (Go's `Reservation`).
+ */
+export class Reservation {
+    /**
+     * Use `TokenBucket.reserve`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').ReservationMethods} methods
+     */
+    private constructor();
+    /**
+     * Whether the tokens were granted (Go's `OK()`). A refused
+     * reservation took nothing.
+     * @readonly
+     * @type {boolean}
+     */
+    readonly ok: boolean;
+    /**
+     * Milliseconds from now until the holder may act (0: now; `Infinity`
+     * when refused). Go's `Delay()`.
+     * @returns {number}
+     */
+    delayMs(): number;
+    /**
+     * `delayMs()` in exact microseconds, rounded up (`NEVER` when refused).
+     * @returns {bigint}
+     */
+    delayMicros(): bigint;
+    /**
+     * Gives the tokens back, as Go's `Cancel()` does, unless the time to act
+     * has passed. Cancelling twice does nothing the second time.
+     */
+    cancel(): void;
+    /**
+     * The tokens this reservation holds (0 when refused or cancelled).
+     * @type {number}
+     */
+    get tokens(): number;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} GcraOptions
+ * @property {number | bigint} maxBurst redis-cell's `max_burst`: the limit
+ *   is `maxBurst + 1` units at once.
+ * @property {number | bigint} countPerPeriod Units per period, at least 1.
+ * @property {number} [periodMs] The period in milliseconds (rounded to
+ *   whole microseconds; at least 1 µs).
+ * @property {number | bigint} [periodMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * GCRA, the generic cell rate algorithm, with redis-cell's `CL.THROTTLE`
+ * reply: one timestamp of state, `countPerPeriod` units per period, and
+ * `maxBurst + 1` at once.
+ *
+ * @example
+ * // CL.THROTTLE key 15 30 60: 30 per minute, 16 at once
+ * const gcra = new Gcra({ maxBurst: 15, countPerPeriod: 30, periodMs: 60_000 });
+ * const d = gcra.check();
+ */
+export class Gcra extends AdmissionLimiter {
+    /** @param {GcraOptions} options */
+    constructor(options: GcraOptions);
+    /**
+     * redis-cell's limit: `maxBurst + 1`.
+     * @type {number}
+     */
+    get limit(): number;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} LeakyBucketMeterOptions
+ * @property {number | bigint} capacity The bucket's size in units, at least 1.
+ * @property {number | bigint} countPerPeriod Units that leak per period, at least 1.
+ * @property {number} [periodMs] The period in milliseconds.
+ * @property {number | bigint} [periodMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * The leaky bucket as a meter (ITU-T I.371's continuous-state leaky
+ * bucket): `capacity` units that leak `countPerPeriod` per period; a
+ * request that would overflow is refused, consuming nothing.
+ */
+export class LeakyBucketMeter extends AdmissionLimiter {
+    /** @param {LeakyBucketMeterOptions} options */
+    constructor(options: LeakyBucketMeterOptions);
+    /**
+     * The water level now, in whole units.
+     * @returns {number}
+     */
+    level(): number;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} LeakyBucketQueueOptions
+ * @property {number | bigint} capacity How many units may wait for their
+ *   slot (0: none, each request must find the queue empty).
+ * @property {number} [intervalMs] The spacing of slots in milliseconds.
+ * @property {number | bigint} [intervalMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * The leaky bucket as a queue (a shaper): one unit leaves every interval;
+ * each admitted request gets the next free slot — `check`'s decision says
+ * how long to wait for it (`waitMs`), `acquire` waits — and a request
+ * whose slot lies more than `capacity` units away is refused.
+ */
+export class LeakyBucketQueue extends AdmissionLimiter {
+    /** @param {LeakyBucketQueueOptions} options */
+    constructor(options: LeakyBucketQueueOptions);
+    /**
+     * Takes a slot for `cost` units and resolves when it comes, with the
+     * decision (its `waitMs` is the time waited); a refusal resolves at once,
+     * taking nothing. Waits on a timer: the event loop is never blocked. On a
+     * `ManualClock` it advances the clock instead.
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<Decision>}
+     */
+    acquire(cost?: number | bigint): Promise<Decision>;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} WindowOptions
+ * @property {number | bigint} limit Units per window, at least 1.
+ * @property {number} [windowMs] The window in milliseconds.
+ * @property {number | bigint} [windowMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * At most `limit` units per fixed window, windows aligned to the limiter's
+ * creation. The cheapest; worst case `2 × limit` across a boundary.
+ */
+export class FixedWindow extends AdmissionLimiter {
+    /** @param {WindowOptions} options */
+    constructor(options: WindowOptions);
+    get [Symbol.toStringTag](): string;
+}
+/**
+ * @typedef {object} SlidingWindowOptions
+ * @property {number | bigint} limit Units per window, at least 1 (at most 2^32 − 1).
+ * @property {number} [windowMs] The window in milliseconds.
+ * @property {number | bigint} [windowMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {number | bigint} subWindows Sub-windows per window: 1 to 16,
+ *   dividing the window in whole microseconds.
+ * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
+ */
+/**
+ * At most `limit` units in the last `subWindows` sub-windows (a ring of
+ * counters: the window slides a sub-window at a time).
+ */
+export class SlidingWindow extends AdmissionLimiter {
+    /** @param {SlidingWindowOptions} options */
+    constructor(options: SlidingWindowOptions);
+    get [Symbol.toStringTag](): string;
+}
+/**
+ * Exactly `limit` units in any window: the sliding log. Its memory grows
+ * with the limit (16 bytes a unit, allocated up front), so `limit` is at
+ * most `SlidingLog.MAX_LIMIT` (2^20).
+ */
+export class SlidingLog extends AdmissionLimiter {
+    /** The largest `limit`. */
+    static MAX_LIMIT: number;
+    /** @param {WindowOptions} options */
+    constructor(options: WindowOptions);
+    get [Symbol.toStringTag](): string;
+}
+/**
+ * About `limit` units per sliding window: the weighted two-window
+ * approximation (two counters).
+ */
+export class SlidingWindowCounter extends AdmissionLimiter {
+    /** @param {WindowOptions} options */
+    constructor(options: WindowOptions);
+    get [Symbol.toStringTag](): string;
+}
+import { Decision } from "./decision.js";
+/**
+ * Views of a limiter's scratch words (see decision.js).
+ * @param {Float64Array} scratch
+ * @returns {[Float64Array, BigInt64Array]}
+ */
+export function views(scratch: Float64Array): [Float64Array, BigInt64Array];
+import native = require("./binding.js");
+export { Decision };

@@ -1,0 +1,71 @@
+/**
+ * One limit of a composite: the algorithm's name (its
+ *   class's, camelCase) and that class's options, without a clock.
+ */
+export type LimitOptions = (({
+    algorithm: "tokenBucket";
+} & Omit<import("./admission.js").TokenBucketOptions, "clock">) | ({
+    algorithm: "gcra";
+} & Omit<import("./admission.js").GcraOptions, "clock">) | ({
+    algorithm: "leakyBucketMeter";
+} & Omit<import("./admission.js").LeakyBucketMeterOptions, "clock">) | ({
+    algorithm: "leakyBucketQueue";
+} & Omit<import("./admission.js").LeakyBucketQueueOptions, "clock">) | ({
+    algorithm: "fixedWindow" | "slidingLog" | "slidingWindowCounter";
+} & Omit<import("./admission.js").WindowOptions, "clock">) | ({
+    algorithm: "slidingWindow";
+} & Omit<import("./admission.js").SlidingWindowOptions, "clock">));
+/**
+ * @typedef {(
+ *   | ({ algorithm: 'tokenBucket' } & Omit<import('./admission.js').TokenBucketOptions, 'clock'>)
+ *   | ({ algorithm: 'gcra' } & Omit<import('./admission.js').GcraOptions, 'clock'>)
+ *   | ({ algorithm: 'leakyBucketMeter' } & Omit<import('./admission.js').LeakyBucketMeterOptions, 'clock'>)
+ *   | ({ algorithm: 'leakyBucketQueue' } & Omit<import('./admission.js').LeakyBucketQueueOptions, 'clock'>)
+ *   | ({ algorithm: 'fixedWindow' | 'slidingLog' | 'slidingWindowCounter' } & Omit<import('./admission.js').WindowOptions, 'clock'>)
+ *   | ({ algorithm: 'slidingWindow' } & Omit<import('./admission.js').SlidingWindowOptions, 'clock'>)
+ * )} LimitOptions One limit of a composite: the algorithm's name (its
+ *   class's, camelCase) and that class's options, without a clock.
+ */
+/**
+ * All or nothing across several limits of any admission-style kinds. The
+ * decision is the strictest part's: when refused, the refusing part with
+ * the longest retry-after; when admitted, the part with the fewest units
+ * left (with the longest reset-after and wait). `checkEach` gives every
+ * part's own decision too, for one `RateLimit` item per policy.
+ *
+ * @example
+ * const limiter = new CompositeLimiter([
+ *   { algorithm: 'tokenBucket', rate: 10, burst: 10 },
+ *   { algorithm: 'fixedWindow', limit: 1_000, windowMs: 3_600_000 },
+ * ]);
+ * const { decision, parts } = limiter.checkEach();
+ * const header = Decision.rateLimitHeader([['per-second', parts[0]], ['per-hour', parts[1]]]);
+ */
+export class CompositeLimiter extends AdmissionLimiter {
+    /**
+     * @param {readonly LimitOptions[]} limits At least one.
+     * @param {{ clock?: import('./binding.js').ManualClock }} [options]
+     */
+    constructor(limits: readonly LimitOptions[], options?: {
+        clock?: import("./binding.js").ManualClock;
+    });
+    /**
+     * `check(cost)`, with each part's own decision, in the order of the
+     * limits (a refusing composite shows the parts that would have admitted
+     * the request untouched).
+     * @param {number | bigint} [cost=1]
+     * @returns {{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }}
+     */
+    checkEach(cost?: number | bigint): {
+        decision: import("./decision.js").Decision;
+        parts: import("./decision.js").Decision[];
+    };
+    /**
+     * How many limits.
+     * @type {number}
+     */
+    get size(): number;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+import { AdmissionLimiter } from "./admission.js";
