@@ -11,6 +11,7 @@
 //! checks and debug assertions on), and on any broken invariant.
 
 pub mod bounds;
+pub mod c_abi;
 pub mod composite;
 pub mod concurrency;
 pub mod contract;

@@ -116,7 +116,7 @@ fn build(p: &Params) -> core::result::Result<SmoothRateLimiter, ratekeeper_core:
 
 /// Whether the constructor must refuse `p`.
 fn invalid(p: &Params) -> bool {
-    let bad_rate = !(p.rate > 0.0);
+    let bad_rate = p.rate.is_nan() || p.rate <= 0.0;
     match p.kind {
         SmoothKind::Bursty { max_burst_seconds } => {
             bad_rate || !(max_burst_seconds >= 0.0 && max_burst_seconds.is_finite())
@@ -251,7 +251,7 @@ pub fn run(input: Input) {
                         grants.off = true;
                     }
                     Err(_) => {
-                        assert!(!(rate.0 > 0.0), "set_rate({}) refused", rate.0);
+                        assert!(rate.0.is_nan() || rate.0 <= 0.0, "set_rate({}) refused", rate.0);
                         assert_eq!(l.pack(), before, "an error changed the limiter");
                     }
                 }

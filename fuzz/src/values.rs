@@ -80,7 +80,7 @@ pub fn wild_f64(u: &mut Unstructured<'_>) -> Result<f64> {
         7 => f64::from_bits(1), // the smallest subnormal
         8 => f64::MAX,
         9 => -f64::MAX,
-        10 => 9.223_372_036_854_775_807e18, // 2^63, i64::MAX rounded
+        10 => i64::MAX as f64, // 2^63: i64::MAX rounded
         11 => 1.0,
         12 => -1.0,
         13 => f64::EPSILON,
