@@ -21,5 +21,6 @@ pub mod markers;
 pub mod mirror;
 pub mod smooth;
 pub mod token_bucket;
+pub mod trace;
 pub mod values;
 pub mod windows;
