@@ -146,7 +146,12 @@ pub fn run(input: Input) {
             assert!((1..=lines.len()).contains(&line), "line {line} of {}: {shown}", lines.len());
             let text = String::from_utf8_lossy(lines[line - 1]);
             let most = text.chars().count() as u64 + 1;
-            assert!((1..=most).contains(&e.column), "column {} of a line of {} characters: {shown}", e.column, most - 1);
+            assert!(
+                (1..=most).contains(&e.column),
+                "column {} of a line of {} characters: {shown}",
+                e.column,
+                most - 1
+            );
             // The first bad line: what comes before it reads cleanly.
             let before: usize = bytes.split_inclusive(|&b| b == b'\n').take(line - 1).map(<[u8]>::len).sum();
             if let Err(earlier) = read(&bytes[..before]) {
