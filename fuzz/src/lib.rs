@@ -2,9 +2,10 @@
 //! ([`values`]), the contract every admission-style decision keeps
 //! ([`contract`]), the bounds on what is admitted over time ([`bounds`]),
 //! the std layer checked against the core on a manual clock ([`mirror`]),
-//! and one module per algorithm with its input and its run. Each file in
-//! `fuzz_targets/` is one line that hands libFuzzer's input to a module's
-//! `run`.
+//! one module per algorithm with its input and its run, and two for the
+//! boundaries where input comes from outside: the C ABI ([`c_abi`]) and
+//! the CLI's trace files ([`trace`]). Each file in `fuzz_targets/` is one
+//! line that hands libFuzzer's input to a module's `run`.
 //!
 //! A run panics (and libFuzzer reports a crash) on a panic or an
 //! arithmetic overflow in ratekeeper (the fuzz profile keeps overflow
