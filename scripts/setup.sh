@@ -10,7 +10,8 @@
 # differential test); for the C library's tests, libcjson-dev (the C
 # conformance runner's JSON parser), valgrind, pkg-config and g++ (the header
 # must compile as C++). With cargo: cbindgen, pinned, which generates
-# include/ratekeeper.h. Makes the project's Python venv, .venv, with the
+# include/ratekeeper.h, and cargo-fuzz, pinned, for the fuzz smoke run.
+# Makes the project's Python venv, .venv, with the
 # pinned tools of python/requirements-dev.txt (scripts/python-env.sh); and Node.js with npm when there is
 # none, then node/'s npm packages (napi-rs's CLI, TypeScript) with `npm ci`
 # from the committed package-lock.json, when it changed; Go and Debian's
@@ -82,6 +83,14 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
   log "cargo install cbindgen $CBINDGEN_VERSION"
   cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
+fi
+
+# cargo-fuzz, pinned: the fuzz smoke run (scripts/fuzz-smoke.sh) builds the
+# targets in fuzz/ with it, on the stable toolchain.
+CARGO_FUZZ_VERSION=0.13.2
+if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+  log "cargo install cargo-fuzz $CARGO_FUZZ_VERSION"
+  cargo install --quiet --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
 fi
 
 # shellcheck source=python-env.sh

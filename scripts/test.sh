@@ -18,7 +18,8 @@
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
 # against Go's golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED,
-# likewise).
+# likewise), and a bounded fuzz run of every target in fuzz/ on its committed
+# corpus (scripts/fuzz-smoke.sh: FUZZ_SECONDS per target, 60 under CI).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -162,3 +163,10 @@ stage "x/time/rate differential test"
 xtime_seed_args=()
 [ -n "${XTIME_DIFF_SEED:-}" ] && xtime_seed_args=(--seed "$XTIME_DIFF_SEED")
 cargo run --locked -q -p ratekeeper-xtime-diff -- --scenarios "${XTIME_DIFF_SCENARIOS:-2000}" "${xtime_seed_args[@]}"
+
+stage "fuzz crate: cargo fmt --check, clippy (a workspace of its own)"
+cargo fmt --manifest-path fuzz/Cargo.toml --all --check
+CARGO_TARGET_DIR=fuzz/target cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
+
+stage "fuzz: every target for FUZZ_SECONDS (60 under CI) from the committed corpus"
+scripts/fuzz-smoke.sh

@@ -7,8 +7,9 @@
 //! combine any of them and the std layer wrap all of them the same way.
 //!
 //! Costs are `u64`. A cost of 0 asks "what is the state?" without taking
-//! anything: it is always admitted (redis-cell's `quantity` 0, x/time/rate's
-//! `AllowN(t, 0)`).
+//! anything: it is always admitted (redis-cell's `quantity` 0), with one
+//! exception: the token bucket refuses it while reservations hold the
+//! bucket in debt, as x/time/rate's `AllowN(t, 0)` does.
 
 use crate::decision::Decision;
 use crate::error::{Argument, Error};

@@ -141,7 +141,9 @@ impl Gcra {
         let new_tat = tat.saturating_add(increment);
         let allow_at = new_tat.saturating_sub(tolerance);
         let window = self.micros_ceil(tolerance);
-        let (allowed, ttl, retry_after) = if now < allow_at {
+        // A cost of 0 is a free look, admitted even when `now` lies so far
+        // behind the TAT (time went backwards) that nothing else would be.
+        let (allowed, ttl, retry_after) = if cost > 0 && now < allow_at {
             let retry_after =
                 if increment <= tolerance { self.micros_ceil(allow_at.saturating_sub(now)) } else { NEVER };
             (false, tat.saturating_sub(now), retry_after)
@@ -310,6 +312,22 @@ mod tests {
         assert!(!g.check(1, i64::MIN).allowed);
         assert!(!g.check(1, 10 * SEC).allowed);
         assert!(g.check(1, 11 * SEC).allowed);
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/gcra.rs): a look of cost 0
+    /// at a time further back than the tolerance was refused, where every
+    /// algorithm admits a cost of 0 (the `Admission` contract).
+    #[test]
+    fn a_look_of_cost_zero_is_admitted_even_back_in_time() {
+        let mut g = Gcra::new(0, 1, 131_112).unwrap();
+        let d = g.check(0, -580_593);
+        assert!(d.allowed, "{d:?}");
+        assert_eq!((d.remaining, d.retry_after_micros, d.reset_after_micros), (0, 0, 580_593));
+        assert_eq!(g, Gcra::new(0, 1, 131_112).unwrap());
+        let mut g = Gcra::new(2, 1, SEC).unwrap();
+        assert!(g.check(3, 10 * SEC).allowed);
+        assert!(g.check(0, 0).allowed && g.check(0, i64::MIN).allowed);
+        assert!(!g.check(1, 0).allowed);
     }
 
     #[test]

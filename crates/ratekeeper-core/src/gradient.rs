@@ -139,10 +139,14 @@ impl Gradient {
         &self.config
     }
 
-    /// The current limit: the estimate, truncated (Netflix's `(int)`).
+    /// The current limit: the estimate, truncated (Netflix's `(int)`), and
+    /// kept within `[min_limit, max_limit]`, where the rule keeps the
+    /// estimate but a double cannot always say so: a `max_limit` of
+    /// `i64::MAX` is 2^63 as a double, and limits beyond 2^53 round.
     #[inline]
     pub fn limit(&self) -> u64 {
-        self.estimated_limit as u64
+        let c = &self.config;
+        (self.estimated_limit as u64).clamp(c.min_limit, c.max_limit.max(c.min_limit))
     }
 
     /// The no-load RTT in microseconds (0 before the first sample after a
@@ -193,6 +197,32 @@ mod tests {
 
     fn gradient(initial: u64, probe_interval: u64) -> Gradient {
         Gradient::new(GradientConfig { initial_limit: initial, probe_interval, ..GradientConfig::default() }).unwrap()
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/concurrency.rs): with a
+    /// `max_limit` of `i64::MAX` the estimate, a double, is 2^63, and the
+    /// limit read one above the maximum (and above what a signed 64-bit
+    /// binding can hold).
+    #[test]
+    fn the_limit_never_leaves_its_bounds_by_rounding() {
+        let max = i64::MAX as u64;
+        let config = GradientConfig {
+            initial_limit: max,
+            min_limit: max,
+            max_limit: max,
+            queue_size: max,
+            backoff_ratio: 1.0,
+            probe_interval: 1,
+            ..GradientConfig::default()
+        };
+        let mut g = Gradient::new(config).unwrap();
+        assert_eq!(g.limit(), max);
+        for _ in 0..3 {
+            assert_eq!(g.on_sample(10, max, false), max);
+        }
+        let odd = (1 << 53) + 1;
+        let config = GradientConfig { initial_limit: odd, min_limit: odd, max_limit: odd, queue_size: 4, ..config };
+        assert_eq!(Gradient::new(config).unwrap().limit(), odd, "2^53 + 1 rounds to 2^53 as a double");
     }
 
     #[test]

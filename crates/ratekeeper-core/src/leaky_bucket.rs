@@ -255,14 +255,18 @@ impl LeakyBucketQueue {
         }
         // The last of the request's units waits this long for its slot.
         let last_wait = (start - now).saturating_add(interval.saturating_mul(i128::from(cost) - 1));
-        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) {
-            let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
+        // Where the queue would be free again: a time, so at most
+        // `i64::MAX` (slots past the end of time are never handed out;
+        // saturating there would let every later request share them).
+        let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
+        let representable = new_free <= i128::from(i64::MAX);
+        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) && representable {
             let mut decision = Decision::allowed(limit, remaining_after(new_free), reset(new_free), window);
             decision.wait_micros = reset(start);
-            let stored = i64::try_from(new_free).unwrap_or(i64::MAX);
-            return (decision, Some(stored));
+            return (decision, Some(new_free as i64));
         }
-        let retry_after = if cost > limit {
+        // (Slots past the end of time only move further out: never.)
+        let retry_after = if cost > limit || !representable {
             NEVER
         } else {
             // Admitted once `next_free − t + (cost − 1) × interval ≤
@@ -423,6 +427,28 @@ mod tests {
         assert_eq!(LeakyBucketQueue::new(0, 0), Err(Error::invalid_int(Argument::Interval, 0)));
         assert!(LeakyBucketQueue::new(u64::MAX, 1).is_err());
         assert!(LeakyBucketQueue::new(0, 1).is_ok());
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/leaky_bucket_queue.rs): a
+    /// request whose slots ended past `i64::MAX` µs was admitted, the first
+    /// free slot saturated at `i64::MAX`, and every later request was
+    /// admitted to the same slot.
+    #[test]
+    fn queue_never_hands_out_slots_past_the_end_of_time() {
+        let mut q = LeakyBucketQueue::new(i64::MAX as u64 - 1, i64::MAX).unwrap();
+        let d = q.check(23, 1_513_239);
+        assert!(!d.allowed && d.retry_after_micros == NEVER, "{d:?}");
+        assert_eq!(q.next_free_micros(), 0);
+        assert!(!q.check(1, 1_513_239).allowed, "one slot of i64::MAX µs ends past i64::MAX");
+        assert!(q.check(1, 0).allowed, "one slot of i64::MAX µs from 0 fits");
+        assert_eq!(q.next_free_micros(), i64::MAX);
+        let d = q.check(1, 0);
+        assert!(!d.allowed && d.retry_after_micros == NEVER, "{d:?}");
+        // Near the end of time, the last slots that fit are still given.
+        let mut q = LeakyBucketQueue::new(10, 1_000).unwrap();
+        assert!(q.check(2, i64::MAX - 2_000).allowed);
+        assert_eq!(q.next_free_micros(), i64::MAX);
+        assert!(q.check(1, i64::MAX - 2_000).retry_after_micros == NEVER);
     }
 
     #[test]

@@ -102,7 +102,10 @@ impl SlidingWindowCounter {
             i64::try_from(until).unwrap_or(NEVER)
         };
         let after = current.saturating_add(cost);
-        if used(after) <= capacity {
+        // A cost of 0 is a free look, admitted even when a time earlier than
+        // the latest (counted from the start of the current window) makes
+        // the estimate exceed the limit.
+        if cost == 0 || used(after) <= capacity {
             let decision = Decision::allowed(self.limit, remaining(after), reset_after(after), self.window_micros);
             return (decision, (cost > 0).then_some((index, previous, after)));
         }
@@ -202,6 +205,23 @@ impl Packed<5> for SlidingWindowCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/sliding_window_counter.rs):
+    /// a time earlier than the start of the current window counts from that
+    /// start, where the previous window still weighs whole; a look of cost
+    /// 0 there was refused, where every algorithm admits a cost of 0.
+    #[test]
+    fn a_look_of_cost_zero_is_admitted_back_in_time() {
+        let w = 1_704_192;
+        let mut c = SlidingWindowCounter::new(16, w).unwrap();
+        assert!(c.check(15, 618_614).allowed);
+        assert!(c.check(2, 2_330_859).allowed); // the next window: 15 weigh 63%
+        let before = c;
+        let d = c.check(0, 643_481); // back in the previous window
+        assert!(d.allowed && d.remaining == 0 && d.retry_after_micros == 0, "{d:?}");
+        assert_eq!(c, before);
+        assert!(!c.check(1, 643_481).allowed);
+    }
 
     #[test]
     fn previous_window_weighs_in_proportion() {

@@ -301,6 +301,12 @@ impl SmoothRateLimiter {
     /// for.
     #[inline]
     pub fn time_until_available_micros(&self, now_micros: i64) -> i64 {
+        // As `reserve` computes it: after the resync, which moves a ticket
+        // in the past to now. (Subtracting first would wrap when Guava's
+        // wrapping sum of a wait has left the ticket far below now.)
+        if now_micros > self.next_free_ticket_micros {
+            return 0;
+        }
         java::lsub(self.next_free_ticket_micros, now_micros).max(0)
     }
 
@@ -630,6 +636,19 @@ mod tests {
         let stored = l.stored_permits();
         assert_eq!(l.reserve(1, i64::MIN), Ok(0));
         assert!(l.stored_permits() <= stored);
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/smooth.rs): a rate so small
+    /// that Guava's wrapping `long` sum of a wait goes negative leaves the
+    /// next free ticket far below zero; `time_until_available` then wrapped
+    /// to a wait of 292,000 years where `reserve` waits 0.
+    #[test]
+    fn time_until_available_is_the_wait_of_reserve_after_a_wrapped_ticket() {
+        let mut l = SmoothRateLimiter::warming_up(2.220446049250313e-16, 119, 1.0).unwrap();
+        assert_eq!(l.reserve(8, 0), Ok(0));
+        assert!(l.earliest_available_micros() < -(1 << 62), "{l:?}");
+        assert_eq!(l.time_until_available_micros(8_192), 0);
+        assert_eq!(l.reserve(2, 8_192), Ok(0));
     }
 
     #[test]

@@ -245,12 +245,25 @@ impl TokenBucket {
     /// the holder could act by `deadline_micros` (`reserveN(t, n, deadline −
     /// t)`), else refuses, taking nothing. Go's `WaitN` also refuses `n`
     /// above the burst up front; the reservation refuses it all the same.
+    /// And a deadline already past is refused, whatever the rate: Go's
+    /// `WaitN` returns the context's error before it reserves anything
+    /// (without this, an unlimited rate, whose reservations ignore the
+    /// longest wait, would admit it).
     ///
     /// Pass `i64::MAX` for no deadline.
     #[inline]
     pub fn wait_n(&mut self, n: u64, now_micros: i64, deadline_micros: i64) -> Reservation {
         let t = self.clamp(nanos(now_micros));
-        let max_wait = if deadline_micros == i64::MAX { go::INF_DURATION } else { go::sub(nanos(deadline_micros), t) };
+        // A finite deadline is never "no deadline", even past the 292 years
+        // that nanoseconds can count (where it saturates).
+        let max_wait = if deadline_micros == i64::MAX {
+            go::INF_DURATION
+        } else {
+            go::sub(nanos(deadline_micros), t).min(go::INF_DURATION - 1)
+        };
+        if max_wait < 0 {
+            return Reservation { ok: false, tokens: 0, time_to_act: 0, limit: self.limit };
+        }
         self.reserve(t, n, max_wait)
     }
 
@@ -261,10 +274,19 @@ impl TokenBucket {
     #[inline]
     pub fn check_within(&mut self, n: u64, now_micros: i64, timeout_micros: i64) -> Decision {
         let t = self.clamp(nanos(now_micros));
-        let max_wait = if timeout_micros == i64::MAX { go::INF_DURATION } else { nanos(timeout_micros.max(0)) };
-        let (r, tokens) = self.reserve_and_count(t, n, max_wait);
+        // A finite timeout is never "no timeout", even past the 292 years
+        // that nanoseconds can count (where it saturates).
+        let max_wait = if timeout_micros == i64::MAX {
+            go::INF_DURATION
+        } else {
+            nanos(timeout_micros.max(0)).min(go::INF_DURATION - 1)
+        };
+        let (r, tokens, wait) = self.reserve_and_count(t, n, max_wait);
         let mut d = self.decision(n, r.ok, tokens);
-        d.wait_micros = if r.ok { report(r.delay_nanos(t)) } else { 0 };
+        // The wait the reservation was granted with (at most the timeout),
+        // which is its delay from `t` — unless `t + wait` saturated at the
+        // end of time, where the delay would read as Go's `InfDuration`.
+        d.wait_micros = if r.ok { report(wait) } else { 0 };
         d
     }
 
@@ -343,24 +365,24 @@ impl TokenBucket {
     }
 
     /// Go's `reserveN`, also returning the tokens at `t` after it (for the
-    /// decision, without a second `advance`).
+    /// decision, without a second `advance`) and the wait it granted.
     #[inline]
-    fn reserve_and_count(&mut self, t: i64, n: u64, max_future_reserve: i64) -> (Reservation, f64) {
+    fn reserve_and_count(&mut self, t: i64, n: u64, max_future_reserve: i64) -> (Reservation, f64, i64) {
         if self.limit == INF {
-            return (Reservation { ok: true, tokens: n, time_to_act: t, limit: 0.0 }, self.burst as f64);
+            return (Reservation { ok: true, tokens: n, time_to_act: t, limit: 0.0 }, self.burst as f64, 0);
         }
         let available = self.advance(t);
         let tokens = available - n as f64;
         let wait = if tokens < 0.0 { duration_from_tokens(self.limit, -tokens) } else { 0 };
         let ok = n <= self.burst && wait <= max_future_reserve;
         if !ok {
-            return (Reservation { ok: false, tokens: 0, time_to_act: 0, limit: self.limit }, available);
+            return (Reservation { ok: false, tokens: 0, time_to_act: 0, limit: self.limit }, available, 0);
         }
         let time_to_act = go::add(t, wait);
         self.last = t;
         self.tokens = tokens;
         self.last_event = time_to_act;
-        (Reservation { ok, tokens: n, time_to_act, limit: self.limit }, tokens)
+        (Reservation { ok, tokens: n, time_to_act, limit: self.limit }, tokens, wait)
     }
 
     /// Go's `advance(t)`: the tokens at `t`, refilled since `last` and capped
@@ -389,7 +411,10 @@ impl TokenBucket {
         let burst = self.burst as f64;
         let window = report(duration_from_tokens(self.limit, burst));
         // `as` saturates: a negative balance (reservations outstanding) is 0.
-        let remaining = tokens as u64;
+        // Capped at the burst: a burst above 2^53 is not exact as a double
+        // (`i64::MAX` tokens read back as 2^63), and nothing can remain
+        // beyond the quota.
+        let remaining = (tokens as u64).min(self.burst);
         let reset_after = if tokens >= burst { 0 } else { report(duration_from_tokens(self.limit, burst - tokens)) };
         if allowed {
             return Decision::allowed(self.burst, remaining, reset_after, window);
@@ -404,10 +429,14 @@ impl Admission for TokenBucket {
     /// Go's `AllowN(t, n)`, answered as a [`Decision`]: `limit` is the
     /// burst, `remaining` the whole tokens left, `window_micros` the time to
     /// refill from empty.
+    ///
+    /// A cost of 0 is refused while reservations hold the bucket in debt,
+    /// as Go's `AllowN(t, 0)` is (with the retry-after that pays the debt);
+    /// it is the one exception to "a cost of 0 is always admitted".
     #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         let t = self.clamp(nanos(now_micros));
-        let (r, tokens) = self.reserve_and_count(t, cost, 0);
+        let (r, tokens, _) = self.reserve_and_count(t, cost, 0);
         self.decision(cost, r.ok, tokens)
     }
 
@@ -644,6 +673,93 @@ mod tests {
         assert_eq!(b.tokens_at(i64::MIN), 0.0);
         assert!(b.allow_n(1, 1_100_000));
         assert!(!b.allow_n(1, 1_100_000));
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/token_bucket.rs): a finite
+    /// timeout (or deadline) beyond 2^63 nanoseconds saturated to Go's
+    /// `InfDuration`, so a zero rate granted a reservation that never comes
+    /// to a caller who would wait only that long.
+    #[test]
+    fn a_finite_timeout_is_never_infinite() {
+        let mut b = TokenBucket::new(0.0, 37).unwrap();
+        assert!(b.reserve_n(33, 0).ok());
+        let before = b;
+        let d = b.check_within(33, 0, 1_572_918_596_036_491_263);
+        assert!(!d.allowed, "{d:?}");
+        assert_eq!(b, before);
+        assert!(!b.wait_n(33, 0, i64::MAX - 1).ok());
+        assert_eq!(b, before);
+        // No timeout (i64::MAX) still waits as long as it takes.
+        let d = b.check_within(33, 0, i64::MAX);
+        assert!(d.allowed && d.wait_micros == NEVER, "{d:?}");
+    }
+
+    /// What the fuzzer (fuzz/fuzz_targets/token_bucket.rs) found: a look
+    /// of cost 0 is refused while reservations hold the bucket in debt,
+    /// because Go's `AllowN(t, 0)` is (the `Admission` docs said every
+    /// algorithm admits a cost of 0; they now name this exception). It
+    /// takes nothing, and says when the debt is paid.
+    #[test]
+    fn a_look_of_cost_zero_in_debt_is_refused_as_in_go() {
+        let mut b = TokenBucket::new(1.0, 1).unwrap();
+        assert!(b.reserve_n(1, 0).ok() && b.reserve_n(1, 0).ok());
+        let before = b;
+        let d = b.check(0, 0);
+        assert!(!d.allowed && d.remaining == 0, "{d:?}");
+        assert_eq!((d.retry_after_micros, d.reset_after_micros), (1_000_000, 2_000_000));
+        assert_eq!(b, before, "a refused look takes nothing");
+        assert!(!b.allow_n(0, 0) && !b.check_within(0, 0, 999_999).allowed);
+        assert!(b.check(0, 1_000_000).allowed, "debt paid: admitted");
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/token_bucket.rs): at a time
+    /// that saturates the nanosecond clock (about 292 years in), an
+    /// admission within a timeout of 0 reported a wait of `NEVER`, because
+    /// its time to act read as the end of time.
+    #[test]
+    fn check_within_never_waits_beyond_its_timeout() {
+        let mut b = TokenBucket::new(0.0, 38).unwrap();
+        let d = b.check_within(0, 7_492_623_237_875_497_730, 0);
+        assert!(d.allowed);
+        assert_eq!(d.wait_micros, 0);
+        let d = b.check_within(1, i64::MAX, 5);
+        assert!(d.allowed && d.wait_micros == 0, "{d:?}");
+        // A zero rate still grants what it cannot cover with no timeout,
+        // and says it never comes.
+        let mut b = TokenBucket::new(0.0, 2).unwrap();
+        assert!(b.check_within(2, 0, 0).allowed);
+        let d = b.check_within(1, 0, i64::MAX);
+        assert!(d.allowed && d.wait_micros == NEVER, "{d:?}");
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/token_bucket.rs): under an
+    /// unlimited rate, `wait_n` with a deadline already past was granted
+    /// (a finite rate refuses it, and so does Go's `WaitN`).
+    #[test]
+    fn wait_n_refuses_a_deadline_already_past_at_any_rate() {
+        for rate in [f64::INFINITY, 1e9, 0.0] {
+            let mut b = TokenBucket::new(rate, 5).unwrap();
+            let before = b;
+            let r = b.wait_n(1, 10, 9);
+            assert!(!r.ok(), "rate {rate}: {r:?}");
+            assert_eq!(b, before);
+            assert!(b.wait_n(1, 10, 10).ok(), "rate {rate}: a deadline of now can be met");
+        }
+    }
+
+    /// Found by the fuzzer (fuzz/fuzz_targets/token_bucket.rs): a burst of
+    /// `i64::MAX` tokens is 2^63 as a double, and the decision said one
+    /// more unit remained than the limit.
+    #[test]
+    fn remaining_never_exceeds_the_burst() {
+        let mut b = TokenBucket::new(0.0, i64::MAX as u64).unwrap();
+        let d = b.check(0, 0);
+        assert_eq!((d.limit, d.remaining), (i64::MAX as u64, i64::MAX as u64));
+        let d = b.check(1 << 20, 0);
+        assert!(d.allowed && d.remaining <= d.limit, "{d:?}");
+        let mut b = TokenBucket::new(1.0, (1 << 53) + 1).unwrap();
+        let d = b.check(0, 0);
+        assert!(d.remaining <= d.limit, "{d:?}");
     }
 
     #[test]
