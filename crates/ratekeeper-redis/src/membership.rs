@@ -94,8 +94,16 @@ impl Drop for Membership {
     fn drop(&mut self) {
         self.inner.stopped.store(true, Ordering::Relaxed);
         // Leave at once, best effort: otherwise the TTL removes this node.
+        // On a plain thread, before returning (at most the store's timeout),
+        // so that what this thread asks next — a blocking call runs on its
+        // own connection — already sees the node gone; inside an async
+        // runtime, in the background, as blocking there is not allowed.
         let inner = Arc::clone(&self.inner);
-        RedisStore::spawn_with(async move { inner.beat("leave").await }, |_| {});
+        if tokio::runtime::Handle::try_current().is_err() {
+            let _ = RedisStore::block_on(async move { inner.beat("leave").await });
+        } else {
+            RedisStore::spawn_with(async move { inner.beat("leave").await }, |_| {});
+        }
     }
 }
 
