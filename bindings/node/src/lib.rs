@@ -24,6 +24,9 @@
 //! | `markers` | RFC 2697 and RFC 2698's three-colour markers |
 //! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
 //! | `composite` | several limits, all or nothing |
+//! | `keyed` | a limiter per key (strings or bytes), in bounded memory |
+//! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
+//! | `redis` | the distributed limiters of `ratekeeper-redis`: store, exact, leased and divided modes, membership, Guava shared |
 //! | `headers` | the HTTP fields of decisions |
 //! | `js` | raw JavaScript values for the above |
 //!
@@ -47,7 +50,10 @@ mod concurrency;
 mod error;
 mod headers;
 mod js;
+mod keyed;
 mod markers;
+mod promise;
+mod redis;
 mod smooth;
 mod spec;
 
@@ -71,6 +77,28 @@ pub struct ErrorCodes {
     /// An `Error`: a bug in ratekeeper (a caught panic).
     #[napi(ts_type = "'ERR_RATEKEEPER_INTERNAL'")]
     pub internal: String,
+    /// An `Error`: a keyed limiter's new key refused at its bound (`tryCheck`).
+    #[napi(ts_type = "'ERR_RATEKEEPER_AT_CAPACITY'")]
+    pub at_capacity: String,
+    /// An `Error`: a call on a closed Redis store, limiter or membership.
+    #[napi(ts_type = "'ERR_RATEKEEPER_CLOSED'")]
+    pub closed: String,
+    /// An `Error`: Redis cannot be reached (down, refused, dropped), or
+    /// failed moments ago and is not tried again until the retry interval.
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_UNAVAILABLE'")]
+    pub redis_unavailable: String,
+    /// An `Error`: Redis did not answer within the store's timeout.
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_TIMEOUT'")]
+    pub redis_timeout: String,
+    /// An `Error`: Redis answered with an error.
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_ERROR'")]
+    pub redis_error: String,
+    /// An `Error`: a reply this client does not understand.
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_PROTOCOL'")]
+    pub redis_protocol: String,
+    /// An `Error`: an algorithm or mode that does not run in Redis.
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_UNSUPPORTED'")]
+    pub redis_unsupported: String,
 }
 
 /// The `code` of each kind of error (see `error`).
@@ -81,6 +109,13 @@ pub fn error_codes() -> ErrorCodes {
         invalid_arg_type: error::INVALID_ARG_TYPE.to_owned(),
         invalid_option: error::INVALID_OPTION.to_owned(),
         internal: error::INTERNAL.to_owned(),
+        at_capacity: error::AT_CAPACITY.to_owned(),
+        closed: error::CLOSED.to_owned(),
+        redis_unavailable: error::REDIS_UNAVAILABLE.to_owned(),
+        redis_timeout: error::REDIS_TIMEOUT.to_owned(),
+        redis_error: error::REDIS_ERROR.to_owned(),
+        redis_protocol: error::REDIS_PROTOCOL.to_owned(),
+        redis_unsupported: error::REDIS_UNSUPPORTED.to_owned(),
     }
 }
 
