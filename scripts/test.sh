@@ -57,9 +57,6 @@ stage "conformance: rust"
 tests/conformance/run rust
 
 stage "conformance: c"
-# The Python runner replays the Guava vectors until the binding exposes
-# the algorithms of tests/conformance/vectors/algorithms (work in progress
-# on its branch); the Rust, C and Node runners replay all.
 tests/conformance/run c
 
 stage "conformance: c, under valgrind, and the runner's self-test"
@@ -97,7 +94,7 @@ stage "benchmark report writer (benches/report.py) on made-up results"
 "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
 
 stage "conformance: python"
-tests/conformance/run python tests/conformance/vectors/guava
+tests/conformance/run python
 
 stage "python: the benchmark runs (one value per contender; every contender's answers checked)"
 benches/python/run --debug-single-value --quiet

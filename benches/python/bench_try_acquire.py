@@ -1,21 +1,30 @@
-"""``try_acquire()`` beside the rate limiters Python users use today.
+"""``try_acquire()`` and ``check()`` beside the rate limiters Python users
+use today.
 
     benches/python/run [pyperf options]      (make bench runs it)
 
 One limiter and one key per contender, in the same run, under pyperf (each
-benchmark in fresh worker processes, calibrated, with warm-ups), in two
+benchmark in fresh worker processes, calibrated, with warm-ups), in four
 workloads:
 
 * ``admit``: every call is admitted (a limit far above the call rate);
 * ``refuse``: every call is refused (the one permit of a long period was
-  taken in the setup).
+  taken in the setup);
+* ``check admit`` and ``check refuse``: the same for the admission-style
+  algorithms, whose ``check()`` answers with a ``Decision`` (an object
+  with the HTTP header fields' numbers), beside the same algorithms in
+  ``limits``: its fixed window against ``FixedWindow.check()``, its
+  sliding-window counter against ``SlidingWindowCounter.check()``; and
+  ``Gcra.check()`` and ``FixedWindow.allow()`` (a bool, no ``Decision``)
+  for scale.
 
 Each call is written as a user would write it (``limiter.try_acquire()``,
 ``limiter.hit(item, "key")``, ...), inlined ten times in the timing loop. Before
 timing, the main process checks that every contender gives the workload's
 answer, so that no one is timed on the wrong path. The last lines are a
 Markdown table of medians and of each contender's time divided by
-ratekeeper's (the speed-up), and the two targets of the issue.
+ratekeeper's (the speed-up; in the check workloads, by the ratekeeper
+algorithm it is set against), and the two targets of the issue.
 ``--summary-json PATH`` also writes the medians in the ``ratekeeper-bench/1``
 format that ``benches/report.py`` turns into BENCHMARKS.md.
 """
@@ -38,6 +47,10 @@ class Contender:
     name: str
     setup: str
     call: str
+    # The ratekeeper contender this one's time is divided by (the same
+    # algorithm, in the check workloads; itself for those); None: the one
+    # named "ratekeeper".
+    versus: str | None = None
 
 
 def contenders(admit: bool) -> list[Contender]:
@@ -135,7 +148,73 @@ def contenders(admit: bool) -> list[Contender]:
     ]
 
 
-WORKLOADS = {"admit": True, "refuse": False}
+LIMITS_FIXED = "limits (fixed window)"
+LIMITS_COUNTER = "limits (sliding-window counter)"
+RK_FIXED = "ratekeeper FixedWindow.check()"
+RK_COUNTER = "ratekeeper SlidingWindowCounter.check()"
+
+
+def check_contenders(admit: bool) -> list[Contender]:
+    """The admission-style workloads: ``check()`` against the same algorithm
+    in ``limits``. Admitted: a limit of 10^9 per second; refused: 1 per day,
+    taken in the setup."""
+    limit, period, item = ("10**9", "1.0", "RateLimitItemPerSecond(10**9)")
+    if not admit:
+        limit, period, item = ("1", "86400.0", "RateLimitItemPerDay(1)")
+    take = "" if admit else "\nlimiter.check()"
+    take_limits = "" if admit else '\nlimiter.hit(item, "key")'
+    return [
+        Contender(
+            RK_FIXED,
+            f"from ratekeeper import FixedWindow\nlimiter = FixedWindow({limit}, {period}){take}",
+            "limiter.check()",
+            versus=RK_FIXED,
+        ),
+        Contender(
+            RK_COUNTER,
+            "from ratekeeper import SlidingWindowCounter\n"
+            f"limiter = SlidingWindowCounter({limit}, {period}){take}",
+            "limiter.check()",
+            versus=RK_COUNTER,
+        ),
+        Contender(
+            "ratekeeper Gcra.check()",
+            f"from ratekeeper import Gcra\nlimiter = Gcra({limit} - 1, {limit}, {period}){take}",
+            "limiter.check()",
+            versus=RK_FIXED,
+        ),
+        Contender(
+            "ratekeeper FixedWindow.allow()",
+            f"from ratekeeper import FixedWindow\nlimiter = FixedWindow({limit}, {period}){take}",
+            "limiter.allow()",
+            versus=RK_FIXED,
+        ),
+        Contender(
+            LIMITS_FIXED,
+            "from limits import RateLimitItemPerDay, RateLimitItemPerSecond, storage, strategies\n"
+            "limiter = strategies.FixedWindowRateLimiter(storage.MemoryStorage())\n"
+            f"item = {item}{take_limits}",
+            'limiter.hit(item, "key")',
+            versus=RK_FIXED,
+        ),
+        Contender(
+            LIMITS_COUNTER,
+            "from limits import RateLimitItemPerDay, RateLimitItemPerSecond, storage, strategies\n"
+            "limiter = strategies.SlidingWindowCounterRateLimiter(storage.MemoryStorage())\n"
+            f"item = {item}{take_limits}",
+            'limiter.hit(item, "key")',
+            versus=RK_COUNTER,
+        ),
+    ]
+
+
+WORKLOADS: dict[str, Callable[[], list[Contender]]] = {
+    "admit": lambda: contenders(True),
+    "refuse": lambda: contenders(False),
+    "check admit": lambda: check_contenders(True),
+    "check refuse": lambda: check_contenders(False),
+}
+ADMITS = {"admit": True, "refuse": False, "check admit": True, "check refuse": False}
 
 # The call is written this many times in the timing loop, to make the
 # loop's own cost small beside the call's.
@@ -190,12 +269,12 @@ def main() -> None:
     )
     args = runner.parse_args()
     if not args.worker:
-        for admit in WORKLOADS.values():
-            for contender in contenders(admit):
-                check(contender, admit)
+        for workload, make in WORKLOADS.items():
+            for contender in make():
+                check(contender, ADMITS[workload])
     results: dict[tuple[str, str], float] = {}
-    for workload, admit in WORKLOADS.items():
-        for contender in contenders(admit):
+    for workload, make in WORKLOADS.items():
+        for contender in make():
             bench = runner.bench_time_func(
                 f"{workload}: {contender.name}",
                 timing_loop(contender),
@@ -213,13 +292,25 @@ def report(results: dict[tuple[str, str], float]) -> None:
     print()
     print("| workload | contender | ns per call (median) | time / ratekeeper's |")
     print("|---|---|---|---|")
-    for workload in WORKLOADS:
-        ours = results.get((workload, "ratekeeper"))
-        for (w, name), seconds in results.items():
-            if w == workload and ours:
-                print(f"| {workload} | {name} | {seconds * 1e9:.1f} | {seconds / ours:.1f}x |")
+    for workload, make in WORKLOADS.items():
+        for contender in make():
+            seconds = results.get((workload, contender.name))
+            versus = contender.versus or "ratekeeper"
+            ours = results.get((workload, versus))
+            if seconds is None or not ours:
+                continue
+            against = "" if versus in ("ratekeeper", contender.name) else f" (vs {versus})"
+            print(
+                f"| {workload} | {contender.name} | {seconds * 1e9:.1f} "
+                f"| {seconds / ours:.2f}x{against} |"
+            )
     print()
-    for workload in WORKLOADS:
+    for workload in ("check admit", "check refuse"):
+        for theirs, ours_name in ((LIMITS_FIXED, RK_FIXED), (LIMITS_COUNTER, RK_COUNTER)):
+            if (workload, theirs) in results and (workload, ours_name) in results:
+                ratio = results[workload, theirs] / results[workload, ours_name]
+                print(f"{workload}: {ours_name} is {ratio:.1f}x faster than {theirs}")
+    for workload in ("admit", "refuse"):
         ours = results.get((workload, "ratekeeper"))
         peers = {n: s for (w, n), s in results.items() if w == workload and n != "ratekeeper"}
         if not ours or not peers:
@@ -256,31 +347,59 @@ def with_version(contender: str) -> str:
     return f"{name} {version_of(name)} {rest}".rstrip()
 
 
+TITLES = {
+    "admit": "every call admitted",
+    "refuse": "every call refused",
+    "check admit": "check(), every call admitted",
+    "check refuse": "check(), every call refused",
+}
+
+
 def write_summary(results: dict[tuple[str, str], float], path: str) -> None:
-    """The medians and each contender's time ÷ ratekeeper's, as JSON."""
-    titles = {"admit": "every call admitted", "refuse": "every call refused"}
-    rows = []
-    for (workload, name), seconds in results.items():
-        ours = results.get((workload, "ratekeeper"))
-        rows.append(
-            {
-                "workload": titles[workload],
-                "contender": with_version(name),
-                "value": seconds * 1e9,
-                "ratio": seconds / ours if ours else None,
-            }
-        )
+    """The medians and each contender's time ÷ its reference's, as JSON: one
+    table for ``try_acquire()`` (÷ ratekeeper's), and one per ``check()``
+    pairing (÷ the ratekeeper algorithm the row is set against)."""
+    tables: dict[str, list[dict[str, object]]] = {}
+    for workload, make in WORKLOADS.items():
+        for contender in make():
+            seconds = results.get((workload, contender.name))
+            reference = contender.versus or "ratekeeper"
+            ours = results.get((workload, reference))
+            if seconds is None:
+                continue
+            tables.setdefault(reference, []).append(
+                {
+                    "workload": TITLES[workload],
+                    "contender": with_version(contender.name),
+                    "value": seconds * 1e9,
+                    "ratio": seconds / ours if ours else None,
+                }
+            )
+    titles = {
+        "ratekeeper": "ns per call",
+        RK_FIXED: "ns per call: FixedWindow.check() beside limits' fixed window",
+        RK_COUNTER: "ns per call: SlidingWindowCounter.check() beside limits' counter",
+    }
     summary = {
         "format": "ratekeeper-bench/1",
         "suite": "python",
-        "title": "Python: limiter.try_acquire() beside the Python rate limiters",
+        "title": "Python: limiter.try_acquire() and check() beside the Python rate limiters",
         "command": "benches/python/run",
         "notes": (
             f"CPython {platform.python_version()}, pyperf medians (fresh worker processes, "
             "calibrated, warmed up); one limiter and one key per contender, the call written "
-            "as a user writes it. Ratio: time ÷ ratekeeper's."
+            "as a user writes it. Ratio: time ÷ the reference's (ratekeeper's try_acquire(), "
+            "or the ratekeeper algorithm set against the same one in limits)."
         ),
-        "tables": [{"title": "ns per call", "unit": "ns", "reference": "ratekeeper", "rows": rows}],
+        "tables": [
+            {
+                "title": titles[reference],
+                "unit": "ns",
+                "reference": reference if reference == "ratekeeper" else with_version(reference),
+                "rows": rows,
+            }
+            for reference, rows in tables.items()
+        ],
     }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)

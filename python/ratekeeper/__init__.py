@@ -1,7 +1,9 @@
-"""ratekeeper: Guava's ``RateLimiter`` for Python, to the microsecond.
+"""ratekeeper: rate limiting that behaves identically, to the microsecond,
+from Python, Rust, Node.js and C.
 
 The decisions are made by ratekeeper's Rust engine, the same one its Rust,
-Node.js and C bindings use, and are identical to Guava 31.1's::
+Node.js and C bindings use. Guava's ``RateLimiter``, identical to Guava
+31.1's::
 
     from ratekeeper import RateLimiter
 
@@ -11,30 +13,112 @@ Node.js and C bindings use, and are identical to Guava 31.1's::
         ...
     await limiter.acquire_async()         # never blocks the event loop
 
-``ManualClock`` makes a limiter deterministic in tests. Every error is a
+and every other algorithm, each answering with a ``Decision`` that also
+writes the HTTP ``RateLimit`` fields::
+
+    from ratekeeper import Gcra
+
+    limiter = Gcra(max_burst=9, count_per_period=10, period=1.0)
+    decision = limiter.check()            # never waits; a refusal takes nothing
+    if not decision:
+        return 429, decision.headers("api")
+
+``TokenBucket`` (Go's x/time/rate), ``Gcra`` (redis-cell),
+``LeakyBucketMeter`` and ``LeakyBucketQueue``, ``FixedWindow``,
+``SlidingWindow``, ``SlidingLog``, ``SlidingWindowCounter``,
+``CompositeLimiter`` (several at once), ``KeyedLimiter`` (one of any of
+them per key, in bounded memory), the markers ``SrTcm`` and ``TrTcm`` (RFC
+2697, RFC 2698), and ``ConcurrencyLimiter`` with the gradient and AIMD
+policies (Netflix concurrency-limits).
+
+``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
 ``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``).
 """
 
+from ratekeeper._algorithms import (
+    CompositeLimiter,
+    FixedWindow,
+    Gcra,
+    LeakyBucketMeter,
+    LeakyBucketQueue,
+    SlidingLog,
+    SlidingWindow,
+    SlidingWindowCounter,
+    TokenBucket,
+)
+from ratekeeper._concurrency import ConcurrencyLimiter, Permit
 from ratekeeper._limiter import RateLimiter
 from ratekeeper._ratekeeper import (
+    MAX_SLIDING_LOG_LIMIT,
+    AimdPolicy,
     ArgumentTypeError,
+    AtCapacity,
+    Color,
+    Decision,
+    GradientPolicy,
     InvalidArgumentError,
+    KeyedLimiter,
+    Limiter,
     ManualClock,
     RateLimitError,
     RateLimitExceeded,
+    Reservation,
+    SrTcm,
+    TrTcm,
     __version__,
+    ratelimit_header,
+    ratelimit_policy_header,
 )
 
-# Shown and documented under the name users import it by.
-RateLimiter.__module__ = __name__
+# Shown and documented under the name users import them by.
+for _cls in (
+    RateLimiter,
+    TokenBucket,
+    Gcra,
+    LeakyBucketMeter,
+    LeakyBucketQueue,
+    FixedWindow,
+    SlidingWindow,
+    SlidingLog,
+    SlidingWindowCounter,
+    CompositeLimiter,
+    ConcurrencyLimiter,
+    Permit,
+):
+    _cls.__module__ = __name__
+del _cls
 
 __all__ = [
+    "MAX_SLIDING_LOG_LIMIT",
+    "AimdPolicy",
     "ArgumentTypeError",
+    "AtCapacity",
+    "Color",
+    "CompositeLimiter",
+    "ConcurrencyLimiter",
+    "Decision",
+    "FixedWindow",
+    "Gcra",
+    "GradientPolicy",
     "InvalidArgumentError",
+    "KeyedLimiter",
+    "LeakyBucketMeter",
+    "LeakyBucketQueue",
+    "Limiter",
     "ManualClock",
+    "Permit",
     "RateLimitError",
     "RateLimitExceeded",
     "RateLimiter",
+    "Reservation",
+    "SlidingLog",
+    "SlidingWindow",
+    "SlidingWindowCounter",
+    "SrTcm",
+    "TokenBucket",
+    "TrTcm",
     "__version__",
+    "ratelimit_header",
+    "ratelimit_policy_header",
 ]

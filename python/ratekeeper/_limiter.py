@@ -3,22 +3,19 @@
 The native class (``ratekeeper._ratekeeper.RateLimiter``) makes every
 decision and does every blocking wait. This subclass adds the Guava-style
 ``create`` factory, the ``async`` methods, which reserve in Rust and sleep
-with ``asyncio.sleep``, and the ``limited`` decorator. It keeps no state of
-its own (``__slots__ = ()``), so calls to the native methods cost the same
-through it.
+with ``asyncio.sleep``, and the ``limited`` decorator (``LimitedCalls``).
+It keeps no state of its own (``__slots__ = ()``), so calls to the native
+methods cost the same through it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
-from collections.abc import Awaitable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ratekeeper import _ratekeeper
-from ratekeeper._ratekeeper import RateLimitExceeded
+from ratekeeper._limited import Admission, LimitedCalls, Timeout
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -28,7 +25,7 @@ if TYPE_CHECKING:
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-class RateLimiter(_ratekeeper.RateLimiter):
+class RateLimiter(_ratekeeper.RateLimiter, LimitedCalls):
     """Guava's ``RateLimiter``: hands out permits at a configurable rate.
 
     Safe to share between threads and tasks. Build one with ``create``::
@@ -138,47 +135,21 @@ class RateLimiter(_ratekeeper.RateLimiter):
         ``RateLimitExceeded`` and the function is not called. The arguments
         are checked when decorating.
         """
-        # Check permits and timeout now, taking nothing, so that a bad
-        # decorator argument fails at import time rather than on a call.
-        self.can_acquire(permits, 0.0 if timeout is None else timeout)
+        return self._decorate(func, permits, timeout)
 
-        def decorate(f: _F) -> _F:
-            if inspect.iscoroutinefunction(f):
-                return cast(_F, self._limit_async(f, permits, timeout))
-            return cast(_F, self._limit_sync(f, permits, timeout))
+    _UNIT = "permit"
 
-        return decorate if func is None else decorate(func)
+    def _check_call(self, amount: int, timeout: Timeout) -> None:
+        self.can_acquire(amount, 0.0 if timeout is None else timeout)
 
-    def _limit_sync(
-        self, f: Callable[..., Any], permits: int, timeout: float | timedelta | None
-    ) -> Callable[..., Any]:
-        @functools.wraps(f)
-        def call_limited(*args: Any, **kwargs: Any) -> Any:
-            if timeout is None:
-                self.acquire(permits)
-            elif not self.try_acquire(permits, timeout):
-                raise _exceeded(f, permits, timeout)
-            return f(*args, **kwargs)
+    def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
+        if timeout is None:
+            self.acquire(amount)
+            return True, None
+        return self.try_acquire(amount, timeout), None
 
-        return call_limited
-
-    def _limit_async(
-        self,
-        f: Callable[..., Awaitable[Any]],
-        permits: int,
-        timeout: float | timedelta | None,
-    ) -> Callable[..., Awaitable[Any]]:
-        @functools.wraps(f)
-        async def call_limited(*args: Any, **kwargs: Any) -> Any:
-            if timeout is None:
-                await self.acquire_async(permits)
-            elif not await self.try_acquire_async(permits, timeout):
-                raise _exceeded(f, permits, timeout)
-            return await f(*args, **kwargs)
-
-        return call_limited
-
-
-def _exceeded(f: Callable[..., Any], permits: int, timeout: float | timedelta) -> RateLimitExceeded:
-    name = getattr(f, "__qualname__", repr(f))
-    return RateLimitExceeded(f"{name}: {permits} permit(s) not available within {timeout!r}")
+    async def _admit_call_async(self, amount: int, timeout: Timeout) -> Admission:
+        if timeout is None:
+            await self.acquire_async(amount)
+            return True, None
+        return await self.try_acquire_async(amount, timeout), None

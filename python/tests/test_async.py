@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
+from typing import Any, Callable
 
 import pytest
 
-from ratekeeper import ManualClock, RateLimiter
+from ratekeeper import Decision, LeakyBucketQueue, ManualClock, RateLimiter, TokenBucket
 
 
-async def ticks_during(coro_factory: object, limiter: RateLimiter) -> tuple[object, int, float]:
+async def ticks_during(
+    coro_factory: Callable[[Any], Awaitable[object]], limiter: object
+) -> tuple[object, int, float]:
     ticks = 0
 
     async def ticker() -> None:
@@ -23,7 +27,7 @@ async def ticks_during(coro_factory: object, limiter: RateLimiter) -> tuple[obje
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0)
     start = time.monotonic()
-    result = await coro_factory(limiter)  # type: ignore[operator]
+    result = await coro_factory(limiter)
     elapsed = time.monotonic() - start
     task.cancel()
     return result, ticks, elapsed
@@ -111,3 +115,76 @@ def test_the_async_methods_check_their_arguments() -> None:
     with pytest.raises(ValueError, match="timeout = NaN"):
         asyncio.run(limiter.try_acquire_async(1, float("nan")))
     assert limiter.try_acquire()
+
+
+def test_token_bucket_wait_async_does_not_block_the_event_loop() -> None:
+    bucket = TokenBucket(4.0, 1)
+    bucket.check()
+    decision, ticks, elapsed = asyncio.run(
+        ticks_during(lambda b: b.wait_async(timeout=1.0), bucket)
+    )
+    assert isinstance(decision, Decision)
+    assert decision.allowed
+    assert 0.2 < decision.wait <= 0.25
+    assert elapsed >= decision.wait - 0.005
+    assert ticks >= 20, ticks
+
+
+def test_leaky_bucket_queue_acquire_async_does_not_block_the_event_loop() -> None:
+    queue = LeakyBucketQueue(3, 0.25)
+    queue.check()
+    decision, ticks, elapsed = asyncio.run(ticks_during(lambda q: q.acquire_async(), queue))
+    assert isinstance(decision, Decision)
+    assert 0.2 < decision.wait <= 0.25
+    assert elapsed >= 0.2
+    assert ticks >= 20, ticks
+
+
+def test_async_refusals_return_at_once_taking_nothing() -> None:
+    bucket = TokenBucket(1.0, 1)
+    bucket.check()
+    queue = LeakyBucketQueue(0, 10.0)
+    queue.check()
+
+    async def main() -> tuple[Decision, Decision, float]:
+        start = time.monotonic()
+        refused = await bucket.wait_async(timeout=0.5)
+        full = await queue.acquire_async()
+        return refused, full, time.monotonic() - start
+
+    refused, full, elapsed = asyncio.run(main())
+    assert not refused.allowed
+    assert refused.retry_after > 0.9
+    assert not full.allowed
+    assert elapsed < 0.05
+    assert bucket.tokens < 0.1  # the refusal took nothing
+
+
+def test_async_waits_move_a_manual_clock_instead() -> None:
+    clock = ManualClock()
+    bucket = TokenBucket(2.0, 1, clock=clock)
+    queue = LeakyBucketQueue(5, 0.5, clock=clock)
+
+    async def main() -> list[float]:
+        return [
+            (await bucket.wait_async()).wait,
+            (await bucket.wait_async()).wait,
+            (await queue.acquire_async(2)).wait,
+            (await queue.acquire_async()).wait,
+        ]
+
+    start = time.monotonic()
+    assert asyncio.run(main()) == [0.0, 0.5, 0.0, 1.0]
+    assert time.monotonic() - start < 0.5
+    assert clock.now == 1.5
+
+
+def test_the_new_async_methods_check_their_arguments() -> None:
+    bucket = TokenBucket(1.0, 1)
+    with pytest.raises(ValueError, match="cost = -1"):
+        asyncio.run(bucket.wait_async(-1))
+    with pytest.raises(ValueError, match="timeout = NaN"):
+        asyncio.run(bucket.wait_async(1, float("nan")))
+    with pytest.raises(TypeError, match=r"cost = 1\.5"):
+        asyncio.run(LeakyBucketQueue(1, 1.0).acquire_async(1.5))  # type: ignore[arg-type]
+    assert bucket.check().allowed

@@ -152,7 +152,13 @@ def test_signatures_show_the_defaults() -> None:
 
 
 def test_the_package_exports_its_api() -> None:
-    assert ratekeeper.__all__ == sorted(ratekeeper.__all__)
+    assert len(set(ratekeeper.__all__)) == len(ratekeeper.__all__)
+    public = {
+        name
+        for name, value in vars(ratekeeper).items()
+        if not name.startswith("_") and not inspect.ismodule(value)
+    }
+    assert public | {"__version__"} == set(ratekeeper.__all__)
     for name in ratekeeper.__all__:
         assert getattr(ratekeeper, name) is not None
     assert ratekeeper.__version__.count(".") == 2

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pytest
 
-from ratekeeper import ManualClock, RateLimiter
+from ratekeeper import Decision, LeakyBucketQueue, ManualClock, RateLimiter, TokenBucket
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -103,3 +103,52 @@ def test_ctrl_c_interrupts_a_long_wait_and_the_permits_stay_taken() -> None:
     assert time.monotonic() - start < 2.0
     # The interrupted request keeps its reservation, as a completed one would.
     assert limiter.time_until_available() > 150
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [
+        pytest.param(lambda: _tight_bucket().wait(), id="TokenBucket.wait"),
+        pytest.param(lambda: _tight_bucket().wait(timeout=1.0), id="TokenBucket.wait-timeout"),
+        pytest.param(lambda: _busy_queue().acquire(), id="LeakyBucketQueue.acquire"),
+    ],
+)
+def test_the_other_blocking_waits_let_other_threads_run(wait: Callable[[], Decision]) -> None:
+    with Heartbeat() as heart:
+        start = time.monotonic()
+        decision = wait()
+        end = time.monotonic()
+    assert decision.allowed
+    assert 0.2 < decision.wait <= 0.25
+    assert end - start >= 0.2
+    beats = heart.between(start + 0.02, end - 0.02)
+    assert beats >= 50, f"only {beats} heartbeats during a {end - start:.3f} s wait"
+
+
+def _tight_bucket() -> TokenBucket:
+    """A real-time bucket whose next token is 250 ms away."""
+    bucket = TokenBucket(4.0, 1)
+    assert bucket.check().allowed
+    return bucket
+
+
+def _busy_queue() -> LeakyBucketQueue:
+    """A real-time queue whose next slot is 250 ms away."""
+    queue = LeakyBucketQueue(5, 0.25)
+    assert queue.check().wait == 0.0
+    return queue
+
+
+def test_ctrl_c_interrupts_a_token_bucket_wait() -> None:
+    bucket = TokenBucket(0.01, 1)  # the next token is 100 s away
+    bucket.check()
+    timer = threading.Timer(0.1, _thread.interrupt_main)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bucket.wait()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.0
+    assert bucket.tokens < -0.5  # the interrupted wait keeps its token

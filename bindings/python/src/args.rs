@@ -18,9 +18,17 @@
 //!   microseconds (`timedelta` holds whole microseconds; floats truncate,
 //!   as Guava's `TimeUnit.toMicros` does).
 //!
-//! [`Permits`] and [`Timeout`] are `FromPyObject` types so that the hot
-//! methods get them from pyo3's argument parsing with constant defaults
-//! (no Python object is made for an omitted argument).
+//! * Counts and sizes of the other algorithms (`cost`, `burst`, `limit`,
+//!   `capacity`, `bytes`, ...) are ints too, checked not negative here
+//!   (`ratekeeper::unsigned_from_i64`, the one conversion every binding
+//!   uses) and against their upper bounds by the algorithm.
+//! * Lengths of time (`period`, `window`, `interval`, `rtt`, ...) are
+//!   seconds or a `timedelta` like every duration, and must not be negative
+//!   or NaN (`ratekeeper::duration_micros_from_secs`); `+inf` saturates.
+//!
+//! [`Permits`], [`Timeout`] and [`Cost`] are `FromPyObject` types so that
+//! the hot methods get them from pyo3's argument parsing with constant
+//! defaults (no Python object is made for an omitted argument).
 
 use std::time::Duration;
 
@@ -30,9 +38,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
 use ratekeeper::{Argument, Error};
 
-use crate::errors::{from_rust, invalid_value, wrong_type};
+use crate::errors::{from_rust, invalid_named, invalid_value, wrong_type};
 
 const EXPECTED_INT: &str = "an int";
+const EXPECTED_BOOL: &str = "a bool";
 const EXPECTED_REAL: &str = "a real number (int or float)";
 const EXPECTED_SECONDS: &str = "a number of seconds (int or float) or a datetime.timedelta";
 const TOO_BIG_FOR_A_FLOAT: &str = "must fit in a float";
@@ -53,6 +62,26 @@ impl<'py> FromPyObject<'_, 'py> for Permits {
     #[inline]
     fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
         int(&obj, Argument::Permits).map(Permits)
+    }
+}
+
+/// What a request costs, in units of the algorithm (tokens, bytes, ...):
+/// not negative; 0 asks without taking.
+#[derive(Debug, Clone, Copy)]
+pub struct Cost(pub u64);
+
+impl Cost {
+    /// The default of every `cost` parameter.
+    pub const ONE: Cost = Cost(1);
+}
+
+impl<'py> FromPyObject<'_, 'py> for Cost {
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        let cost = int(&obj, Argument::Cost)?;
+        ratekeeper::cost_from_i64(cost).map(Cost).map_err(|e| from_rust(obj.py(), e))
     }
 }
 
@@ -89,6 +118,32 @@ impl<'py> FromPyObject<'_, 'py> for Timeout {
             }
         };
         Ok(Timeout(micros))
+    }
+}
+
+/// A timeout that may be `None`, "no deadline" (as long as it takes).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(Option<Timeout>);
+
+impl Deadline {
+    /// The default: no deadline.
+    pub const NONE: Deadline = Deadline(None);
+
+    /// As the `Duration` the Rust API takes (`Duration::MAX`: no deadline).
+    #[inline]
+    pub fn duration(self) -> Duration {
+        self.0.map_or(Duration::MAX, Timeout::duration)
+    }
+}
+
+impl<'py> FromPyObject<'_, 'py> for Deadline {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_none() {
+            return Ok(Deadline::NONE);
+        }
+        obj.extract::<Timeout>().map(|t| Deadline(Some(t)))
     }
 }
 
@@ -139,6 +194,51 @@ fn non_negative_micros(
     }
 }
 
+/// A length of time that must not be negative (a period, a window, an
+/// interval, a round-trip time), in whole microseconds; `+inf` (or an int
+/// beyond a double) saturates to `i64::MAX`. The algorithm checks its own
+/// lower bound; map its error with [`from_rust_passed`](crate::errors::from_rust_passed)
+/// so that the message shows the value as passed, not as microseconds.
+pub fn duration_micros(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<i64> {
+    match seconds(obj, argument)? {
+        Seconds::Float(secs) => {
+            ratekeeper::duration_micros_from_secs(argument, secs).map_err(|e| from_rust(obj.py(), e))
+        }
+        Seconds::Micros(micros) if micros >= 0 => Ok(micros),
+        Seconds::Overflow { negative: false } => Ok(i64::MAX),
+        Seconds::Micros(_) | Seconds::Overflow { negative: true } => {
+            Err(invalid_value(argument, obj, argument.requirement()))
+        }
+    }
+}
+
+/// A count or size (a burst, a limit, a capacity, ...): an int, not
+/// negative; the algorithm checks its upper bound.
+pub fn count(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<u64> {
+    let value = int(obj, argument)?;
+    ratekeeper::unsigned_from_i64(argument, value).map_err(|e| from_rust(obj.py(), e))
+}
+
+/// A `bool` argument; ints and other truthy objects are refused, as they
+/// are almost always a misplaced argument.
+pub fn boolean(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    match obj.cast::<PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(wrong_type(name, obj, EXPECTED_BOOL)),
+    }
+}
+
+/// An int argument that is not a library [`Argument`] (a field of a
+/// `Decision` built by hand): an `i64`, not negative.
+pub fn non_negative_int(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<i64> {
+    const REQUIREMENT: &str = "must be between 0 and 9223372036854775807";
+    let value = int_named(obj, name, REQUIREMENT)?;
+    if value < 0 {
+        return Err(invalid_named(name, obj, REQUIREMENT));
+    }
+    Ok(value)
+}
+
 /// A real-number argument (a rate, a burst, a cold factor) as a double.
 pub fn real(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<f64> {
     match real_or_overflow(obj, argument.name(), EXPECTED_REAL)? {
@@ -165,18 +265,20 @@ fn real_or_overflow(obj: &Bound<'_, PyAny>, name: &str, expected: &str) -> PyRes
 
 /// An integer argument as an `i64`; ints beyond 64 bits are out of every
 /// domain the library has, and say so with the argument's requirement.
-fn int(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<i64> {
+pub fn int(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<i64> {
+    int_named(obj, argument.name(), argument.requirement())
+}
+
+fn int_named(obj: &Bound<'_, PyAny>, name: &str, requirement: &str) -> PyResult<i64> {
     let is_exact_int = obj.is_exact_instance_of::<PyInt>();
     if !is_exact_int && (obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>()) {
-        return Err(wrong_type(argument.name(), obj, EXPECTED_INT));
+        return Err(wrong_type(name, obj, EXPECTED_INT));
     }
     match obj.extract::<i64>() {
         Ok(value) => Ok(value),
-        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
-            Err(invalid_value(argument, obj, argument.requirement()))
-        }
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(invalid_named(name, obj, requirement)),
         Err(e) if !is_exact_int && e.is_instance_of::<PyTypeError>(obj.py()) => {
-            Err(wrong_type(argument.name(), obj, EXPECTED_INT))
+            Err(wrong_type(name, obj, EXPECTED_INT))
         }
         Err(e) => Err(e),
     }

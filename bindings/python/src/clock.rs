@@ -4,9 +4,32 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use ratekeeper::ManualClock;
+use ratekeeper::{AnyClock, ManualClock};
 
 use crate::args;
+use crate::errors::wrong_type;
+
+/// A limiter's `clock=` argument: `None` for real time (the monotonic
+/// clock) or a [`PyManualClock`], which the limiter keeps to return it from
+/// its `clock` property.
+pub fn clock_arg(clock: Option<&Bound<'_, PyAny>>) -> PyResult<(AnyClock, Option<Py<PyManualClock>>)> {
+    match clock {
+        None => Ok((AnyClock::default(), None)),
+        Some(obj) if obj.is_none() => Ok((AnyClock::default(), None)),
+        Some(obj) => match obj.cast::<PyManualClock>() {
+            Ok(manual) => Ok((AnyClock::Manual(manual.get().clock.clone()), Some(manual.clone().unbind()))),
+            Err(_) => Err(wrong_type("clock", obj, "a ratekeeper.ManualClock or None")),
+        },
+    }
+}
+
+/// `, clock=ManualClock(now=...)` for a limiter's `repr`, or nothing.
+pub fn clock_repr(py: Python<'_>, clock: &Option<Py<PyManualClock>>) -> PyResult<String> {
+    match clock {
+        Some(clock) => Ok(format!(", clock={}", clock.bind(py).repr()?)),
+        None => Ok(String::new()),
+    }
+}
 
 /// A clock that moves only when told to, for deterministic tests.
 ///

@@ -6,7 +6,8 @@
 //! └── RateLimitError                      everything ratekeeper raises
 //!     ├── InvalidArgumentError            also a ValueError: a value outside its domain
 //!     ├── ArgumentTypeError               also a TypeError: an argument of the wrong type
-//!     └── RateLimitExceeded               a limited call could not get its permits in time
+//!     └── RateLimitExceeded               a limited call was refused (`decision` says why)
+//!         └── AtCapacity                  a keyed limiter could hold no new key
 //! ```
 //!
 //! The two argument errors derive from the built-in `ValueError` and
@@ -30,20 +31,20 @@ static RATE_LIMIT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ARGUMENT_TYPE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static AT_CAPACITY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A longer `repr` than this is cut, so that a message stays readable
 /// whatever was passed.
 const MAX_REPR_CHARS: usize = 80;
 
-fn new_type(py: Python<'_>, name: &str, bases: Bound<'_, PyTuple>, doc: &str, fields: bool) -> PyResult<Py<PyType>> {
+fn new_type(py: Python<'_>, name: &str, bases: Bound<'_, PyTuple>, doc: &str, fields: &[&str]) -> PyResult<Py<PyType>> {
     let namespace = PyDict::new(py);
     namespace.set_item("__module__", "ratekeeper")?;
     namespace.set_item("__doc__", doc)?;
-    if fields {
-        // Class-level defaults, so that an instance raised by user code
-        // without them still answers `.argument` and `.value`.
-        namespace.set_item("argument", py.None())?;
-        namespace.set_item("value", py.None())?;
+    for field in fields {
+        // Class-level defaults (None), so that an instance raised by user
+        // code without them still answers `.argument`, `.value`, ...
+        namespace.set_item(field, py.None())?;
     }
     Ok(py.get_type::<PyType>().call1((name, bases, namespace))?.cast_into::<PyType>()?.unbind())
 }
@@ -52,7 +53,7 @@ fn rate_limit_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     RATE_LIMIT_ERROR
         .get_or_try_init(py, || {
             let bases = PyTuple::new(py, [py.get_type::<PyException>()])?;
-            new_type(py, "RateLimitError", bases, "The base class of every error ratekeeper raises.", false)
+            new_type(py, "RateLimitError", bases, "The base class of every error ratekeeper raises.", &[])
         })
         .map(|t| t.bind(py))
 }
@@ -68,7 +69,7 @@ fn invalid_argument_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 "An argument's value is outside what the operation accepts (a rate that is not positive, \
                  0 permits, a NaN timeout, ...). Also a ValueError.\n\n\
                  `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
-                true,
+                &["argument", "value"],
             )
         })
         .map(|t| t.bind(py))
@@ -85,7 +86,7 @@ fn argument_type_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 "An argument has the wrong type (a float or a bool as a number of permits, a string as \
                  a rate, ...). Also a TypeError.\n\n\
                  `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
-                true,
+                &["argument", "value"],
             )
         })
         .map(|t| t.bind(py))
@@ -99,11 +100,45 @@ fn rate_limit_exceeded(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 py,
                 "RateLimitExceeded",
                 bases,
-                "A rate-limited call could not get its permits within its timeout, and was not made.",
-                false,
+                "A rate-limited call was refused (it could not get its permits or units within its \
+                 timeout, or its limiter said no), and was not made.\n\n\
+                 `decision` is the limiter's ``Decision`` when it gave one (its `retry_after`, \
+                 its HTTP header fields), else None.",
+                &["decision"],
             )
         })
         .map(|t| t.bind(py))
+}
+
+fn at_capacity_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    AT_CAPACITY
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_exceeded(py)?])?;
+            new_type(
+                py,
+                "AtCapacity",
+                bases,
+                "A keyed limiter's try_check or try_peek for a new key, refused because the limiter \
+                 holds max_keys keys and none can be forgotten without changing a decision.\n\n\
+                 `decision` is the refusal: remaining 0, retry_after until a key may be forgotten.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// An [`AtCapacity`](at_capacity_type) for a keyed limiter's refusal at its
+/// bound, with the library's message and the refusal as `decision`.
+pub fn at_capacity(py: Python<'_>, full: &ratekeeper::AtCapacity) -> PyErr {
+    let raised = at_capacity_type(py).and_then(|ty| {
+        let exc = ty.call1((full.to_string(),))?;
+        exc.setattr("decision", crate::decision::PyDecision(full.decision()))?;
+        Ok(exc)
+    });
+    match raised {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
 }
 
 /// Creates the exception types and adds them to the module.
@@ -113,6 +148,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("InvalidArgumentError", invalid_argument_error(py)?)?;
     module.add("ArgumentTypeError", argument_type_error(py)?)?;
     module.add("RateLimitExceeded", rate_limit_exceeded(py)?)?;
+    module.add("AtCapacity", at_capacity_type(py)?)?;
     Ok(())
 }
 
@@ -150,13 +186,40 @@ pub fn from_rust(py: Python<'_>, error: Error) -> PyErr {
     }
 }
 
+/// A `RateLimitError` for what cannot happen (a binding's own invariant
+/// broken): an error the caller can report, never a panic.
+pub fn internal(message: &str) -> PyErr {
+    Python::attach(|py| match rate_limit_error(py) {
+        Ok(ty) => PyErr::from_type(ty.clone(), format!("internal error: {message}")),
+        Err(e) => e,
+    })
+}
+
+/// [`from_rust`], except that an error about one of the `passed`
+/// arguments shows the Python value as the caller passed it rather than the
+/// number Rust was given. For arguments converted on the way (seconds made
+/// microseconds: `period = 1e-07`, not `period = 0`).
+pub fn from_rust_passed(py: Python<'_>, error: Error, passed: &[(Argument, &Bound<'_, PyAny>)]) -> PyErr {
+    if let Error::InvalidArgument(invalid) = &error {
+        if let Some((argument, value)) = passed.iter().find(|(a, _)| *a == invalid.argument()) {
+            return invalid_value(*argument, value, argument.requirement());
+        }
+    }
+    from_rust(py, error)
+}
+
 /// An [`InvalidArgumentError`](invalid_argument_error) for a value the Rust
 /// side cannot even hold (an int beyond 64 bits, a negative `timedelta`),
 /// worded like [`from_rust`]'s: `invalid argument NAME = VALUE: REQUIREMENT`.
 pub fn invalid_value(argument: Argument, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
-    let py = value.py();
-    let message = format!("invalid argument {} = {}: {requirement}", argument.name(), short_repr(value));
-    argument_error(invalid_argument_error(py), message, argument.name(), value.clone())
+    invalid_named(argument.name(), value, requirement)
+}
+
+/// [`invalid_value`] for an argument the library does not check itself
+/// (it has no [`Argument`]), named `name`.
+pub fn invalid_named(name: &str, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
+    let message = format!("invalid argument {name} = {}: {requirement}", short_repr(value));
+    argument_error(invalid_argument_error(value.py()), message, name, value.clone())
 }
 
 /// An [`ArgumentTypeError`](argument_type_error): `invalid argument NAME =

@@ -4,16 +4,32 @@
 //! crate `ratekeeper`, maps its errors ([`errors`]) and waits with the GIL
 //! released ([`wait`]). No rate-limiting logic lives here. The pure-Python
 //! package `python/ratekeeper` re-exports it and adds what is naturally
-//! Python: `async` methods on top of `_reserve`/`_try_reserve`, and the
-//! decorator.
+//! Python: `async` methods on top of the `_reserve*` methods, the
+//! decorator, and the context manager of a concurrency permit.
+//!
+//! * `RateLimiter`, Guava's, in [`rate_limiter`];
+//! * the base class of the admission-style algorithms, one code path
+//!   through `AnyLimiter`/`CompositeLimiter`, in [`limiter`], and the named
+//!   classes (`TokenBucket`, `Gcra`, ...) in [`admission`];
+//! * `Decision` and the HTTP header fields in [`decision`];
+//! * `SrTcm`, `TrTcm` and `Color` in [`markers`];
+//! * `ConcurrencyLimiter` and its policies in [`concurrency`];
+//! * `KeyedLimiter` (one limiter per key, from any of them) in [`keyed`];
+//! * `ManualClock` in [`clock`].
 //!
 //! Nothing here may panic: a panic would reach Python as a
 //! `pyo3_runtime.PanicException`. Conversions saturate or return errors,
 //! and the library's operations return `Result`s.
 
+mod admission;
 mod args;
 mod clock;
+mod concurrency;
+mod decision;
 mod errors;
+mod keyed;
+mod limiter;
+mod markers;
 mod rate_limiter;
 mod wait;
 
@@ -31,6 +47,29 @@ fn float_repr(py: Python<'_>, value: f64) -> PyResult<String> {
 fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<rate_limiter::PyRateLimiter>()?;
     module.add_class::<clock::PyManualClock>()?;
+    module.add_class::<decision::PyDecision>()?;
+    module.add_function(wrap_pyfunction!(decision::ratelimit_header, module)?)?;
+    module.add_function(wrap_pyfunction!(decision::ratelimit_policy_header, module)?)?;
+    module.add_class::<limiter::PyLimiter>()?;
+    module.add_class::<admission::PyTokenBucket>()?;
+    module.add_class::<admission::PyReservation>()?;
+    module.add_class::<admission::PyGcra>()?;
+    module.add_class::<admission::PyLeakyBucketMeter>()?;
+    module.add_class::<admission::PyLeakyBucketQueue>()?;
+    module.add_class::<admission::PyFixedWindow>()?;
+    module.add_class::<admission::PySlidingWindow>()?;
+    module.add_class::<admission::PySlidingLog>()?;
+    module.add_class::<admission::PySlidingWindowCounter>()?;
+    module.add_class::<admission::PyCompositeLimiter>()?;
+    module.add("MAX_SLIDING_LOG_LIMIT", ratekeeper::MAX_SLIDING_LOG_LIMIT)?;
+    module.add_class::<markers::PySrTcm>()?;
+    module.add_class::<markers::PyTrTcm>()?;
+    markers::register(module)?;
+    module.add_class::<concurrency::PyConcurrencyLimiter>()?;
+    module.add_class::<concurrency::PyGradientPolicy>()?;
+    module.add_class::<concurrency::PyAimdPolicy>()?;
+    module.add_class::<concurrency::PyPermitHandle>()?;
+    module.add_class::<keyed::PyKeyedLimiter>()?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

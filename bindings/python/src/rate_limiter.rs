@@ -13,7 +13,7 @@ use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{wait_as_seconds, AnyClock, Argument, RateLimiter, SmoothKind};
 
 use crate::args::{self, Permits, Timeout};
-use crate::clock::PyManualClock;
+use crate::clock::{self, PyManualClock};
 use crate::errors::{from_rust, wrong_type};
 use crate::{float_repr, wait};
 
@@ -53,13 +53,7 @@ impl PyRateLimiter {
     ) -> PyResult<Self> {
         let py = permits_per_second.py();
         let rate = args::real(permits_per_second, Argument::PermitsPerSecond)?;
-        let (any_clock, clock) = match clock {
-            None => (AnyClock::default(), None),
-            Some(obj) => match obj.cast::<PyManualClock>() {
-                Ok(manual) => (AnyClock::Manual(manual.get().clock.clone()), Some(manual.clone().unbind())),
-                Err(_) => return Err(wrong_type("clock", obj, "a ratekeeper.ManualClock or None")),
-            },
-        };
+        let (any_clock, clock) = clock::clock_arg(clock)?;
         let builder = RateLimiter::builder(rate).clock(any_clock);
         let builder = match warmup {
             None => {
@@ -201,10 +195,7 @@ impl PyRateLimiter {
                 float_repr(py, cold_factor)?
             ),
         };
-        let clock = match &this.clock {
-            Some(clock) => format!(", clock={}", clock.bind(slf.py()).repr()?),
-            None => String::new(),
-        };
+        let clock = clock::clock_repr(py, &this.clock)?;
         Ok(format!("{name}({}, {shape}{clock})", float_repr(py, this.limiter.rate())?))
     }
 }

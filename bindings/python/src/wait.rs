@@ -58,3 +58,14 @@ pub fn for_event_loop(clock: &AnyClock, wait: Duration) -> f64 {
         AnyClock::Monotonic(_) => wait.as_secs_f64(),
     }
 }
+
+/// [`sleep`] for a wait in the core's whole microseconds (a decision's
+/// `wait_micros`).
+pub fn sleep_micros(py: Python<'_>, clock: &AnyClock, micros: i64) -> PyResult<()> {
+    sleep(py, clock, Duration::from_micros(micros.max(0) as u64))
+}
+
+/// [`for_event_loop`] for a wait in whole microseconds.
+pub fn for_event_loop_micros(clock: &AnyClock, micros: i64) -> f64 {
+    for_event_loop(clock, Duration::from_micros(micros.max(0) as u64))
+}

@@ -38,7 +38,6 @@ use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
 use crate::error::Error;
 use crate::keys;
 use crate::membership::Membership;
-use crate::reply::Reply;
 use crate::scripts::{self, Admission, TimeSource};
 use crate::share::LocalShare;
 use crate::store::RedisStore;
@@ -344,7 +343,8 @@ impl RedisLimiter {
     /// covers `cost`, and returns the decision with how many were taken.
     pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
         let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
-        Ok((decision(&reply)?, reply.double(7)?.max(0.0) as u64))
+        let granted = reply.get(7).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
+        Ok((decision(&reply)?, granted.max(0) as u64))
     }
 
     /// The algorithm (leased mode runs on GCRA and the token bucket only).
@@ -357,7 +357,7 @@ impl RedisLimiter {
         &self.inner.clock
     }
 
-    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Reply, Error> {
+    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Vec<i64>, Error> {
         let inner = &self.inner;
         let keys = state_keys(&inner.name, inner.algorithm, key);
         let mut args = Vec::with_capacity(3 + inner.parameters.len());
@@ -369,7 +369,7 @@ impl RedisLimiter {
             args.push(inner.clock.now_micros().to_string());
         }
         let reply = RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await?;
-        Reply::new(reply)
+        redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string()))
     }
 
     /// A decision made without a round trip: a remembered refusal still in
@@ -427,16 +427,21 @@ fn state_keys(name: &str, algorithm: Admission, key: &str) -> Vec<String> {
     }
 }
 
-/// A script's `Decision` reply.
-fn decision(reply: &Reply) -> Result<Decision, Error> {
-    let count = |i| -> Result<u64, Error> { Ok(reply.double(i)?.max(0.0) as u64) };
+/// A script's `Decision` reply: seven integers, -1 for "never" (see
+/// `lua/decision.lua`).
+fn decision(reply: &[i64]) -> Result<Decision, Error> {
+    let [allowed, limit, remaining, retry_after, reset_after, wait, window] = reply
+        .get(..7)
+        .and_then(|r| <[i64; 7]>::try_from(r).ok())
+        .ok_or_else(|| Error::Protocol(format!("not a decision: {reply:?}")))?;
+    let duration = |v: i64| if v < 0 { NEVER } else { v };
     Ok(Decision {
-        allowed: reply.micros(0)? == 1,
-        limit: count(1)?,
-        remaining: count(2)?,
-        retry_after_micros: reply.micros(3)?,
-        reset_after_micros: reply.micros(4)?,
-        wait_micros: reply.micros(5)?,
-        window_micros: reply.micros(6)?,
+        allowed: allowed == 1,
+        limit: limit.max(0) as u64,
+        remaining: remaining.max(0) as u64,
+        retry_after_micros: duration(retry_after),
+        reset_after_micros: duration(reset_after),
+        wait_micros: duration(wait),
+        window_micros: duration(window),
     })
 }

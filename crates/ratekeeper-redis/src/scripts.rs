@@ -1,12 +1,13 @@
 //! The Lua scripts, assembled from `lua/`: Java's arithmetic helpers, the
 //! time source, then the algorithm.
 //!
-//! Every script reads the time from the server (`TIME`), so the clocks of
-//! the clients never matter, and sets expiries with `set_expiry`. A
-//! test-only variant (feature `test-clock`) reads the time from its last
-//! argument instead, so that the conformance vectors can be replayed against
-//! Redis on a manual clock (and keeps keys an hour longer, since the real
-//! clock that expires them does not follow the test's).
+//! Every script reads the time from the server (`TIME`, as `NOW` in
+//! microseconds), so the clocks of the clients never matter, and adds
+//! `EXPIRY_SLACK_MS` (0) to its expiries. A test-only variant (feature
+//! `test-clock`) reads the time from its last argument instead, so that the
+//! conformance vectors can be replayed against Redis on a manual clock (and
+//! keeps keys an hour longer, since the real clock that expires them does
+//! not follow the test's).
 
 use redis::Script;
 
@@ -30,31 +31,31 @@ pub(crate) enum TimeSource {
     Argument,
 }
 
-fn assemble(algorithm: &str, time: TimeSource) -> Script {
-    let now = match time {
+fn time_source(time: TimeSource) -> &'static str {
+    match time {
         TimeSource::Server => concat!(
-            "local function now_micros()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n",
-            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms) end\n",
+            "local NOW = redis.call('TIME')\nNOW = tonumber(NOW[1]) * 1000000 + tonumber(NOW[2])\n",
+            "local EXPIRY_SLACK_MS = 0\n",
         ),
         // The test's clock does not move with the server's, by which keys
         // expire: let them live an hour longer than their state needs.
         #[cfg(feature = "test-clock")]
-        TimeSource::Argument => concat!(
-            "local function now_micros() return tonumber(ARGV[#ARGV]) end\n",
-            "local function set_expiry(key, ms) redis.call('PEXPIRE', key, ms + 3600000) end\n",
-        ),
-    };
-    Script::new(&format!("{JAVA}\n{now}\n{algorithm}"))
+        TimeSource::Argument => concat!("local NOW = tonumber(ARGV[#ARGV])\n", "local EXPIRY_SLACK_MS = 3600000\n",),
+    }
+}
+
+fn assemble(parts: &[&str]) -> Script {
+    Script::new(&parts.concat())
 }
 
 /// Guava's SmoothRateLimiter (`lua/smooth.lua`).
 pub(crate) fn smooth(time: TimeSource) -> Script {
-    assemble(SMOOTH, time)
+    assemble(&[JAVA, time_source(time), SMOOTH])
 }
 
 /// The nodes' heartbeats (`lua/membership.lua`).
 pub(crate) fn membership(time: TimeSource) -> Script {
-    assemble(&format!("{DECISION}\n{MEMBERSHIP}"), time)
+    assemble(&[time_source(time), DECISION, MEMBERSHIP])
 }
 
 /// The admission-style algorithms that run in Redis, each answering with a
@@ -69,6 +70,10 @@ pub(crate) enum Admission {
 }
 
 pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
+    if algorithm == Admission::Gcra {
+        // Written straight through: no helpers (see its header).
+        return assemble(&[time_source(time), "local NEVER = -1\n", GCRA]);
+    }
     let body = match algorithm {
         Admission::Gcra => GCRA,
         Admission::TokenBucket => TOKEN_BUCKET,
@@ -76,5 +81,5 @@ pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
         Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
         Admission::SlidingLog => SLIDING_LOG,
     };
-    assemble(&format!("{DECISION}\n{body}"), time)
+    assemble(&[time_source(time), DECISION, body])
 }

@@ -62,7 +62,10 @@ pub use ratekeeper_core::{
     GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Permit, SmoothKind, SmoothRateLimiter, Value, NEVER,
 };
 pub use token_bucket::TokenBucket;
-pub use units::{advance_micros_from_secs, micros_from_secs, timeout_micros_from_secs, warmup_micros_from_secs};
+pub use units::{
+    advance_micros_from_secs, duration_micros_from_secs, micros_from_secs, timeout_micros_from_secs,
+    warmup_micros_from_secs,
+};
 pub use windows::{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowCounter, MAX_SLIDING_LOG_LIMIT};
 
 /// The core state machines, for callers that bring their own clock and lock.

@@ -43,6 +43,21 @@ pub fn advance_micros_from_secs(secs: f64) -> Result<i64, Error> {
     Ok(micros_from_secs(secs))
 }
 
+/// A duration argument in seconds that must not be negative (a period, a
+/// window, an interval, a round-trip time), as whole microseconds:
+/// truncated toward zero, `+Infinity` saturating to `i64::MAX`. Errors on
+/// NaN and negative values, as `argument`, with the seconds as passed; the
+/// algorithm then checks its own lower bound (a period of at least one
+/// microsecond, say) on the microseconds.
+///
+/// NaN must be refused here: truncated, it would become a valid 0.
+pub fn duration_micros_from_secs(argument: Argument, secs: f64) -> Result<i64, Error> {
+    if secs.is_nan() || secs < 0.0 {
+        return Err(Error::invalid_float(argument, secs));
+    }
+    Ok(micros_from_secs(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +85,17 @@ mod tests {
         for bad in [-1e-9, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             let err = advance_micros_from_secs(bad).unwrap_err();
             assert!(err.to_string().starts_with("invalid argument seconds = "), "{err}");
+        }
+    }
+
+    #[test]
+    fn durations_reject_nan_and_negative_and_saturate() {
+        assert_eq!(duration_micros_from_secs(Argument::Period, 0.25), Ok(250_000));
+        assert_eq!(duration_micros_from_secs(Argument::Period, 0.000_000_9), Ok(0));
+        assert_eq!(duration_micros_from_secs(Argument::Window, f64::INFINITY), Ok(i64::MAX));
+        for bad in [-1e-9, f64::NAN, f64::NEG_INFINITY] {
+            let err = duration_micros_from_secs(Argument::Rtt, bad).unwrap_err();
+            assert!(err.to_string().starts_with("invalid argument rtt = "), "{err}");
         }
     }
 

@@ -10,11 +10,14 @@ one line per failing case (``FAIL file: case: step N (...): expected ...,
 got ...``) and a last line ``N passed, N failed``; exits 1 when a case
 failed, 2 when a file could not be read.
 
-Everything goes through the public Python API. Durations are passed as
-``datetime.timedelta(microseconds=...)``, which holds whole microseconds
-exactly (a float of seconds would not round-trip every value), and waits
-are read both from the value ``acquire`` returns (Guava's double) and, to
-the microsecond, from how far the clock moved.
+Everything goes through the public Python API, every algorithm through
+its named class (``Gcra(...)``, ``ConcurrencyLimiter(GradientPolicy(...))``,
+...). Durations are passed as ``datetime.timedelta(microseconds=...)``,
+which holds whole microseconds exactly (a float of seconds would not
+round-trip every value); decisions are compared field by field on their
+exact ``*_micros``; waits are read both from what the call returns (Guava's
+double, a decision's wait) and, to the microsecond, from how far the clock
+moved.
 """
 
 from __future__ import annotations
@@ -25,10 +28,34 @@ import struct
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import ratekeeper
-from ratekeeper import InvalidArgumentError, ManualClock, RateLimiter
+from ratekeeper import (
+    AimdPolicy,
+    Color,
+    CompositeLimiter,
+    ConcurrencyLimiter,
+    Decision,
+    FixedWindow,
+    Gcra,
+    GradientPolicy,
+    InvalidArgumentError,
+    LeakyBucketMeter,
+    LeakyBucketQueue,
+    Limiter,
+    ManualClock,
+    Permit,
+    RateLimiter,
+    RateLimitExceeded,
+    Reservation,
+    SlidingLog,
+    SlidingWindow,
+    SlidingWindowCounter,
+    SrTcm,
+    TokenBucket,
+    TrTcm,
+)
 
 FORMAT = "ratelimit-conformance/1"
 
@@ -84,11 +111,14 @@ def run_case(case: Any) -> None:
         raise CaseFailure('case has no "limiter"')
     spec = case["limiter"]
     algorithm = spec.get("algorithm")
-    if algorithm not in ("smooth_bursty", "smooth_warming_up"):
+    family = _FAMILIES.get(algorithm) if isinstance(algorithm, str) else None
+    if family is None:
         raise CaseFailure(f"unsupported algorithm {algorithm!r}")
     clock = ManualClock()
     try:
-        limiter = _build(algorithm, spec, clock)
+        replay = family(spec, clock)
+    except CaseFailure:
+        raise
     except InvalidArgumentError as e:
         if case.get("create_error") == "invalid_argument":
             return
@@ -102,70 +132,35 @@ def run_case(case: Any) -> None:
         raise CaseFailure('case has no "steps"')
     for i, step in enumerate(steps):
         try:
-            _run_step(limiter, clock, step)
+            _run_step(replay, clock, step)
         except CaseFailure as failure:
             raise CaseFailure(f"step {i} {_describe(step)}: {failure}") from None
 
 
-def _build(algorithm: str, spec: dict[str, Any], clock: ManualClock) -> RateLimiter:
-    rate = double_field(spec, "permits_per_second")
-    if algorithm == "smooth_bursty":
-        return RateLimiter.create(
-            rate, max_burst_seconds=double_field(spec, "max_burst_seconds"), clock=clock
-        )
-    return RateLimiter.create(
-        rate,
-        warmup=_micros(int_field(spec, "warmup_micros")),
-        cold_factor=double_field(spec, "cold_factor"),
-        clock=clock,
-    )
+# A step's call: returns None when the outcome is the expected one, else
+# what it got instead ("acquired False").
+Call = Callable[[], Optional[str]]
 
 
-def _run_step(limiter: RateLimiter, clock: ManualClock, step: Any) -> None:
+class Replay:
+    """One case's limiter and the calls its ops make (one subclass per
+    family of algorithms, as the Rust runner has one module per family)."""
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        raise CaseFailure(f"unknown op {op!r}")
+
+
+def _run_step(replay: Replay, clock: ManualClock, step: Any) -> None:
     if not isinstance(step, dict):
         raise CaseFailure("a step is not an object")
     op = step.get("op")
-    expects_error = step.get("error")
     if op == "sleep":
         clock.advance(_micros(int_field(step, "micros")))
         return
-    if op == "get_rate":
-        expected = double_field(step, "permits_per_second")
-        actual = limiter.rate
-        if not same_double(actual, expected):
-            raise CaseFailure(f"expected permits_per_second {_show(expected)}, got {_show(actual)}")
-        return
-    call: Callable[[], str | None]
-    if op == "acquire":
-
-        def call() -> str | None:
-            before = clock.now_micros
-            waited = limiter.acquire(int_field(step, "permits"))
-            moved = clock.now_micros - before
-            expected = int_field(step, "wait_micros")
-            # The clock moved by the exact wait; the return value is
-            # Guava's double, 1.0 * micros / 1e6.
-            if moved == expected and same_double(waited, expected / 1e6):
-                return None
-            return f"wait_micros {moved} (returned {waited!r})"
-
-    elif op == "try_acquire":
-
-        def call() -> str | None:
-            acquired = limiter.try_acquire(
-                int_field(step, "permits"), _micros(int_field(step, "timeout_micros"))
-            )
-            return None if acquired is bool_field(step, "acquired") else f"acquired {acquired}"
-
-    elif op == "set_rate":
-
-        def call() -> str | None:
-            limiter.rate = double_field(step, "permits_per_second")
-            return None if expects_error is None else "ok"
-
-    else:
-        raise CaseFailure(f"unknown op {op!r}")
-
+    if not isinstance(op, str):
+        raise CaseFailure("a step has no op")
+    call = replay.call(op, step)
+    expects_error = step.get("error")
     try:
         outcome = call()
     except InvalidArgumentError as e:
@@ -178,9 +173,455 @@ def _run_step(limiter: RateLimiter, clock: ManualClock, step: Any) -> None:
     except Exception as e:
         raise CaseFailure(f"unexpected {type(e).__name__}: {e}") from None
     if expects_error is not None:
-        raise CaseFailure(f"expected error {expects_error}, got {outcome or 'success'}")
+        raise CaseFailure(f"expected error {expects_error}, got {outcome or 'ok'}")
     if outcome is not None:
         raise CaseFailure(f"expected {_expected_value(step)}, got {outcome}")
+
+
+# --- Guava's RateLimiter ----------------------------------------------------
+
+
+class SmoothReplay(Replay):
+    """``smooth_bursty`` and ``smooth_warming_up``, through ``RateLimiter``."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.clock = clock
+        rate = double_field(spec, "permits_per_second")
+        if spec["algorithm"] == "smooth_bursty":
+            self.limiter = RateLimiter.create(
+                rate, max_burst_seconds=double_field(spec, "max_burst_seconds"), clock=clock
+            )
+        else:
+            self.limiter = RateLimiter.create(
+                rate,
+                warmup=_micros(int_field(spec, "warmup_micros")),
+                cold_factor=double_field(spec, "cold_factor"),
+                clock=clock,
+            )
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        limiter, clock = self.limiter, self.clock
+        if op == "get_rate":
+            return lambda: _compare_double(double_field(step, "permits_per_second"), limiter.rate)
+        if op == "acquire":
+
+            def acquire() -> str | None:
+                before = clock.now_micros
+                waited = limiter.acquire(int_field(step, "permits"))
+                moved = clock.now_micros - before
+                expected = int_field(step, "wait_micros")
+                # The clock moved by the exact wait; the return value is
+                # Guava's double, 1.0 * micros / 1e6.
+                if moved == expected and same_double(waited, expected / 1e6):
+                    return None
+                return f"wait_micros {moved} (returned {waited!r})"
+
+            return acquire
+        if op == "try_acquire":
+
+            def try_acquire() -> str | None:
+                acquired = limiter.try_acquire(
+                    int_field(step, "permits"), _micros(int_field(step, "timeout_micros"))
+                )
+                return _compare("acquired", bool_field(step, "acquired"), acquired)
+
+            return try_acquire
+        if op == "set_rate":
+
+            def set_rate() -> str | None:
+                limiter.rate = double_field(step, "permits_per_second")
+                return None
+
+            return set_rate
+        return super().call(op, step)
+
+
+# --- the admission-style algorithms ------------------------------------------
+
+
+def _limiter(spec: dict[str, Any], clock: ManualClock | None) -> Limiter:
+    """The admission-style limiter a vector's ``limiter`` object describes,
+    built through its named class as a user builds it."""
+    algorithm = spec.get("algorithm")
+    if algorithm == "token_bucket":
+        return TokenBucket(double_field(spec, "rate"), int_field(spec, "burst"), clock=clock)
+    if algorithm == "gcra":
+        return Gcra(
+            int_field(spec, "max_burst"),
+            int_field(spec, "count_per_period"),
+            _micros(int_field(spec, "period_micros")),
+            clock=clock,
+        )
+    if algorithm == "leaky_bucket_meter":
+        return LeakyBucketMeter(
+            int_field(spec, "capacity"),
+            int_field(spec, "count_per_period"),
+            _micros(int_field(spec, "period_micros")),
+            clock=clock,
+        )
+    if algorithm == "leaky_bucket_queue":
+        return LeakyBucketQueue(
+            int_field(spec, "capacity"), _micros(int_field(spec, "interval_micros")), clock=clock
+        )
+    windows: dict[str, Callable[..., Limiter]] = {
+        "fixed_window": FixedWindow,
+        "sliding_log": SlidingLog,
+        "sliding_window_counter": SlidingWindowCounter,
+    }
+    if isinstance(algorithm, str) and algorithm in windows:
+        window = _micros(int_field(spec, "window_micros"))
+        return windows[algorithm](int_field(spec, "limit"), window, clock=clock)
+    if algorithm == "sliding_window":
+        window = _micros(int_field(spec, "window_micros"))
+        return SlidingWindow(
+            int_field(spec, "limit"), window, int_field(spec, "sub_windows"), clock=clock
+        )
+    raise CaseFailure(f"{algorithm!r} is not an admission-style algorithm")
+
+
+class AdmissionReplay(Replay):
+    """``check`` and ``peek`` of every admission-style algorithm, and the
+    composite's."""
+
+    limiter: Limiter
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.limiter = _limiter(spec, clock)
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        if op == "check":
+            return lambda: _compare_decision(step, self.limiter.check(int_field(step, "cost")))
+        if op == "peek":
+            return lambda: _compare_decision(step, self.limiter.peek(int_field(step, "cost")))
+        return super().call(op, step)
+
+
+class CompositeReplay(AdmissionReplay):
+    """``composite``: the parts are built as templates, then the composite
+    from them on the case's clock; ``check`` compares each part too."""
+
+    limiter: CompositeLimiter
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        limits = spec.get("limits")
+        if not isinstance(limits, list):
+            raise CaseFailure('no "limits" array')
+        templates = [_limiter(part, None) for part in limits]
+        self.limiter = CompositeLimiter(templates, clock=clock)
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        if op != "check":
+            return super().call(op, step)
+
+        def check() -> str | None:
+            combined, parts = self.limiter.check_each(int_field(step, "cost"))
+            _compare_decision(step, combined)
+            expected = step.get("parts")
+            if not isinstance(expected, list):
+                raise CaseFailure('no "parts" array')
+            if len(expected) != len(parts):
+                raise CaseFailure(f"expected {len(expected)} parts, got {len(parts)}")
+            for i, (e, actual) in enumerate(zip(expected, parts)):
+                _compare_decision({"decision": e}, actual, f"part {i}")
+            return None
+
+        return check
+
+
+class TokenBucketReplay(AdmissionReplay):
+    """``token_bucket``: x/time/rate's ops. Reservations are kept in the
+    order the ``reserve`` steps made them, refused ones included."""
+
+    limiter: TokenBucket
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.clock = clock
+        self.limiter = TokenBucket(
+            double_field(spec, "rate"), int_field(spec, "burst"), clock=clock
+        )
+        self.reservations: list[Reservation] = []
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        bucket = self.limiter
+        if op == "allow":
+            return lambda: _compare(
+                "allowed", bool_field(step, "allowed"), bucket.allow(int_field(step, "n"))
+            )
+        if op == "reserve":
+
+            def reserve() -> str | None:
+                reservation = bucket.reserve(int_field(step, "n"))
+                self.reservations.append(reservation)
+                ok = bool_field(step, "ok")
+                if reservation.ok != ok:
+                    return f"ok {reservation.ok}"
+                if ok:
+                    return _compare(
+                        "delay_micros", int_field(step, "delay_micros"), reservation.delay_micros
+                    )
+                return None
+
+            return reserve
+        if op == "cancel":
+
+            def cancel() -> str | None:
+                index = int_field(step, "reservation")
+                if not 0 <= index < len(self.reservations):
+                    raise CaseFailure(f"no reservation #{index}")
+                self.reservations[index].cancel()
+                return None
+
+            return cancel
+        if op == "wait":
+
+            def wait() -> str | None:
+                before = self.clock.now_micros
+                timeout = _micros(max(int_field(step, "timeout_micros"), 0))
+                decision = bucket.wait(int_field(step, "n"), timeout)
+                ok = bool_field(step, "ok")
+                if decision.allowed != ok:
+                    return f"ok {decision.allowed}"
+                if not ok:
+                    return None
+                expected = int_field(step, "delay_micros")
+                # The wait is the decision's, and the clock moved by it.
+                moved = self.clock.now_micros - before
+                if decision.wait_micros == expected == moved:
+                    return None
+                return f"delay_micros {decision.wait_micros} (the clock moved {moved})"
+
+            return wait
+        if op == "set_rate":
+
+            def set_rate() -> str | None:
+                bucket.rate = double_field(step, "rate")
+                return None
+
+            return set_rate
+        if op == "set_burst":
+
+            def set_burst() -> str | None:
+                bucket.burst = int_field(step, "burst")
+                return None
+
+            return set_burst
+        if op == "tokens":
+            return lambda: _compare_double(double_field(step, "tokens"), bucket.tokens)
+        if op == "rate":
+            return lambda: _compare_double(double_field(step, "rate"), bucket.rate)
+        if op == "burst":
+            return lambda: _compare("burst", int_field(step, "burst"), bucket.burst)
+        return super().call(op, step)
+
+
+# --- the three-colour markers ------------------------------------------------
+
+
+class MarkerReplay(Replay):
+    """``srtcm`` and ``trtcm``."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.marker: SrTcm | TrTcm
+        if spec["algorithm"] == "srtcm":
+            self.marker = SrTcm(
+                int_field(spec, "cir"), int_field(spec, "cbs"), int_field(spec, "ebs"), clock=clock
+            )
+            self.token_names = ("committed", "excess")
+        else:
+            self.marker = TrTcm(
+                int_field(spec, "pir"),
+                int_field(spec, "pbs"),
+                int_field(spec, "cir"),
+                int_field(spec, "cbs"),
+                clock=clock,
+            )
+            self.token_names = ("peak", "committed")
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        marker = self.marker
+        if op == "mark":
+            return lambda: _compare_color(step, marker.mark(int_field(step, "bytes")))
+        if op == "mark_aware":
+            return lambda: _compare_color(
+                step, marker.mark_aware(int_field(step, "bytes"), _color(step, "pre_color"))
+            )
+        if op == "tokens":
+
+            def tokens() -> str | None:
+                expected = tuple(int_field(step, name) for name in self.token_names)
+                return _compare("tokens", expected, marker.tokens)
+
+            return tokens
+        return super().call(op, step)
+
+
+def _color(step: dict[str, Any], key: str) -> Color:
+    name = step.get(key)
+    try:
+        return Color(name)
+    except ValueError:
+        raise CaseFailure(f"{key} {name!r} is not a colour") from None
+
+
+def _compare_color(step: dict[str, Any], actual: Color) -> str | None:
+    return _compare("color", _color(step, "color"), actual)
+
+
+# --- the concurrency limiter and its policies --------------------------------
+
+
+def _limit(spec: dict[str, Any]) -> int | GradientPolicy | AimdPolicy:
+    """A policy object (``fixed``, ``gradient``, ``aimd``) as the
+    ``ConcurrencyLimiter`` argument that makes it."""
+    algorithm = spec.get("algorithm")
+    if algorithm == "fixed":
+        return int_field(spec, "limit")
+    if algorithm == "gradient":
+        return GradientPolicy(
+            initial_limit=int_field(spec, "initial_limit"),
+            min_limit=int_field(spec, "min_limit"),
+            max_limit=int_field(spec, "max_limit"),
+            smoothing=double_field(spec, "smoothing"),
+            rtt_tolerance=double_field(spec, "rtt_tolerance"),
+            queue_size=int_field(spec, "queue_size"),
+            backoff_ratio=double_field(spec, "backoff_ratio"),
+            probe_interval=int_field(spec, "probe_interval"),
+        )
+    if algorithm == "aimd":
+        return AimdPolicy(
+            initial_limit=int_field(spec, "initial_limit"),
+            min_limit=int_field(spec, "min_limit"),
+            max_limit=int_field(spec, "max_limit"),
+            backoff_ratio=double_field(spec, "backoff_ratio"),
+            rtt_timeout=_micros(int_field(spec, "rtt_timeout_micros")),
+        )
+    raise CaseFailure(f"unknown policy {algorithm!r}")
+
+
+class ConcurrencyReplay(Replay):
+    """``gradient`` and ``aimd`` (a policy alone, fed samples) and
+    ``concurrency`` (permits). The permits of admitted ``acquire`` steps are
+    kept in order."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        if spec["algorithm"] == "concurrency":
+            policy = spec.get("policy")
+            if not isinstance(policy, dict):
+                raise CaseFailure('no "policy"')
+            spec = policy
+        self.limiter = ConcurrencyLimiter(_limit(spec), clock=clock)
+        self.permits: list[Permit] = []
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        limiter = self.limiter
+        if op == "sample":
+            return lambda: _compare(
+                "limit",
+                int_field(step, "limit"),
+                limiter.sample(
+                    _micros(int_field(step, "rtt_micros")),
+                    int_field(step, "in_flight"),
+                    bool_field(step, "dropped"),
+                ),
+            )
+        if op == "acquire":
+
+            def acquire() -> str | None:
+                try:
+                    permit = limiter.acquire()
+                except RateLimitExceeded as refused:
+                    if refused.decision is None:
+                        return "a refusal without a decision"
+                    _compare_decision(step, refused.decision)
+                    return None
+                self.permits.append(permit)
+                _compare_decision(step, permit.decision)
+                return None
+
+            return acquire
+        if op == "release":
+
+            def release() -> str | None:
+                index = int_field(step, "permit")
+                if not 0 <= index < len(self.permits):
+                    raise CaseFailure(f"no permit #{index}")
+                permit = self.permits[index]
+                releases = {
+                    "success": permit.success,
+                    "dropped": permit.dropped,
+                    "ignored": permit.ignore,
+                }
+                outcome = step.get("outcome")
+                if not isinstance(outcome, str) or outcome not in releases:
+                    raise CaseFailure(f"unknown outcome {outcome!r}")
+                return _compare("limit", int_field(step, "limit"), releases[outcome]())
+
+            return release
+        if op == "state":
+            return lambda: _compare(
+                "limit, in_flight",
+                (int_field(step, "limit"), int_field(step, "in_flight")),
+                (limiter.limit, limiter.in_flight),
+            )
+        return super().call(op, step)
+
+
+_FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
+    "smooth_bursty": SmoothReplay,
+    "smooth_warming_up": SmoothReplay,
+    "token_bucket": TokenBucketReplay,
+    "gcra": AdmissionReplay,
+    "leaky_bucket_meter": AdmissionReplay,
+    "leaky_bucket_queue": AdmissionReplay,
+    "fixed_window": AdmissionReplay,
+    "sliding_window": AdmissionReplay,
+    "sliding_log": AdmissionReplay,
+    "sliding_window_counter": AdmissionReplay,
+    "composite": CompositeReplay,
+    "srtcm": MarkerReplay,
+    "trtcm": MarkerReplay,
+    "gradient": ConcurrencyReplay,
+    "aimd": ConcurrencyReplay,
+    "concurrency": ConcurrencyReplay,
+}
+
+_DECISION_FIELDS = (
+    "allowed",
+    "limit",
+    "remaining",
+    "retry_after_micros",
+    "reset_after_micros",
+    "wait_micros",
+    "window_micros",
+)
+
+
+def _compare_decision(step: dict[str, Any], actual: Decision, what: str = "decision") -> None:
+    """Compares all seven fields of a step's ``decision``; raises naming
+    each field that differs."""
+    expected = step.get("decision")
+    if not isinstance(expected, dict):
+        raise CaseFailure('missing decision field "decision"')
+    diffs = []
+    for name in _DECISION_FIELDS:
+        want: object = (
+            bool_field(expected, name) if name == "allowed" else int_field(expected, name)
+        )
+        got = getattr(actual, name)
+        if want != got:
+            diffs.append(f"{name}: expected {want}, got {got}")
+    if diffs:
+        raise CaseFailure(f"{what} differs: " + "; ".join(diffs))
+
+
+def _compare(what: str, expected: object, actual: object) -> str | None:
+    return None if expected == actual else f"{what} {actual!r}"
+
+
+def _compare_double(expected: float, actual: float) -> str | None:
+    """Bit-for-bit; the failure message shows the value alone, as FORMAT's
+    special doubles are written ("expected rate 2.0, got Infinity")."""
+    return None if same_double(actual, expected) else _show(actual)
 
 
 def _micros(micros: int) -> timedelta:
@@ -188,11 +629,25 @@ def _micros(micros: int) -> timedelta:
     return timedelta(microseconds=clamped)
 
 
+_OUTCOME_FIELDS = (
+    "wait_micros",
+    "acquired",
+    "permits_per_second",
+    "decision",
+    "allowed",
+    "ok",
+    "delay_micros",
+    "tokens",
+    "color",
+    "limit",
+    "rate",
+    "burst",
+)
+
+
 def _expected_value(step: dict[str, Any]) -> str:
-    for key in ("wait_micros", "acquired", "permits_per_second"):
-        if key in step:
-            return f"{key} {json.dumps(step[key])}"
-    return "success"
+    found = [f"{key} {json.dumps(step[key])}" for key in _OUTCOME_FIELDS if key in step]
+    return ", ".join(found) if found else "success"
 
 
 def _describe(step: Any) -> str:
@@ -200,7 +655,7 @@ def _describe(step: Any) -> str:
         return "(?)"
     parts = []
     for key, value in step.items():
-        if key in ("wait_micros", "acquired", "error"):
+        if key in ("error", "parts") or (key in _OUTCOME_FIELDS and key != "limit"):
             continue
         parts.append(str(value) if key == "op" else f"{key}={json.dumps(value)}")
     return f"({' '.join(parts)})"

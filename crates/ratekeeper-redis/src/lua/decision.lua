@@ -4,8 +4,13 @@
 -- Integers here are doubles, exact below 2^53; a quotient computed with /
 -- can round up across an integer, so the floor and ceiling are corrected
 -- with one multiplication, exact while the operands stay below 2^53.
+--
+-- Replies are arrays of integers (Redis turns Lua numbers into integer
+-- replies, without formatting them as text): a Decision's seven fields,
+-- allowed (1 or 0), limit, remaining, retry-after, reset-after, wait and
+-- window, with NEVER (-1) for "never"; a lease appends what it granted.
 
-local NEVER = LONG_MAX
+local NEVER = -1
 
 -- floor(a / b) for integers a >= 0, b > 0.
 local function floor_div(a, b)
@@ -21,13 +26,7 @@ local function ceil_div(a, b)
   return q
 end
 
--- The reply: a Decision's seven fields, as exact strings.
-local function decision(allowed, limit, remaining, retry_after, reset_after, wait, window)
-  return { allowed and '1' or '0', num(limit), num(remaining), num(retry_after), num(reset_after), num(wait),
-           num(window) }
-end
-
--- Milliseconds for PEXPIRE from microseconds, rounded up (at least 1).
+-- Milliseconds for an expiry from microseconds, rounded up (at least 1).
 local function expire_ms(micros)
   local ms = ceil_div(micros, 1000)
   if ms < 1 then ms = 1 end

@@ -2,7 +2,7 @@
 -- units per window aligned on the server's clock (multiples of the window
 -- since the Unix epoch). Worst case: 2 × limit across a window edge.
 --
--- KEYS[1]  the state hash (fields i = window index, c = units counted)
+-- KEYS[1]  the state (a string: "window-index units-counted")
 -- ARGV[1]  "check" | "peek";  ARGV[2] cost
 -- ARGV[3]  limit;  ARGV[4] window µs
 
@@ -11,16 +11,17 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local index = math.floor(now / window)
 if index * window > now then index = index - 1 elseif (index + 1) * window <= now then index = index + 1 end
 local count = 0
-local state = redis.call('HMGET', key, 'i', 'c')
-if state[1] then
-  local stored = tonumber(state[1])
+local state = redis.call('GET', key)
+if state then
+  local i, c = string.match(state, '^(%S+) (%S+)$')
+  local stored = tonumber(i)
   -- A window never reopens, even if the server's clock goes back.
-  if stored >= index then index, count = stored, tonumber(state[2]) end
+  if stored >= index then index, count = stored, tonumber(c) end
 end
 
 local start = index * window
@@ -35,13 +36,12 @@ end
 local after = count + cost
 if after <= limit then
   if consume and cost > 0 then
-    redis.call('HSET', key, 'i', num(index), 'c', num(after))
-    set_expiry(key, expire_ms(to_end))
+    redis.call('SET', key, string.format('%d %d', index, after), 'PX', expire_ms(to_end) + EXPIRY_SLACK_MS)
   end
-  return decision(true, limit, limit - after, 0, reset_after(after), 0, window)
+  return { 1, limit, limit - after, 0, reset_after(after), 0, window }
 end
 local retry_after = to_end
 if cost > limit then retry_after = NEVER end
 local remaining = limit - count
 if remaining < 0 then remaining = 0 end
-return decision(false, limit, remaining, retry_after, reset_after(count), 0, window)
+return { 0, limit, remaining, retry_after, reset_after(count), 0, window }

@@ -7,13 +7,13 @@
 -- Reply: the number of live nodes (this one included after a beat).
 
 local key = KEYS[1]
-local now = now_micros()
+local now = NOW
 local ttl = tonumber(ARGV[3])
 if ARGV[1] == 'leave' then
   redis.call('ZREM', key, ARGV[2])
 else
-  redis.call('ZADD', key, num(now + ttl), ARGV[2])
+  redis.call('ZADD', key, string.format('%d', now + ttl), ARGV[2])
 end
-redis.call('ZREMRANGEBYSCORE', key, '-inf', num(now))
-set_expiry(key, expire_ms(2 * ttl))
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now))
+redis.call('PEXPIRE', key, expire_ms(2 * ttl) + EXPIRY_SLACK_MS)
 return redis.call('ZCARD', key)

@@ -14,7 +14,7 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 -- A time earlier than the latest seen counts as the latest, so the log
 -- stays sorted and time going back never frees a unit.
@@ -25,16 +25,16 @@ if latest and latest > t then t = latest end
 local horizon = t - window
 local total
 if consume then
-  redis.call('HSET', meta, 't', num(t))
-  set_expiry(meta, expire_ms(window))
-  redis.call('ZREMRANGEBYSCORE', log, '-inf', num(horizon))
+  redis.call('HSET', meta, 't', string.format('%d', t))
+  redis.call('PEXPIRE', meta, expire_ms(window) + EXPIRY_SLACK_MS)
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', string.format('%d', horizon))
   total = redis.call('ZCARD', log)
 else
-  total = redis.call('ZCOUNT', log, '(' .. num(horizon), '+inf')
+  total = redis.call('ZCOUNT', log, '(' .. string.format('%d', horizon), '+inf')
 end
 local function until_out(at) return at + window - t end
 local function newest()
-  local last = redis.call('ZRANGEBYSCORE', log, '(' .. num(horizon), '+inf', 'WITHSCORES', 'LIMIT', total - 1, 1)
+  local last = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%d', horizon), '+inf', 'WITHSCORES', 'LIMIT', total - 1, 1)
   return tonumber(last[2])
 end
 
@@ -48,22 +48,22 @@ if after <= limit then
     local last = redis.call('HINCRBY', meta, 'n', cost)
     local args = {}
     for i = last - cost + 1, last do
-      args[#args + 1] = num(t)
-      args[#args + 1] = num(i)
+      args[#args + 1] = string.format('%d', t)
+      args[#args + 1] = string.format('%d', i)
     end
     redis.call('ZADD', log, unpack(args))
-    set_expiry(log, expire_ms(window))
+    redis.call('PEXPIRE', log, expire_ms(window) + EXPIRY_SLACK_MS)
   end
-  return decision(true, limit, limit - after, 0, reset_after, 0, window)
+  return { 1, limit, limit - after, 0, reset_after, 0, window }
 end
 
 local retry_after = NEVER
 if cost <= limit then
   -- The unit whose expiry leaves room: the (after − limit)-th oldest.
   local excess = after - limit
-  local unit = redis.call('ZRANGEBYSCORE', log, '(' .. num(horizon), '+inf', 'WITHSCORES', 'LIMIT', excess - 1, 1)
+  local unit = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%d', horizon), '+inf', 'WITHSCORES', 'LIMIT', excess - 1, 1)
   retry_after = until_out(tonumber(unit[2]))
 end
 local reset_after = 0
 if total > 0 then reset_after = until_out(newest()) end
-return decision(false, limit, limit - total, retry_after, reset_after, 0, window)
+return { 0, limit, limit - total, retry_after, reset_after, 0, window }

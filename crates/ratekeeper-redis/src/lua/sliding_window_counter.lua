@@ -3,7 +3,7 @@
 -- the sliding window, plus the current window's, compared in exact
 -- integers (exact while limit × window stays below 2^53).
 --
--- KEYS[1]  the state hash (fields i = window index, p = previous, c = current)
+-- KEYS[1]  the state (a string: "window-index previous current")
 -- ARGV[1]  "check" | "peek";  ARGV[2] cost
 -- ARGV[3]  limit;  ARGV[4] window µs
 
@@ -12,16 +12,16 @@ local consume = ARGV[1] == 'check'
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local w = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local index = math.floor(now / w)
 if index * w > now then index = index - 1 elseif (index + 1) * w <= now then index = index + 1 end
 local stored, previous, current = index, 0, 0
-local state = redis.call('HMGET', key, 'i', 'p', 'c')
-if state[1] then
-  stored = tonumber(state[1])
+local state = redis.call('GET', key)
+if state then
+  local i, p, c = string.match(state, '^(%S+) (%S+) (%S+)$')
+  stored, p, c = tonumber(i), tonumber(p), tonumber(c)
   if stored > index then index = stored end
-  local p, c = tonumber(state[2]), tonumber(state[3])
   if index == stored then previous, current = p, c
   elseif index == stored + 1 then previous, current = c, 0 end
 end
@@ -45,10 +45,9 @@ end
 local after = current + cost
 if used(after) <= capacity then
   if consume and cost > 0 then
-    redis.call('HSET', key, 'i', num(index), 'p', num(previous), 'c', num(after))
-    set_expiry(key, expire_ms(2 * w - elapsed))
+    redis.call('SET', key, string.format('%d %d %d', index, previous, after), 'PX', expire_ms(2 * w - elapsed) + EXPIRY_SLACK_MS)
   end
-  return decision(true, limit, remaining(after), 0, reset_after(after), 0, w)
+  return { 1, limit, remaining(after), 0, reset_after(after), 0, w }
 end
 
 local retry_after
@@ -70,4 +69,4 @@ else
     retry_after = (w - elapsed) + earliest(current, limit - cost)
   end
 end
-return decision(false, limit, remaining(current), retry_after, reset_after(current), 0, w)
+return { 0, limit, remaining(current), retry_after, reset_after(current), 0, w }

@@ -25,7 +25,7 @@
 
 local key = KEYS[1]
 local op = ARGV[1]
-local now_abs = now_micros()
+local now_abs = NOW
 
 local F = redis.call('HMGET', key, 'c', 's', 'm', 'i', 'n', 'k', 'b', 'w', 'f', 'l', 't')
 local st = {}
@@ -129,7 +129,7 @@ local function save()
     'n', num(st.next_free), 'k', st.kind, 'b', num(st.burst), 'w', num(st.warmup), 'f', num(st.cold),
     'l', num(st.slope), 't', num(st.threshold))
   local ttl = tonumber(ARGV[6])
-  if ttl > 0 then set_expiry(key, ttl) end
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl + EXPIRY_SLACK_MS) end
 end
 
 if not created then

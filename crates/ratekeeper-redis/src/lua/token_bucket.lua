@@ -6,33 +6,36 @@
 -- way Go's Duration.Seconds() splits them, exactly, and token counts are
 -- Go's float64 bit for bit.
 --
--- KEYS[1]  the state hash (fields k = tokens, l = last, in µs)
+-- KEYS[1]  the state (a string: "tokens last", last in µs)
 -- ARGV[1]  "check" | "peek" | "lease:N" (take up to N tokens if that covers
 --          the cost, replying with how many after the Decision);  ARGV[2] cost
 -- ARGV[3]  rate (tokens per second; "inf" for no limit);  ARGV[4] burst
 
 local key = KEYS[1]
 local consume = ARGV[1] == 'check'
-local lease_want = tonumber(string.match(ARGV[1], '^lease:(%d+)$'))
+local lease_want = nil
+if ARGV[1] ~= 'check' and ARGV[1] ~= 'peek' then lease_want = tonumber(string.sub(ARGV[1], 7)) end
 local n = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
-local now = now_micros()
+local now = NOW
 
 local INF = 1.7976931348623157e308   -- Go's rate.Inf (math.MaxFloat64)
-local INF_DURATION = LONG_MAX
+local INF_DURATION = 9223372036854775807   -- Go's InfDuration (2^63 as a double)
 
 if limit >= INF then
   -- Everything is admitted; nothing to keep.
-  return decision(true, burst, burst, 0, 0, 0, 0)
+  return { 1, burst, burst, 0, 0, 0, 0 }
 end
 
 -- durationFromTokens, in nanoseconds.
 local function duration_from_tokens(tokens)
   if limit <= 0 then return INF_DURATION end
   local d = (tokens / limit) * 1000000000
-  if d >= LONG_MAX then return INF_DURATION end
-  return d2l(d)
+  if d >= INF_DURATION then return INF_DURATION end
+  -- Go's time.Duration(float): truncation toward zero.
+  if d >= 0 then return math.floor(d) end
+  return math.ceil(d)
 end
 
 -- A Go duration reported in whole microseconds, rounded up.
@@ -43,9 +46,10 @@ local function report(d)
 end
 
 local tokens, last = burst, now
-local state = redis.call('HMGET', key, 'k', 'l')
-if state[1] then
-  tokens, last = tonumber(state[1]), tonumber(state[2])
+local state = redis.call('GET', key)
+if state then
+  local k, l = string.match(state, '^(%S+) (%S+)$')
+  tokens, last = tonumber(k), tonumber(l)
 end
 -- A time earlier than the last one counts as the last (nothing is minted).
 local t = now
@@ -99,14 +103,15 @@ if consume and allowed then
     -- Whole again: the same as no state at all.
     redis.call('DEL', key)
   else
-    redis.call('HSET', key, 'k', num(after), 'l', num(t))
+    -- Tokens are a double: %.17g reads back bit for bit.
+    local value = string.format('%.17g %d', after, t)
     if reset_after ~= NEVER then
-      set_expiry(key, expire_ms(reset_after))
+      redis.call('SET', key, value, 'PX', expire_ms(reset_after) + EXPIRY_SLACK_MS)
     else
-      redis.call('PERSIST', key)
+      redis.call('SET', key, value)
     end
   end
 end
-local reply = decision(allowed, burst, remaining, retry_after, reset_after, 0, window)
-if granted then reply[#reply + 1] = num(granted) end
+local reply = { allowed and 1 or 0, burst, remaining, retry_after, reset_after, 0, window }
+if granted then reply[8] = granted end
 return reply

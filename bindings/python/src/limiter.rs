@@ -1,0 +1,223 @@
+//! `ratekeeper.Limiter`: the base class of every admission-style limiter,
+//! and the one code path they share.
+//!
+//! Each named class (`TokenBucket`, `Gcra`, the windows, ...; see
+//! [`admission`](crate::admission)) only turns its constructor's arguments
+//! into a [`LimiterSpec`]; this base builds the Rust limiter from it
+//! ([`AnyLimiter`], or a [`CompositeLimiter`] of several) and owns `check`,
+//! `peek` and `allow`. It keeps the spec, so that any limiter can serve as
+//! the template of another (a `CompositeLimiter`'s parts, a
+//! `KeyedLimiter`'s per-key limiter).
+
+use pyo3::prelude::*;
+use pyo3::pyclass_init::PyClassInitializer;
+use ratekeeper::{
+    AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue, LimiterSpec,
+    TokenBucket,
+};
+
+use crate::args::Cost;
+use crate::clock::{self, PyManualClock};
+use crate::decision::PyDecision;
+use crate::errors::{from_rust, from_rust_passed, internal};
+use crate::float_repr;
+
+/// The Rust limiter behind a `Limiter`.
+#[derive(Debug)]
+pub(crate) enum Engine {
+    /// One algorithm, and the spec it was built from (a token bucket's rate
+    /// and burst may change since; [`PyLimiter::current_spec`] reads them).
+    One { limiter: AnyLimiter<AnyClock>, spec: LimiterSpec },
+    /// Several, admitted all or nothing.
+    All(CompositeLimiter<AnyClock>),
+}
+
+/// The base class of every admission-style limiter (``TokenBucket``,
+/// ``Gcra``, ``LeakyBucketMeter``, ``LeakyBucketQueue``, ``FixedWindow``,
+/// ``SlidingWindow``, ``SlidingLog``, ``SlidingWindowCounter``,
+/// ``CompositeLimiter``): each answers ``check(cost)`` with a ``Decision``.
+///
+/// Not instantiated itself; use it in type hints and ``isinstance``. Every
+/// limiter is safe to share between threads: a decision is one atomic
+/// compare-and-swap (a mutex for ``SlidingLog`` and ``CompositeLimiter``).
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "Limiter")]
+#[derive(Debug)]
+pub struct PyLimiter {
+    pub(crate) engine: Engine,
+    /// The `ManualClock` the limiter runs on, as the caller passed it.
+    pub(crate) clock: Option<Py<PyManualClock>>,
+}
+
+impl PyLimiter {
+    /// The base of a limiter of one algorithm: built from `spec` on the
+    /// clock `clock` (the `clock=` argument). `passed` are the arguments
+    /// converted on the way to `spec` (durations), so that an error about
+    /// one shows it as passed.
+    pub(crate) fn one(
+        py: Python<'_>,
+        spec: LimiterSpec,
+        clock: Option<&Bound<'_, PyAny>>,
+        passed: &[(Argument, &Bound<'_, PyAny>)],
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (any_clock, clock) = clock::clock_arg(clock)?;
+        let limiter = AnyLimiter::with_clock(&spec, any_clock).map_err(|e| from_rust_passed(py, e, passed))?;
+        Ok(PyClassInitializer::from(PyLimiter { engine: Engine::One { limiter, spec }, clock }))
+    }
+
+    /// The base of a composite of `specs`, on `clock`.
+    pub(crate) fn all(
+        py: Python<'_>,
+        specs: &[LimiterSpec],
+        any_clock: AnyClock,
+        clock: Option<Py<PyManualClock>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let composite = CompositeLimiter::with_clock(specs, any_clock).map_err(|e| from_rust(py, e))?;
+        Ok(PyClassInitializer::from(PyLimiter { engine: Engine::All(composite), clock }))
+    }
+
+    #[inline]
+    fn decide(&self, cost: u64) -> Decision {
+        match &self.engine {
+            Engine::One { limiter, .. } => limiter.check(cost),
+            Engine::All(composite) => composite.check(cost),
+        }
+    }
+
+    /// The spec of a one-algorithm limiter with its parameters now (a token
+    /// bucket's rate and burst as last set); `None` for a composite.
+    pub(crate) fn current_spec(&self) -> Option<LimiterSpec> {
+        match &self.engine {
+            Engine::One { limiter: AnyLimiter::TokenBucket(bucket), .. } => {
+                Some(LimiterSpec::TokenBucket { rate: bucket.rate(), burst: bucket.burst() })
+            }
+            Engine::One { spec, .. } => Some(*spec),
+            Engine::All(_) => None,
+        }
+    }
+
+    /// The token bucket of a `TokenBucket`.
+    pub(crate) fn token_bucket(&self) -> PyResult<&TokenBucket<AnyClock>> {
+        match &self.engine {
+            Engine::One { limiter: AnyLimiter::TokenBucket(bucket), .. } => Ok(bucket),
+            _ => Err(not_a("token bucket")),
+        }
+    }
+
+    /// The queue of a `LeakyBucketQueue`.
+    pub(crate) fn queue(&self) -> PyResult<&LeakyBucketQueue<AnyClock>> {
+        match &self.engine {
+            Engine::One { limiter: AnyLimiter::LeakyBucketQueue(queue), .. } => Ok(queue),
+            _ => Err(not_a("leaky bucket queue")),
+        }
+    }
+
+    /// The meter of a `LeakyBucketMeter`.
+    pub(crate) fn meter(&self) -> PyResult<&LeakyBucketMeter<AnyClock>> {
+        match &self.engine {
+            Engine::One { limiter: AnyLimiter::LeakyBucketMeter(meter), .. } => Ok(meter),
+            _ => Err(not_a("leaky bucket meter")),
+        }
+    }
+
+    /// The composite of a `CompositeLimiter`.
+    pub(crate) fn composite(&self) -> PyResult<&CompositeLimiter<AnyClock>> {
+        match &self.engine {
+            Engine::All(composite) => Ok(composite),
+            Engine::One { .. } => Err(not_a("composite limiter")),
+        }
+    }
+}
+
+/// Cannot happen (each class builds its own kind); an error, not a panic.
+fn not_a(kind: &str) -> PyErr {
+    internal(&format!("this limiter is not a {kind}"))
+}
+
+#[pymethods]
+impl PyLimiter {
+    /// Admits a request of ``cost`` units now if the limit allows it,
+    /// taking them, and says so with a ``Decision``; a refusal takes
+    /// nothing. Never waits (a ``LeakyBucketQueue``'s decision says how long
+    /// to wait for its slot). A cost of 0 is a free look.
+    #[pyo3(signature = (cost = Cost::ONE), text_signature = "($self, cost=1)")]
+    fn check(&self, cost: Cost) -> PyDecision {
+        PyDecision(self.decide(cost.0))
+    }
+
+    /// The ``Decision`` that ``check(cost)`` would make now, taking nothing.
+    #[pyo3(signature = (cost = Cost::ONE), text_signature = "($self, cost=1)")]
+    fn peek(&self, cost: Cost) -> PyDecision {
+        PyDecision(match &self.engine {
+            Engine::One { limiter, .. } => limiter.peek(cost.0),
+            Engine::All(composite) => composite.peek(cost.0),
+        })
+    }
+
+    /// ``check(cost).allowed``, without making a ``Decision``: the
+    /// cheapest call (x/time/rate's ``AllowN``).
+    #[pyo3(signature = (cost = Cost::ONE), text_signature = "($self, cost=1)")]
+    fn allow(&self, cost: Cost) -> bool {
+        self.decide(cost.0).allowed
+    }
+
+    /// The ``ManualClock`` the limiter runs on, or ``None`` for real time.
+    #[getter]
+    fn clock(&self, py: Python<'_>) -> Option<Py<PyManualClock>> {
+        self.clock.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let this = slf.get();
+        let name = slf.get_type().name()?.to_string();
+        let body = match (&this.engine, this.current_spec()) {
+            (_, Some(spec)) => spec_arguments(py, &spec)?,
+            (Engine::All(composite), None) => {
+                let parts = composite.specs().iter().map(|s| spec_repr(py, s)).collect::<PyResult<Vec<_>>>()?;
+                format!("[{}]", parts.join(", "))
+            }
+            (Engine::One { .. }, None) => String::new(),
+        };
+        Ok(format!("{name}({body}{})", clock::clock_repr(py, &this.clock)?))
+    }
+}
+
+/// The class a spec makes, and its arguments: `Gcra(max_burst=4, ...)`.
+pub(crate) fn spec_repr(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
+    let class = match spec {
+        LimiterSpec::TokenBucket { .. } => "TokenBucket",
+        LimiterSpec::Gcra { .. } => "Gcra",
+        LimiterSpec::LeakyBucketMeter { .. } => "LeakyBucketMeter",
+        LimiterSpec::LeakyBucketQueue { .. } => "LeakyBucketQueue",
+        LimiterSpec::FixedWindow { .. } => "FixedWindow",
+        LimiterSpec::SlidingWindow { .. } => "SlidingWindow",
+        LimiterSpec::SlidingLog { .. } => "SlidingLog",
+        LimiterSpec::SlidingWindowCounter { .. } => "SlidingWindowCounter",
+    };
+    Ok(format!("{class}({})", spec_arguments(py, spec)?))
+}
+
+/// A spec's constructor arguments, durations in seconds.
+fn spec_arguments(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
+    let secs = |micros: i64| float_repr(py, micros as f64 / 1e6);
+    Ok(match *spec {
+        LimiterSpec::TokenBucket { rate, burst } => format!("rate={}, burst={burst}", float_repr(py, rate)?),
+        LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
+            format!("max_burst={max_burst}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
+        }
+        LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
+            format!("capacity={capacity}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
+        }
+        LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
+            format!("capacity={capacity}, interval={}", secs(interval_micros)?)
+        }
+        LimiterSpec::FixedWindow { limit, window_micros }
+        | LimiterSpec::SlidingLog { limit, window_micros }
+        | LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
+            format!("limit={limit}, window={}", secs(window_micros)?)
+        }
+        LimiterSpec::SlidingWindow { limit, window_micros, sub_windows } => {
+            format!("limit={limit}, window={}, sub_windows={sub_windows}", secs(window_micros)?)
+        }
+    })
+}

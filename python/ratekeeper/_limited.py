@@ -1,0 +1,120 @@
+"""The ``limited`` decorator, shared by every limiter class.
+
+``LimitedCalls`` is a mixin (no state: ``__slots__ = ()``) holding what
+every decorator of the package does the same way: check the decorator's
+arguments when decorating, keep a plain function plain and an ``async``
+one ``async``, run the call only when the limiter admits it, and raise
+``RateLimitExceeded`` (with the limiter's ``Decision`` when it gave one)
+when it does not. Each class says only how one call is admitted, through
+two hooks:
+
+* ``_admit_call(amount, timeout)`` — for a plain function; may block
+  (with the GIL released);
+* ``_admit_call_async(amount, timeout)`` — for an ``async`` one; must not
+  block the event loop (the default calls ``_admit_call``, right for
+  limiters that never wait).
+
+Both return ``(answer, guard)``: ``answer`` is falsy when the call is
+refused (``False``, or a refused ``Decision``), and ``guard`` is a context
+manager the call runs in (a concurrency permit, released when the call
+ends) or ``None``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable
+from contextlib import AbstractContextManager
+from datetime import timedelta
+from typing import Any, Callable, Optional, TypeVar, Union, cast
+
+from ratekeeper._ratekeeper import Decision, RateLimitExceeded
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+Timeout = Optional[Union[float, timedelta]]
+"""A decorator's ``timeout``: seconds or a ``timedelta``; ``None`` for the
+class's default (as long as it takes, for the classes that wait)."""
+
+Admission = tuple[Union[Decision, bool], Optional[AbstractContextManager[Any]]]
+
+
+class LimitedCalls:
+    """The decorator machinery; see the module's docstring."""
+
+    __slots__ = ()
+
+    # What the exception says is taken: "permit", "token", "unit".
+    _UNIT = "unit"
+
+    def _check_call(self, amount: int, timeout: Timeout) -> None:
+        """Checks the decorator's arguments, taking nothing (raises the
+        library's argument errors)."""
+        raise NotImplementedError
+
+    def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
+        raise NotImplementedError
+
+    async def _admit_call_async(self, amount: int, timeout: Timeout) -> Admission:
+        return self._admit_call(amount, timeout)
+
+    def _decorate(self, func: _F | None, amount: int, timeout: Timeout) -> _F | Callable[[_F], _F]:
+        # Check the arguments now, so that a bad decorator argument fails at
+        # import time rather than on a call.
+        self._check_call(amount, timeout)
+
+        def decorate(f: _F) -> _F:
+            if inspect.iscoroutinefunction(f):
+                return cast(_F, self._limit_async(f, amount, timeout))
+            return cast(_F, self._limit_sync(f, amount, timeout))
+
+        return decorate if func is None else decorate(func)
+
+    def _limit_sync(
+        self, f: Callable[..., Any], amount: int, timeout: Timeout
+    ) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def call_limited(*args: Any, **kwargs: Any) -> Any:
+            answer, guard = self._admit_call(amount, timeout)
+            if not answer:
+                raise self._refused(f, amount, timeout, answer)
+            if guard is None:
+                return f(*args, **kwargs)
+            with guard:
+                return f(*args, **kwargs)
+
+        return call_limited
+
+    def _limit_async(
+        self, f: Callable[..., Awaitable[Any]], amount: int, timeout: Timeout
+    ) -> Callable[..., Awaitable[Any]]:
+        @functools.wraps(f)
+        async def call_limited(*args: Any, **kwargs: Any) -> Any:
+            answer, guard = await self._admit_call_async(amount, timeout)
+            if not answer:
+                raise self._refused(f, amount, timeout, answer)
+            if guard is None:
+                return await f(*args, **kwargs)
+            with guard:
+                return await f(*args, **kwargs)
+
+        return call_limited
+
+    def _refused(
+        self, f: Callable[..., Any], amount: int, timeout: Timeout, answer: Decision | bool
+    ) -> RateLimitExceeded:
+        name = getattr(f, "__qualname__", repr(f))
+        if timeout is None:
+            message = f"{name}: {amount} {self._UNIT}(s) refused"
+        else:
+            message = f"{name}: {amount} {self._UNIT}(s) not available within {timeout!r}"
+        decision = answer if isinstance(answer, Decision) else None
+        if decision is not None:
+            if decision.is_never:
+                message += " (no wait can admit them)"
+            elif decision.retry_after > 0.0:
+                message += f" (retry after {decision.retry_after} s)"
+        exceeded = RateLimitExceeded(message)
+        exceeded.decision = decision
+        return exceeded
