@@ -165,15 +165,29 @@ pub(crate) struct Kept {
     pub(crate) argument: Argument,
     pub(crate) name: &'static str,
     pub(crate) value: Primitive,
+    /// What the value must be, as the message says it.
+    pub(crate) requirement: &'static str,
 }
 
 impl Kept {
     /// `given`, if its value is a number or a bigint (what durations and
     /// counts are); `None` otherwise.
     pub(crate) fn keep(given: Given) -> Option<Kept> {
-        Some(Kept { argument: given.argument, name: given.name, value: Primitive::keep(given.value)? })
+        Kept::keep_requiring(given, requirement(given.argument))
+    }
+
+    /// [`Kept::keep`] with a requirement of its own: for a value the
+    /// library checks under a shared [`Argument`] whose usual requirement
+    /// would not describe it (a heartbeat TTL is checked as a `Lease`, but
+    /// must be at least 3 ms).
+    pub(crate) fn keep_requiring(given: Given, requirement: &'static str) -> Option<Kept> {
+        Some(Kept { argument: given.argument, name: given.name, value: Primitive::keep(given.value)?, requirement })
     }
 }
+
+/// What a heartbeat TTL must be (`ratekeeper_redis::Membership::join`
+/// refuses less than 3 ms: a node heartbeats every third of it).
+pub(crate) const HEARTBEAT_TTL_REQUIREMENT: &str = "must be at least 3 ms (3000 µs)";
 
 /// [`blame`] for a Redis limiter's result: its invalid-argument errors are
 /// blamed as a local limiter's are, the others pass through.
@@ -191,11 +205,9 @@ pub(crate) fn blame_later<T>(result: Result<T, ratekeeper_redis::Error>, kept: &
     result.map_err(|error| match error {
         ratekeeper_redis::Error::Invalid(ratekeeper::Error::InvalidArgument(invalid)) => {
             match kept.iter().find(|k| k.argument == invalid.argument()) {
-                Some(k) => Failure::OutOfRangeLater {
-                    argument: k.name,
-                    value: k.value.clone(),
-                    requirement: requirement(k.argument),
-                },
+                Some(k) => {
+                    Failure::OutOfRangeLater { argument: k.name, value: k.value.clone(), requirement: k.requirement }
+                }
                 None => Failure::from(ratekeeper_redis::Error::Invalid(ratekeeper::Error::InvalidArgument(invalid))),
             }
         }
@@ -504,7 +516,10 @@ fn build(env: sys::napi_env, d: &Described) -> Result<sys::napi_value, Failure> 
 fn redis_code(error: &ratekeeper_redis::Error) -> &'static str {
     use ratekeeper_redis::Error;
     match error {
+        // The crate's own bound, or the client's response timeout (set to
+        // the same duration, it may fire first): the same timeout.
         Error::Timeout => REDIS_TIMEOUT,
+        Error::Redis(e) if e.is_timeout() => REDIS_TIMEOUT,
         // Down, refused, dropped, a cluster that is down: the same "cannot
         // answer now" as `Unavailable`, which a policy other than `error`
         // would have decided.
