@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 import { Decision, KeyedLimiter, ManualClock, RedisLimiter, RedisStore, codes } from '../../index.mjs';
 import { OPTION, RANGE, TYPE, check } from '../expect-error.mjs';
@@ -318,4 +319,42 @@ test('an idle store does not keep the process alive; one with decisions in fligh
   assert.equal(busy.stderr, '');
   assert.equal(busy.status, 0);
   assert.equal(busy.stdout.trim(), 'pending');
+});
+
+test('worker threads decide through Redis on their own, and one terminated with decisions in flight ends cleanly', async () => {
+  const pkg = fileURLToPath(new URL('../../index.js', import.meta.url));
+  const name = unique('workers');
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { RedisStore, RedisLimiter } = require(workerData.pkg);
+    (async () => {
+      const store = await RedisStore.connect(workerData.url);
+      const l = new RedisLimiter(store, workerData.name, { algorithm: 'fixedWindow', limit: 100, windowMs: 60000 });
+      if (workerData.abandon) {
+        for (let i = 0; i < 5000; i++) l.check('flood' + i).catch(() => {});
+        parentPort.postMessage('flooding');
+        return;
+      }
+      const ds = await Promise.all(Array.from({ length: 40 }, () => l.check('k')));
+      parentPort.postMessage(ds.filter((d) => d.allowed).length);
+      store.close();
+    })();
+  `;
+  const start = (data) => {
+    const worker = new Worker(source, { eval: true, workerData: { pkg, url, name, ...data } });
+    const message = new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    return { worker, message };
+  };
+  // Four threads, one limit of 100 on one key: 160 asked, 100 admitted.
+  const counts = await Promise.all([0, 1, 2, 3].map(() => start({}).message));
+  assert.equal(counts.reduce((a, b) => a + b, 0), 100);
+  // Terminated while its answers are on their way back.
+  const { worker, message } = start({ abandon: true });
+  assert.equal(await message, 'flooding');
+  assert.equal(await worker.terminate(), 1);
+  // This thread's limiters go on.
+  assert.equal((await new RedisLimiter(store, unique('after-workers'), GCRA).check('k')).allowed, true);
 });
