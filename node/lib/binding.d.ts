@@ -319,6 +319,12 @@ export interface RedisDividedMethods {
 }
 
 /**
+ * Sends the checks queued on this thread since the last call, as one task
+ * on the crate's runtime. `node/lib/redis.js` calls it from a microtask.
+ */
+export declare function redisFlush(): void
+
+/**
  * Sets up the thread-safe function of this environment and returns the
  * scratch words answers come back in (a `Float64Array`); `makeDecision`
  * makes a `Decision` from them. Called once by `node/lib/redis.js`; a

@@ -47,6 +47,20 @@ const SHARED_OPTIONS = Object.freeze([
 ]);
 const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
 
+/**
+ * Whether a microtask will send this turn's checks. `RedisLimiter.check`
+ * queues each check on the native side, and the first in a turn queues
+ * `flush`, which runs once the turn's code and the microtasks before it are
+ * done: the checks of one turn (say, of every worker woken by one batch of
+ * answers) go to Redis as one task (bindings/node/src/redis/batch.rs).
+ */
+let flushQueued = false;
+
+function flush() {
+  flushQueued = false;
+  native.redisFlush();
+}
+
 /** Whether the native side can settle this environment's Promises yet. */
 let ready = false;
 
@@ -307,6 +321,10 @@ class RedisLimiter {
    * @returns {Promise<import('./decision.js').Decision>}
    */
   check(key, cost) {
+    if (!flushQueued) {
+      flushQueued = true;
+      queueMicrotask(flush);
+    }
     return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
   }
 

@@ -57,7 +57,10 @@ const CASE_MS = quick ? 300 : 1_000;
 const WARMUP_MS = quick ? 200 : 500;
 const run = `bench${process.pid}${Date.now()}`;
 
-const store = await RedisStore.connect(url);
+// A timeout far above any decision's time here: on a loaded machine the
+// default 100 ms could fail a decision, which no peer would (ioredis has no
+// command timeout by default).
+const store = await RedisStore.connect(url, { timeoutMs: 5_000 });
 const redis = new Redis(url, { lazyConnect: false });
 await redis.ping();
 

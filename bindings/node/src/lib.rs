@@ -57,6 +57,16 @@ mod redis;
 mod smooth;
 mod spec;
 
+/// mimalloc rather than glibc's malloc for the module's Rust allocations.
+/// The local limiters' hot paths allocate nothing; the Redis path allocates
+/// on one thread and frees on another (a check's key and task made here,
+/// dropped on the crate's runtime thread) and allocates per request on that
+/// thread (commands, replies, timers): there glibc's arenas cost about 20%
+/// of the runtime thread's CPU under load, and mimalloc cut its time per
+/// decision from about 9.2 to 7.5 µs (benches/redis/node, 32 in flight).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;

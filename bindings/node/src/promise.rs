@@ -319,7 +319,9 @@ impl Drop for Done {
 /// thread-safe function.
 fn send(shared: &Shared, job: Job) {
     if std::thread::current().id() == shared.js_thread {
-        IMMEDIATE.with(|slot| *slot.borrow_mut() = Some(job));
+        // (Fails only while the thread's locals are being destroyed — a
+        // queued check dropped as its thread ends: abandoned.)
+        let _ = IMMEDIATE.try_with(|slot| *slot.borrow_mut() = Some(job));
         return;
     }
     let tsfn = shared.tsfn.read().unwrap_or_else(PoisonError::into_inner);

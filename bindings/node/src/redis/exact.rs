@@ -4,9 +4,11 @@
 //! are given as a composite's parts are (`spec::part`); the crate checks
 //! them exactly as the local limiters do.
 //!
-//! Exact and leased decisions are Promises of a `Decision`, settled from
-//! the crate's `check_with` (at once when the crate decides without a round
-//! trip: a remembered refusal, a lease). A divided-mode decision never
+//! Exact and leased decisions are Promises of a `Decision`, settled at once
+//! when no round trip is needed (a remembered refusal, a lease), otherwise
+//! from the crate's runtime thread: an exact-mode check goes with the other
+//! checks of its turn of the event loop (`batch`), a leased one through
+//! the crate's `check_with`. A divided-mode decision never
 //! waits for Redis, so it is synchronous, like a local limiter's.
 
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use napi_derive::napi;
 use ratekeeper::{AnyCore, Argument, LimiterSpec};
 use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, WhenUnavailable};
 
+use super::batch;
 use super::membership::membership_of;
 use super::store::store_of;
 use super::{adopt, Close, Held};
@@ -86,9 +89,8 @@ pub struct RedisLimiterMethods {
 }
 
 const EXACT: &[Named<Exact>] = &[
-    (c"check", 2, |e, args| {
-        decide(args, &e.limiter, |l, key, cost, done| l.check_with(key, cost, move |r| done.decision(r)))
-    }),
+    // Queued for the turn's batch (see `batch`).
+    (c"check", 2, |e, args| decide(args, &e.limiter, batch::check)),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
     }),

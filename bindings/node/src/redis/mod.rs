@@ -27,9 +27,11 @@
 //! |---|---|
 //! | `store` | `RedisStore`: connecting, options, closing |
 //! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy; leased mode; divided mode |
+//! | `batch` | the exact-mode checks of one turn of the event loop, sent as one task |
 //! | `membership` | `Membership` |
 //! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
 
+mod batch;
 mod exact;
 mod membership;
 mod smooth;
