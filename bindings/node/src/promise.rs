@@ -236,16 +236,17 @@ unsafe extern "C" fn teardown(arg: *mut c_void) {
     LOCAL.with(|l| l.borrow_mut().take());
 }
 
-/// Runs on the JavaScript thread for each answer sent through the
+/// Runs on the JavaScript thread for each batch of answers sent through the
 /// thread-safe function.
 unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context: *mut c_void, data: *mut c_void) {
-    // SAFETY: `data` came from `Box::into_raw` in `send`, and is delivered once.
-    let job = unsafe { Box::from_raw(data.cast::<Job>()) };
+    // SAFETY: `data` came from `Box::into_raw` in `send_all`, and is
+    // delivered once.
+    let jobs = unsafe { Box::from_raw(data.cast::<Vec<Job>>()) };
     if env.is_null() {
-        return; // torn down: the Promise is abandoned with its environment
+        return; // torn down: the Promises are abandoned with their environment
     }
     let Ok(local) = local() else { return };
-    let left = local.pending.get().saturating_sub(1);
+    let left = local.pending.get().saturating_sub(jobs.len());
     local.pending.set(left);
     if left == 0 {
         if let Some(Raw(tsfn)) = *local.shared.tsfn.read().unwrap_or_else(PoisonError::into_inner) {
@@ -253,12 +254,14 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
             unsafe { sys::napi_unref_threadsafe_function(env, tsfn) };
         }
     }
-    let mut scope = ptr::null_mut();
-    // SAFETY: one handle scope per answer, closed below.
-    unsafe { sys::napi_open_handle_scope(env, &mut scope) };
-    settle(&local, *job);
-    // SAFETY: the scope opened above.
-    unsafe { sys::napi_close_handle_scope(env, scope) };
+    for job in *jobs {
+        let mut scope = ptr::null_mut();
+        // SAFETY: one handle scope per answer, closed below.
+        unsafe { sys::napi_open_handle_scope(env, &mut scope) };
+        settle(&local, job);
+        // SAFETY: the scope opened above.
+        unsafe { sys::napi_close_handle_scope(env, scope) };
+    }
 }
 
 /// Resolves or rejects the job's Promise with its answer.
@@ -302,6 +305,25 @@ impl Done {
     pub(crate) fn decision(self, result: Result<Decision, ratekeeper_redis::Error>) {
         self.answer(move |cx| cx.decision(&result?));
     }
+
+    /// [`Done::decision`] for many Promises of one environment at once, from
+    /// the crate's runtime thread: one trip through the thread-safe function
+    /// for all of them, so the JavaScript thread settles them in one go (and
+    /// its next checks go out together: see `redis::batch`).
+    pub(crate) fn decisions(answered: Vec<(Done, Result<Decision, ratekeeper_redis::Error>)>) {
+        let mut shared = None;
+        let mut jobs = Vec::with_capacity(answered.len());
+        for (mut done, result) in answered {
+            if let Some((deferred, of)) = done.job.take() {
+                let answer: Answer = Box::new(move |cx| cx.decision(&result?));
+                jobs.push(Job { deferred, answer });
+                shared.get_or_insert(of);
+            }
+        }
+        if let Some(shared) = shared {
+            send_all(&shared, jobs);
+        }
+    }
 }
 
 impl Drop for Done {
@@ -324,17 +346,24 @@ fn send(shared: &Shared, job: Job) {
         let _ = IMMEDIATE.try_with(|slot| *slot.borrow_mut() = Some(job));
         return;
     }
+    send_all(shared, vec![job]);
+}
+
+/// Sends jobs of one environment through its thread-safe function, as one
+/// call of `call_js`. (Also right on the JavaScript thread itself: the
+/// jobs are then settled on a later turn.)
+fn send_all(shared: &Shared, jobs: Vec<Job>) {
     let tsfn = shared.tsfn.read().unwrap_or_else(PoisonError::into_inner);
     let Some(Raw(tsfn)) = *tsfn else { return }; // torn down: abandoned
-    let data = Box::into_raw(Box::new(job)).cast::<c_void>();
+    let data = Box::into_raw(Box::new(jobs)).cast::<c_void>();
     // SAFETY: a live thread-safe function (the read lock keeps teardown
     // from taking it meanwhile); `call_js` takes `data` back.
     let status =
         unsafe { sys::napi_call_threadsafe_function(tsfn, data, sys::ThreadsafeFunctionCallMode::nonblocking) };
     if status != sys::Status::napi_ok {
-        // Closing: the job was not queued.
+        // Closing: the jobs were not queued.
         // SAFETY: nothing else holds `data`.
-        drop(unsafe { Box::from_raw(data.cast::<Job>()) });
+        drop(unsafe { Box::from_raw(data.cast::<Vec<Job>>()) });
     }
 }
 

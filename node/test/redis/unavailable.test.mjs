@@ -25,9 +25,17 @@ before(async () => {
   server = await privateServer('--enable-debug-command', 'yes');
   store = await RedisStore.connect(server.url, { timeoutMs: TIMEOUT_MS, retryIntervalMs: RETRY_MS });
 });
-// A test that failed midway may have left the server killed.
+// A test that failed midway may have left the server killed, and the
+// store waiting to reconnect.
 beforeEach(async () => {
   if (!server.running) await server.start();
+  const probe = new RedisLimiter(store, unique('probe'), ROOMY);
+  const start = performance.now();
+  while (!(await probe.check('k').then((d) => d.allowed, () => false))) {
+    if (performance.now() - start > 5000) throw new Error('the store did not reconnect');
+    await sleep(20);
+  }
+  probe.close();
 });
 after(async () => {
   store?.close();
@@ -98,6 +106,8 @@ test('Redis killed: error rejects, failClosed refuses, failOpen admits, localSha
   const shared = results.localShare.map((s) => s.value?.allowed);
   assert.deepEqual(shared.slice(0, 6), [true, true, true, true, true, false], 'localShare: 10 ÷ 2 nodes');
   assert.ok(shared.slice(5).every((allowed) => allowed === false));
+  // Right after a failure, the store knows Redis is down.
+  await limiters.error.check('k').catch(() => {});
   assert.ok(store.isDown);
 
   // Restarted (empty): each limiter is back on Redis within a second.

@@ -15,7 +15,10 @@
 //! `check_with` does) and otherwise [`queue`]s the check here. The microtask
 //! runs once the turn's synchronous code and the microtasks before it are
 //! done — after every worker woken by the same batch of answers has made
-//! its next check — and calls [`redis_flush`], which sends them all.
+//! its next check — and calls [`redis_flush`], which sends them all. The
+//! answers that come back together (one read of replies) go back to the
+//! JavaScript thread together too (`Done::decisions`), so the next turn's
+//! batch is as large.
 //!
 //! Checks queued when the thread ends (a worker terminated, the process
 //! exiting before the microtask ran) are dropped with its thread-locals:
@@ -26,15 +29,17 @@ use std::future::Future;
 use std::pin::Pin;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
 use napi::Env;
 use napi_derive::napi;
-use ratekeeper_redis::{RedisLimiter, RedisStore};
+use ratekeeper::Decision;
+use ratekeeper_redis::{Error, RedisLimiter, RedisStore};
 
 use crate::error::guarded;
 use crate::promise::Done;
 
-/// A check on its way to Redis, answering its Promise when it completes.
-type Queued = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// A check on its way to Redis: its Promise's way back, and the answer.
+type Queued = Pin<Box<dyn Future<Output = (Done, Result<Decision, Error>)> + Send>>;
 
 thread_local! {
     /// This JavaScript thread's checks since the last flush.
@@ -48,7 +53,10 @@ pub(crate) fn check(limiter: &RedisLimiter, key: String, cost: u64, done: Done) 
         return done.decision(Ok(refusal));
     }
     let limiter = limiter.clone();
-    let check: Queued = Box::pin(async move { done.decision(limiter.check_async(&key, cost).await) });
+    let check: Queued = Box::pin(async move {
+        let result = limiter.check_async(&key, cost).await;
+        (done, result)
+    });
     QUEUED.with(|queued| queued.borrow_mut().push(check));
 }
 
@@ -57,15 +65,25 @@ pub(crate) fn check(limiter: &RedisLimiter, key: String, cost: u64, done: Done) 
 #[napi]
 pub fn redis_flush(env: &Env) -> napi::Result<()> {
     guarded(env, || {
-        let mut queued = QUEUED.with(|queued| std::mem::take(&mut *queued.borrow_mut()));
-        match queued.len() {
-            0 => {}
-            1 => RedisStore::spawn_with(queued.pop().expect("one check"), |()| {}),
-            _ => {
-                let mut all: FuturesUnordered<Queued> = queued.into_iter().collect();
-                RedisStore::spawn_with(async move { while all.next().await.is_some() {} }, |()| {});
-            }
+        let queued = QUEUED.with(|queued| std::mem::take(&mut *queued.borrow_mut()));
+        if queued.is_empty() {
+            return Ok(());
         }
+        let mut all: FuturesUnordered<Queued> = queued.into_iter().collect();
+        RedisStore::spawn_with(
+            async move {
+                // The answers that arrived together (one read of replies)
+                // go back together.
+                while let Some(first) = all.next().await {
+                    let mut answered = vec![first];
+                    while let Some(Some(next)) = all.next().now_or_never() {
+                        answered.push(next);
+                    }
+                    Done::decisions(answered);
+                }
+            },
+            |()| {},
+        );
         Ok(())
     })
 }
