@@ -106,9 +106,6 @@ test('Redis killed: error rejects, failClosed refuses, failOpen admits, localSha
   const shared = results.localShare.map((s) => s.value?.allowed);
   assert.deepEqual(shared.slice(0, 6), [true, true, true, true, true, false], 'localShare: 10 ÷ 2 nodes');
   assert.ok(shared.slice(5).every((allowed) => allowed === false));
-  // Right after a failure, the store knows Redis is down.
-  await limiters.error.check('k').catch(() => {});
-  assert.ok(store.isDown);
 
   // Restarted (empty): each limiter is back on Redis within a second.
   await server.start();
