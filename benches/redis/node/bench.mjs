@@ -155,10 +155,25 @@ const workloads = [
   },
 ];
 
-/** Keeps `inFlight` decisions of `c` going for `ms`: decisions, admitted, seconds. */
+/** The Redis server's CPU time so far, in µs (INFO cpu). */
+async function serverCpu() {
+  const info = await redis.info('cpu');
+  const seconds = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}
+
+/**
+ * Keeps `inFlight` decisions of `c` going for `ms`: decisions, admitted,
+ * seconds, and the CPU time per decision (µs) of this process (every
+ * thread: ratekeeper's include its Redis thread) and of the Redis server.
+ * CPU per decision says what a decision costs whatever else runs on the
+ * machine; decisions per second also depend on it.
+ */
 async function drive(c, inFlight, ms) {
   let decisions = 0;
   let admitted = 0;
+  const server = await serverCpu();
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const deadline = start + ms;
   const worker = async () => {
@@ -168,7 +183,11 @@ async function drive(c, inFlight, ms) {
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
-  return { decisions, admitted, seconds: (performance.now() - start) / 1e3 };
+  const seconds = (performance.now() - start) / 1e3;
+  const used = process.cpuUsage(cpu);
+  const clientCpu = (used.user + used.system) / decisions;
+  const serverCpuPer = ((await serverCpu()) - server) / decisions;
+  return { decisions, admitted, seconds, clientCpu, serverCpu: serverCpuPer };
 }
 
 function shuffle(items) {
@@ -203,12 +222,16 @@ for (const w of workloads) {
 }
 
 const perSecond = new Map();
-for (const w of workloads) for (const c of w.cases) perSecond.set(c, []);
+const clientCpu = new Map();
+const serverCpuOf = new Map();
+for (const w of workloads) for (const c of w.cases) [perSecond, clientCpu, serverCpuOf].forEach((m) => m.set(c, []));
 for (let round = 0; round < ROUNDS; round++) {
   for (const w of workloads) {
     for (const c of shuffle([...w.cases])) {
-      const { decisions, seconds } = await drive(c, w.inFlight, CASE_MS);
-      perSecond.get(c).push(decisions / seconds);
+      const r = await drive(c, w.inFlight, CASE_MS);
+      perSecond.get(c).push(r.decisions / r.seconds);
+      clientCpu.get(c).push(r.clientCpu);
+      serverCpuOf.get(c).push(r.serverCpu);
     }
   }
 }
@@ -219,11 +242,16 @@ const names = {
   'ioredis PING': `ioredis ${versions.ioredis} PING (the client's ceiling, for scale)`,
 };
 const rows = [];
+const cpuRows = [];
 const table = [];
 for (const w of workloads) {
-  const ours = median(perSecond.get(w.cases.find((c) => c.name === 'ratekeeper')));
+  const oursCase = w.cases.find((c) => c.name === 'ratekeeper');
+  const ours = median(perSecond.get(oursCase));
+  const oursCpu = median(clientCpu.get(oursCase)) + median(serverCpuOf.get(oursCase));
   for (const c of w.cases) {
     const rate = median(perSecond.get(c));
+    const client = median(clientCpu.get(c));
+    const server = median(serverCpuOf.get(c));
     rows.push({
       workload: w.name,
       contender: names[c.name],
@@ -231,7 +259,15 @@ for (const w of workloads) {
       ratio: ours / rate,
       decisions_per_second: rate,
     });
-    table.push([w.name, c.name, rate, rate / ours]);
+    cpuRows.push({
+      workload: w.name,
+      contender: names[c.name],
+      value: (client + server) * 1e3,
+      ratio: (client + server) / oursCpu,
+      client_cpu_ns: client * 1e3,
+      server_cpu_ns: server * 1e3,
+    });
+    table.push([w.name, c.name, rate, rate / ours, client, server]);
   }
 }
 
@@ -244,15 +280,29 @@ const summary = {
     `Node ${process.version}; one local Redis; N workers each awaiting one decision after another for ` +
     `${CASE_MS} ms per case, ${ROUNDS} interleaved rounds in a shuffled order, medians. Value: wall time ` +
     'per decision (1e9 ÷ decisions per second, also given); ratio: time ÷ ratekeeper\'s (above 1, ' +
-    'ratekeeper decides more per second). Target: ≥ 1.5× rate-limiter-flexible at 32 in flight.',
-  tables: [{ title: 'ns of wall time per decision', unit: 'ns', reference: 'ratekeeper', rows }],
+    'ratekeeper decides more per second). Target: ≥ 1.5× rate-limiter-flexible at 32 in flight. ' +
+    'CPU per decision (process.cpuUsage() of this process, every thread; INFO cpu of the server) is the ' +
+    'cost whatever else the machine runs: ratekeeper spends it on two client threads (the JavaScript one ' +
+    'and its Redis thread), a peer on one.',
+  tables: [
+    { title: 'ns of wall time per decision', unit: 'ns', reference: 'ratekeeper', rows },
+    {
+      title: 'ns of CPU per decision: the client process (every thread) plus the Redis server',
+      unit: 'ns',
+      reference: 'ratekeeper',
+      rows: cpuRows,
+    },
+  ],
 };
 if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify(summary, null, 2)}\n`);
 
 console.log(`Node ${process.version}, ${ROUNDS} rounds of ${CASE_MS} ms per case, medians\n`);
-console.log('| workload | contender | decisions/s | ÷ ratekeeper |');
-console.log('|---|---|---:|---:|');
-for (const [w, c, rate, r] of table) console.log(`| ${w} | ${c} | ${Math.round(rate).toLocaleString('en')} | ${r.toFixed(2)} |`);
+console.log('| workload | contender | decisions/s | ÷ ratekeeper | client CPU µs/decision | server CPU µs/decision |');
+console.log('|---|---|---:|---:|---:|---:|');
+for (const [w, c, rate, r, client, server] of table) {
+  const cells = [Math.round(rate).toLocaleString('en'), r.toFixed(2), client.toFixed(1), server.toFixed(1)];
+  console.log(`| ${w} | ${c} | ${cells.join(' | ')} |`);
+}
 const ratio = (w) => {
   const find = (n) => table.find((t) => t[0] === w && t[1] === n)[2];
   return find('ratekeeper') / find('rlf');
