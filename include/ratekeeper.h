@@ -33,6 +33,14 @@
  *   with an rk_decision. A function named after one algorithm
  *   (rk_token_bucket_*, rk_gcra_*, ...) returns RK_WRONG_ALGORITHM on
  *   another algorithm's limiter.
+ * - rk_keyed_limiter is one limiter per key (keys are bytes: a pointer and
+ *   a length), in bounded memory.
+ * - The rk_redis_* functions share limits through Redis. A blocking call
+ *   waits at most its store's timeout; the _async forms call a C callback
+ *   instead. When Redis does not decide, they return statuses of their
+ *   own (RK_UNAVAILABLE, RK_TIMEOUT, RK_REDIS_ERROR, RK_PROTOCOL_ERROR,
+ *   RK_UNSUPPORTED), never RK_INVALID_ARGUMENT. Their keys and names are
+ *   UTF-8 text, shared with the other languages' limiters of the same name.
  */
 
 #ifndef RATEKEEPER_H
@@ -116,6 +124,43 @@ enum rk_status
    * see the message, which says how many bytes are needed.
    */
   RK_BUFFER_TOO_SMALL = 6,
+  /**
+   * Redis cannot decide: it is down, refused or dropped the connection,
+   * is loading, is a read-only replica, is out of memory (`OOM` under
+   * `maxmemory`), is a cluster that is down, or failed to answer moments
+   * ago and is not tried again until the store's retry interval has
+   * passed. The limiter's unavailability policy was
+   * `RK_WHEN_UNAVAILABLE_ERROR` (the others decide instead). Nothing was
+   * decided; try again later.
+   */
+  RK_UNAVAILABLE = 7,
+  /**
+   * Redis did not answer within the store's timeout (a slow or paused
+   * server). As `RK_UNAVAILABLE`, the policy was
+   * `RK_WHEN_UNAVAILABLE_ERROR`. The request may or may not have been
+   * counted by the server.
+   */
+  RK_TIMEOUT = 8,
+  /**
+   * Redis answered with an error (`NOAUTH`, a script's error, a
+   * cluster's `CROSSSLOT`, …); the message carries it. Not an
+   * unavailability, so no policy decides instead.
+   */
+  RK_REDIS_ERROR = 9,
+  /**
+   * A script's reply was not what this library expects: another
+   * version of ratekeeper's scripts under the same keys, or a key of the
+   * same name written by something else.
+   */
+  RK_PROTOCOL_ERROR = 10,
+  /**
+   * The operation cannot run as asked: an algorithm that does not run in
+   * Redis (a leaky bucket, a sliding window) or a mode that does not take
+   * it (leased mode runs on GCRA and the token bucket), or a blocking
+   * call made on the library's Redis thread (from an `_async`
+   * callback), which would wait for itself. Nothing changed.
+   */
+  RK_UNSUPPORTED = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -146,6 +191,18 @@ typedef struct rk_composite_limiter rk_composite_limiter;
  * must not race with other calls on the handle.
  */
 typedef struct rk_concurrency_limiter rk_concurrency_limiter;
+
+/**
+ * One limiter per key, all alike: `rk_keyed_limiter_check()` decides a
+ * request for a key as that key's own limiter would (one made from the
+ * template at its first request), with the same `rk_decision`.
+ *
+ * Thread safety: every function taking a `const rk_keyed_limiter *` may
+ * be called on the same handle from any number of threads at once (keys
+ * are spread over shards, each behind its own short lock). Only
+ * `rk_keyed_limiter_free()` must not race with other calls on the handle.
+ */
+typedef struct rk_keyed_limiter rk_keyed_limiter;
 
 /**
  * An admission-style rate limiter of any algorithm (`RK_ALGORITHM_*`):
@@ -198,6 +255,99 @@ typedef struct rk_permit rk_permit;
  * `rk_rate_limiter_free()` must not race with other calls on the handle.
  */
 typedef struct rk_rate_limiter rk_rate_limiter;
+
+/**
+ * The design's divided mode: this process joins the group `name` (a
+ * heartbeat into Redis every third of the TTL, in the background) and
+ * enforces `limit ÷ live nodes` on its own, per key — a decision never
+ * waits for Redis. The shares add up to the whole limit when every node
+ * gets its share of the traffic; a busy node is refused while an idle one
+ * has room (exact and leased modes do not pay that price). When the count
+ * changes, every key starts whole again.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_redis_divided_limiter_free()`
+ * must not race with other calls on the handle.
+ */
+typedef struct rk_redis_divided_limiter rk_redis_divided_limiter;
+
+/**
+ * The design's leases: one round trip takes up to `batch` units of a
+ * shared limiter (GCRA or the token bucket, in Redis) for a key, which
+ * this process then spends locally, with no round trip, until they run
+ * out or `lease_micros` has passed. Every unit admitted was first taken
+ * from the shared limiter; what changes is when: in any interval `T` the
+ * processes together admit at most `rate × (T + lease) + burst`, and up to
+ * `batch` units per process per lease may go unused.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_redis_leased_limiter_free()`
+ * must not race with other calls on the handle.
+ */
+typedef struct rk_redis_leased_limiter rk_redis_leased_limiter;
+
+/**
+ * An admission-style limiter whose state lives in Redis, per key: every
+ * decision is one atomic script run (GCRA with redis-cell's reply, the
+ * token bucket, the fixed window, the sliding window counter or the
+ * sliding log), timed by the server's clock, so every process using the
+ * same name and Redis shares one limit per key and decides exactly as one
+ * in-process limiter would.
+ *
+ * A refusal with a retry-after is remembered: the same key is refused
+ * locally, with no round trip, until then (never later than the server
+ * would) — `rk_redis_limiter_set_remember_refusals()` turns that off.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_redis_limiter_free()` must not
+ * race with other calls on the handle.
+ */
+typedef struct rk_redis_limiter rk_redis_limiter;
+
+/**
+ * A node of a group: it heartbeats into Redis (a sorted set of the
+ * group's nodes) every third of its TTL, in the background, and re-reads
+ * how many nodes are live; a node that stops heartbeating drops out once
+ * its TTL has passed, and one that leaves (its last reference freed)
+ * drops out at once. While Redis is unreachable it keeps the last count it
+ * read.
+ *
+ * Reference-counted: a limiter that falls back to its share
+ * (`rk_redis_limiter_fall_back_to_local()`) holds its own reference, so
+ * the node stays in the group, heartbeating, until both are freed.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_redis_membership_free()` must
+ * not race with other calls on the handle.
+ */
+typedef struct rk_redis_membership rk_redis_membership;
+
+/**
+ * Guava's `RateLimiter`, its state (stored permits, next free ticket,
+ * rate) in one Redis hash: every operation is one atomic script run at
+ * the server's time performing exactly the local limiter's steps, so
+ * `acquire`/`try_acquire` from any number of processes — in any language —
+ * get the waits one Guava limiter would give for the same sequence.
+ *
+ * Like a Guava limiter, the shared one counts time from its creation: the
+ * first process to connect creates it, and later ones join it, keeping
+ * its rate and parameters (theirs are checked, then ignored).
+ *
+ * Thread safety: as `rk_rate_limiter`; only `rk_redis_rate_limiter_free()`
+ * must not race with other calls on the handle.
+ */
+typedef struct rk_redis_rate_limiter rk_redis_rate_limiter;
+
+/**
+ * One multiplexed, reconnecting connection to Redis or a Redis Cluster,
+ * shared by every limiter made from it and by every thread: requests from
+ * all of them are pipelined on it. It is driven by the library's own
+ * Redis thread (one for the process, started on first use).
+ *
+ * Limiters hold a reference to their store: `rk_redis_store_free()` may be
+ * called while they are in use, and the connection closes with the last
+ * of them.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_redis_store_free()` must not
+ * race with other calls on the handle.
+ */
+typedef struct rk_redis_store rk_redis_store;
 
 /**
  * Go's `Reservation`: tokens taken from a token bucket, possibly from the
@@ -356,6 +506,62 @@ typedef struct {
 } rk_limiter_spec;
 
 /**
+ * What a keyed limiter does when a new key arrives and its share of
+ * `max_keys` is held by keys none of which is whole again: one of the
+ * `RK_WHEN_FULL_*` constants.
+ */
+typedef uint32_t rk_when_full;
+
+/**
+ * A keyed limiter's options, for `rk_keyed_limiter_new()`:
+ *
+ * ```c
+ * rk_keyed_options options = {.max_keys = 100000};   // new keys refused at the bound
+ * ```
+ */
+typedef struct {
+  /**
+   * The most keys held at once: 1 to 2^40. Memory is allocated for
+   * them as keys arrive, and never grows past room for this many.
+   */
+  int64_t max_keys;
+  /**
+   * What happens at the bound: an `RK_WHEN_FULL_*` (0 refuses new keys).
+   */
+  rk_when_full when_full;
+  /**
+   * How many shards (each a lock and a table) the keys are spread over:
+   * a power of two from 1 to 65536, at most `max_keys`; 0 for the
+   * default (4 per available core, at most 1024, fewer for a small
+   * bound).
+   */
+  int64_t shards;
+} rk_keyed_options;
+
+/**
+ * A keyed limiter's counts, from `rk_keyed_limiter_stats()`.
+ */
+typedef struct {
+  /**
+   * Keys held now (never more than `max_keys`).
+   */
+  uint64_t len;
+  /**
+   * The bound, as created.
+   */
+  uint64_t max_keys;
+  /**
+   * Requests of new keys refused at the bound, since creation.
+   */
+  uint64_t refused_new_keys;
+  /**
+   * Keys forgotten before they were whole again
+   * (`RK_WHEN_FULL_EVICT_SOONEST_FULL`), since creation.
+   */
+  uint64_t forced_evictions;
+} rk_keyed_stats;
+
+/**
  * The gradient rule's parameters (Netflix's `GradientLimit`), for
  * `rk_concurrency_limiter_new_gradient()`. Start from
  * `rk_gradient_config_default()` and change what you need.
@@ -437,6 +643,79 @@ typedef uint32_t rk_outcome;
 typedef uint32_t rk_color;
 
 /**
+ * How a store connects, and how long a decision may take, for
+ * `rk_redis_store_connect()`. Every field may be 0 for its default, so a
+ * designated initializer sets only what it changes:
+ *
+ * ```c
+ * rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
+ * ```
+ */
+typedef struct {
+  /**
+   * The longest one decision may take, reconnection included; past it
+   * the call fails with `RK_TIMEOUT` (or the limiter's unavailability
+   * policy decides). 0: 100 ms.
+   */
+  int64_t timeout_micros;
+  /**
+   * The longest one attempt to connect may take. 0: 250 ms.
+   */
+  int64_t connect_timeout_micros;
+  /**
+   * After Redis failed to answer, decisions stop trying it for this long
+   * and fail at once with `RK_UNAVAILABLE` (so a dead server costs no
+   * timeouts); then the next one tries again. 0: 200 ms, so decisions
+   * are back on Redis well within a second of it answering.
+   */
+  int64_t retry_interval_micros;
+} rk_redis_store_options;
+
+/**
+ * What an exact-mode decision does when Redis cannot answer (down,
+ * unreachable, slower than the store's timeout): one of the
+ * `RK_WHEN_UNAVAILABLE_*` constants. One policy for errors and timeouts
+ * alike.
+ */
+typedef uint32_t rk_when_unavailable;
+
+/**
+ * What an `_async` decision calls with its outcome: `status` is `RK_OK`
+ * and `decision` points to the decision, or `status` is the failure (as
+ * the blocking form would have returned it) and `decision` is NULL; in
+ * both cases `user_data` is what the caller passed.
+ *
+ * Called exactly once per call that returned `RK_OK`, on the library's
+ * Redis thread — or on the calling thread, before the call returns, when
+ * the decision needs no round trip (a remembered refusal, a lease). It
+ * should return quickly (it holds up every Redis reply of the process
+ * while it runs): hand the decision to your event loop (a pipe, an
+ * eventfd, a queue) and return. `*decision` is valid only during the
+ * call. Inside it, `rk_last_error_message()` describes a failure. It may
+ * free the limiter, and make other `_async` calls; blocking `rk_redis_*`
+ * calls return `RK_UNSUPPORTED` there.
+ */
+typedef void (*rk_decision_callback)(void *user_data,
+                                     rk_status status,
+                                     const rk_decision *decision);
+
+/**
+ * What an `_async` reservation of a shared Guava limiter calls with its
+ * outcome: `status` `RK_OK` with `reserved` (always true for
+ * `rk_redis_rate_limiter_reserve_async()`; for
+ * `rk_redis_rate_limiter_try_reserve_async()`, whether the permits were
+ * taken) and the wait the caller owes before going ahead, in
+ * microseconds; or a failure, with `reserved` false and `wait_micros` 0.
+ *
+ * Called as an `rk_decision_callback` is: once, on the library's Redis
+ * thread, quickly.
+ */
+typedef void (*rk_wait_callback)(void *user_data,
+                                 rk_status status,
+                                 bool reserved,
+                                 int64_t wait_micros);
+
+/**
  * Go's `golang.org/x/time/rate` token bucket: `rate`, `burst`.
  */
 #define RK_ALGORITHM_TOKEN_BUCKET 1
@@ -483,6 +762,20 @@ typedef uint32_t rk_color;
 #define RK_ALGORITHM_SLIDING_WINDOW_COUNTER 8
 
 /**
+ * Refuse the new key's request (a refused decision, `*out_at_capacity`
+ * true): never over-admits. The default (0).
+ */
+#define RK_WHEN_FULL_REFUSE_NEW_KEYS 0
+
+/**
+ * Forget the held key that would be whole again soonest (of a sample of
+ * 16), and admit the new one. Over-admits: the forgotten key starts
+ * afresh when it returns, so it may get up to one `limit` more, once per
+ * such eviction (`rk_keyed_limiter_forced_evictions()` counts them).
+ */
+#define RK_WHEN_FULL_EVICT_SOONEST_FULL 1
+
+/**
  * It completed: its round-trip time is a sample for an adaptive limit
  * (Netflix's `onSuccess`).
  */
@@ -514,6 +807,31 @@ typedef uint32_t rk_color;
  * Exceeding every limit.
  */
 #define RK_COLOR_RED 2
+
+/**
+ * Return the failure (`RK_UNAVAILABLE`, `RK_TIMEOUT`) and let the caller
+ * decide. The default.
+ */
+#define RK_WHEN_UNAVAILABLE_ERROR 0
+
+/**
+ * Refuse every request, with a retry-after of the store's retry interval:
+ * nothing is admitted while Redis is away.
+ */
+#define RK_WHEN_UNAVAILABLE_FAIL_CLOSED 1
+
+/**
+ * Admit every request: nothing is limited while Redis is away (a
+ * deliberate choice of availability over protection).
+ */
+#define RK_WHEN_UNAVAILABLE_FAIL_OPEN 2
+
+/**
+ * Decide locally with this node's share of the limit, `limit ÷ the last
+ * known number of live nodes`: set with
+ * `rk_redis_limiter_fall_back_to_local()`, which gives the node count.
+ */
+#define RK_WHEN_UNAVAILABLE_LOCAL_SHARE 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -1366,6 +1684,150 @@ rk_status rk_token_bucket_tokens(const rk_limiter *limiter,
                                  double *out_tokens);
 
 /**
+ * Creates a keyed limiter whose keys each get a limiter like the one
+ * `*spec` describes (any `RK_ALGORITHM_*`), holding at most
+ * `options->max_keys` keys, in `*out_limiter`. Free it with
+ * `rk_keyed_limiter_free()`.
+ *
+ * `clock`: a manual clock every key's limiter reads the time from, or
+ * NULL for the system's monotonic clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, for a spec
+ * `rk_limiter_new()` refuses, a `max_keys` that is not between 1 and
+ * 2^40, a `when_full` that is not an `RK_WHEN_FULL_*`, or a `shards` that
+ * is not 0 or a power of two up to 65536 and `max_keys`;
+ * `RK_NULL_POINTER` when `spec`, `options` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `spec` and `options` are NULL or valid for reading; `clock` is NULL or
+ * a live clock; `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_keyed_limiter_new(const rk_limiter_spec *spec,
+                               const rk_keyed_options *options,
+                               const rk_manual_clock *clock,
+                               rk_keyed_limiter **out_limiter);
+
+/**
+ * Frees a keyed limiter, every key's state with it (and its reference to
+ * its clock). `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_keyed_limiter_new()` that has
+ * not been freed, and no other call is using it.
+ */
+void rk_keyed_limiter_free(rk_keyed_limiter *limiter);
+
+/**
+ * Admits a request of `cost` units for the key of `key_len` bytes at
+ * `key` if its limit allows it, consuming them, and stores the decision
+ * in `*out_decision` — what the key's own limiter would decide; a new key
+ * starts whole. A refusal consumes nothing, is not an error, and never
+ * creates a key; nor does a cost of 0 (a free look).
+ *
+ * A new key whose share of `max_keys` is held by keys none of which is
+ * whole again is refused under `RK_WHEN_FULL_REFUSE_NEW_KEYS`, with
+ * `remaining` 0 and a retry-after until one of those keys can be whole:
+ * then `*out_at_capacity` is true (else false). `out_at_capacity` may be
+ * NULL when that is of no interest.
+ *
+ * `key` may be NULL when `key_len` is 0 (the empty key).
+ *
+ * Returns `RK_INVALID_ARGUMENT`, consuming nothing, when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
+ * with a `key_len` above 0, is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_decision` and `out_at_capacity` are NULL or valid
+ * for a write.
+ */
+rk_status rk_keyed_limiter_check(const rk_keyed_limiter *limiter,
+                                 const char *key,
+                                 size_t key_len,
+                                 int64_t cost,
+                                 rk_decision *out_decision,
+                                 bool *out_at_capacity);
+
+/**
+ * The decision `rk_keyed_limiter_check()` would make now for the key, in
+ * `*out_decision` (and whether it would be a refusal at the bound, in
+ * `*out_at_capacity` when not NULL); consumes nothing and creates no key.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER`
+ * as `rk_keyed_limiter_check()`.
+ *
+ * # Safety
+ * As `rk_keyed_limiter_check()`.
+ */
+rk_status rk_keyed_limiter_peek(const rk_keyed_limiter *limiter,
+                                const char *key,
+                                size_t key_len,
+                                int64_t cost,
+                                rk_decision *out_decision,
+                                bool *out_at_capacity);
+
+/**
+ * Forgets a key: its next request starts whole, as a new key's. Stores in
+ * `*out_removed` (when not NULL) whether the key was held.
+ *
+ * Forgetting a key that is not whole again lets it through up to one
+ * `limit` more than its limiter would have: for keys that are gone (a
+ * deleted account), not to reset a limit.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len`
+ * above 0, is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_removed` is NULL or valid for a write.
+ */
+rk_status rk_keyed_limiter_remove(const rk_keyed_limiter *limiter,
+                                  const char *key,
+                                  size_t key_len,
+                                  bool *out_removed);
+
+/**
+ * Drops every key whose state is whole again — which changes no decision
+ * — and stores how many in `*out_evicted` (when not NULL). New keys make
+ * room this way by themselves; this is for returning memory after a
+ * flood, say.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_evicted` is NULL or valid for
+ * a write.
+ */
+rk_status rk_keyed_limiter_evict_full(const rk_keyed_limiter *limiter,
+                                      uint64_t *out_evicted);
+
+/**
+ * The limiter's counts, in `*out_stats`. Each is read on its own, so under
+ * concurrent requests they are not one snapshot.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_stats` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_stats` is NULL or valid for a
+ * write.
+ */
+rk_status rk_keyed_limiter_stats(const rk_keyed_limiter *limiter,
+                                 rk_keyed_stats *out_stats);
+
+/**
+ * The algorithm of every key's limiter, an `RK_ALGORITHM_*`, in
+ * `*out_algorithm`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_algorithm` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_algorithm` is NULL or valid
+ * for a write.
+ */
+rk_status rk_keyed_limiter_algorithm(const rk_keyed_limiter *limiter,
+                                     rk_algorithm *out_algorithm);
+
+/**
  * Creates a composite of the `limits_len` limits in `limits` (each as
  * `rk_limiter_new()` takes it), in `*out_limiter`; free it with
  * `rk_composite_limiter_free()`. `clock`: a manual clock, or NULL for the
@@ -1777,6 +2239,690 @@ rk_status rk_trtcm_mark_aware(const rk_trtcm *marker,
 rk_status rk_trtcm_tokens(const rk_trtcm *marker,
                           uint64_t *out_peak,
                           uint64_t *out_committed);
+
+/**
+ * Connects to one Redis server at `url` (`"redis://host:port/db"`,
+ * `"redis://:password@host/"`, `"unix:///path/to/socket"`), waiting at
+ * most the connect timeout, and stores the store in `*out_store`. Free it
+ * with `rk_redis_store_free()`.
+ *
+ * `options`: NULL for the defaults (100 ms per decision).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
+ * UTF-8, or an option is negative; `RK_UNAVAILABLE` when the server
+ * cannot be reached (refused, unreachable), `RK_TIMEOUT` when it does not
+ * answer in time, `RK_REDIS_ERROR` when it refuses the connection (a
+ * wrong password, say); `RK_NULL_POINTER` when `url` or `out_store` is
+ * NULL.
+ *
+ * # Safety
+ * `url` is NULL or a NUL-terminated string; `options` is NULL or valid
+ * for reading; `out_store` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_store_connect(const char *url,
+                                 const rk_redis_store_options *options,
+                                 rk_redis_store **out_store);
+
+/**
+ * Connects to a Redis Cluster through the `nodes_len` node URLs at
+ * `nodes` (any of its masters will do; the others are discovered), and
+ * stores the store in `*out_store`. Free it with `rk_redis_store_free()`.
+ *
+ * Returns as `rk_redis_store_connect()`, with `RK_INVALID_ARGUMENT` for
+ * an empty list too; `RK_NULL_POINTER` when `nodes` (with a `nodes_len`
+ * above 0), one of its strings, or `out_store` is NULL.
+ *
+ * # Safety
+ * `nodes` is NULL or valid for reading `nodes_len` pointers, each NULL or
+ * a NUL-terminated string; `options` is NULL or valid for reading;
+ * `out_store` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_store_connect_cluster(const char *const *nodes,
+                                         size_t nodes_len,
+                                         const rk_redis_store_options *options,
+                                         rk_redis_store **out_store);
+
+/**
+ * Releases the caller's reference to a store; limiters made from it keep
+ * it (and the connection) until they are freed. `NULL` does nothing.
+ *
+ * # Safety
+ * `store` is NULL or a store from `rk_redis_store_connect*()` that has not
+ * been freed, and no other call is using it.
+ */
+void rk_redis_store_free(rk_redis_store *store);
+
+/**
+ * Whether Redis failed to answer within the last retry interval (so that
+ * decisions now fail at once, or the policies decide), in `*out_down`.
+ * Takes no round trip.
+ *
+ * Returns `RK_NULL_POINTER` when `store` or `out_down` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `out_down` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_store_is_down(const rk_redis_store *store,
+                                 bool *out_down);
+
+/**
+ * Joins the group named `group` in `store` as a new node (with an id of
+ * its own), heartbeating every third of `ttl_micros`, and stores the
+ * membership in `*out_membership`. Blocks for the first heartbeat. Free
+ * it with `rk_redis_membership_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `ttl_micros` is under 3000 or `group`
+ * is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
+ * first heartbeat fails; `RK_UNSUPPORTED` from a callback;
+ * `RK_NULL_POINTER` when `store`, `group` or `out_membership` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `group` is NULL or a NUL-terminated
+ * string; `out_membership` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_membership_join(const rk_redis_store *store,
+                                   const char *group,
+                                   int64_t ttl_micros,
+                                   rk_redis_membership **out_membership);
+
+/**
+ * Releases the caller's reference to a membership. When it was the last
+ * (no limiter falls back with it), the node leaves the group at once (in
+ * the background, best effort: otherwise its TTL removes it). `NULL` does
+ * nothing.
+ *
+ * # Safety
+ * `membership` is NULL or a membership from `rk_redis_membership_join()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_redis_membership_free(rk_redis_membership *membership);
+
+/**
+ * The live nodes of the group as last read (at least 1: this one), in
+ * `*out_nodes`. Takes no round trip.
+ *
+ * Returns `RK_NULL_POINTER` when `membership` or `out_nodes` is NULL.
+ *
+ * # Safety
+ * `membership` is NULL or a live membership; `out_nodes` is NULL or valid
+ * for a write.
+ */
+rk_status rk_redis_membership_nodes(const rk_redis_membership *membership,
+                                    uint64_t *out_nodes);
+
+/**
+ * Heartbeats now (the background heartbeat normally does) and stores the
+ * live count Redis returned in `*out_nodes` (which may be NULL).
+ *
+ * Returns `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
+ * heartbeat fails (the last count is kept); `RK_UNSUPPORTED` from a
+ * callback; `RK_NULL_POINTER` when `membership` is NULL.
+ *
+ * # Safety
+ * `membership` is NULL or a live membership; `out_nodes` is NULL or valid
+ * for a write.
+ */
+rk_status rk_redis_membership_refresh(const rk_redis_membership *membership,
+                                      uint64_t *out_nodes);
+
+/**
+ * This node's id in the group, written into `buf` as a NUL-terminated
+ * string (the buffer protocol of `rk_decision_write_ratelimit()`: a
+ * `buf_len` of 0 asks for the length, in `*out_len`, which never counts
+ * the NUL).
+ *
+ * Returns `RK_BUFFER_TOO_SMALL` when `buf` cannot hold the id and its NUL;
+ * `RK_NULL_POINTER` when `membership`, `out_len`, or `buf` with a
+ * `buf_len` above 0, is NULL.
+ *
+ * # Safety
+ * `membership` is NULL or a live membership; `buf` is NULL or valid for
+ * writing `buf_len` bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_redis_membership_node_id(const rk_redis_membership *membership,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
+
+/**
+ * Creates an exact-mode limiter named `name` in `store` running `*spec`,
+ * in `*out_limiter`: processes using the same store (the same Redis) and
+ * name share its keys' state — in any language. Sends nothing yet. Free
+ * it with `rk_redis_limiter_free()`.
+ *
+ * The algorithms that run in Redis are `RK_ALGORITHM_GCRA`,
+ * `RK_ALGORITHM_TOKEN_BUCKET`, `RK_ALGORITHM_FIXED_WINDOW`,
+ * `RK_ALGORITHM_SLIDING_WINDOW_COUNTER` and `RK_ALGORITHM_SLIDING_LOG`.
+ * The name may be any text (it is escaped into the keys).
+ *
+ * Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses or a
+ * `name` that is not UTF-8; `RK_UNSUPPORTED` for another algorithm;
+ * `RK_NULL_POINTER` when `store`, `name`, `spec` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `name` is NULL or a NUL-terminated
+ * string; `spec` is NULL or valid for reading; `out_limiter` is NULL or
+ * valid for writing a pointer.
+ */
+rk_status rk_redis_limiter_new(const rk_redis_store *store,
+                               const char *name,
+                               const rk_limiter_spec *spec,
+                               rk_redis_limiter **out_limiter);
+
+/**
+ * Frees a limiter (its state stays in Redis, shared, and expires there
+ * once whole again). A pending `_async` decision still calls back.
+ * `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_limiter_new()` that has
+ * not been freed, and no other call is using it.
+ */
+void rk_redis_limiter_free(rk_redis_limiter *limiter);
+
+/**
+ * Sets what decisions do when Redis cannot answer:
+ * `RK_WHEN_UNAVAILABLE_ERROR` (the default), `_FAIL_CLOSED` or
+ * `_FAIL_OPEN`. (`_LOCAL_SHARE` is set by
+ * `rk_redis_limiter_fall_back_to_local()`, which gives what it needs.)
+ *
+ * Returns `RK_INVALID_ARGUMENT` for another value, `_LOCAL_SHARE`
+ * included; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_limiter_set_when_unavailable(const rk_redis_limiter *limiter,
+                                                rk_when_unavailable policy);
+
+/**
+ * Sets the `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` policy: while Redis cannot
+ * answer, decisions are made in this process with its share of the
+ * limit, `limit ÷ the live nodes` as `membership` last counted them
+ * (never the whole limit in every process), for at most `max_keys` keys;
+ * they are back on Redis as soon as it answers, and each outage starts
+ * from whole shares. The limiter holds its own reference to `membership`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_keys` is not between 1 and
+ * 2^40; `RK_NULL_POINTER` when `limiter` or `membership` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `membership` is NULL or a live
+ * membership.
+ */
+rk_status rk_redis_limiter_fall_back_to_local(const rk_redis_limiter *limiter,
+                                              const rk_redis_membership *membership,
+                                              int64_t max_keys);
+
+/**
+ * Whether refusals are remembered and served locally until their
+ * retry-after (on by default; see `rk_redis_limiter`).
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_limiter_set_remember_refusals(const rk_redis_limiter *limiter,
+                                                 bool remember);
+
+/**
+ * Admits `cost` units for the key of `key_len` bytes at `key` if the
+ * shared limit allows it, consuming them (one round trip, or none when a
+ * remembered refusal decides), and stores the decision in
+ * `*out_decision`; blocks the calling thread for at most the store's
+ * timeout. A refusal consumes nothing and is not an error.
+ *
+ * Keys are text: the same UTF-8 bytes another language's string of the
+ * same text gives, so C, Python and Node share a key's limit.
+ *
+ * When Redis cannot answer, the policy decides: `RK_UNAVAILABLE` or
+ * `RK_TIMEOUT` under `RK_WHEN_UNAVAILABLE_ERROR`, a decision under the
+ * others.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
+ * UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
+ * `RK_PROTOCOL_ERROR` when Redis did not decide; `RK_UNSUPPORTED` from a
+ * callback; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
+ * with a `key_len` above 0, is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_decision` is NULL or valid for a write.
+ */
+rk_status rk_redis_limiter_check(const rk_redis_limiter *limiter,
+                                 const char *key,
+                                 size_t key_len,
+                                 int64_t cost,
+                                 rk_decision *out_decision);
+
+/**
+ * The decision `rk_redis_limiter_check()` would make now, in
+ * `*out_decision`; consumes nothing (one round trip). Under
+ * `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` a peek while Redis is away returns
+ * the failure (a peek takes nothing, so it has no share to look at).
+ *
+ * Returns as `rk_redis_limiter_check()`.
+ *
+ * # Safety
+ * As `rk_redis_limiter_check()`.
+ */
+rk_status rk_redis_limiter_peek(const rk_redis_limiter *limiter,
+                                const char *key,
+                                size_t key_len,
+                                int64_t cost,
+                                rk_decision *out_decision);
+
+/**
+ * `rk_redis_limiter_check()` for event loops: returns at once, and
+ * `callback(user_data, status, decision)` is called exactly once with the
+ * outcome — on the library's Redis thread, or on this thread before this
+ * returns when no round trip is needed (see `rk_decision_callback`).
+ *
+ * Returns `RK_OK` when the decision is under way (and then the callback
+ * will be called); `RK_INVALID_ARGUMENT` or `RK_NULL_POINTER` as
+ * `rk_redis_limiter_check()` (`callback` included), and then the
+ * callback is never called.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes (it is copied before this returns); `callback` may be
+ * called with `user_data` from another thread.
+ */
+rk_status rk_redis_limiter_check_async(const rk_redis_limiter *limiter,
+                                       const char *key,
+                                       size_t key_len,
+                                       int64_t cost,
+                                       rk_decision_callback callback,
+                                       void *user_data);
+
+/**
+ * The limit: the most units the limiter admits at once (a GCRA's
+ * `max_burst + 1`, a bucket's burst, a window's limit), in `*out_limit`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_limiter_limit(const rk_redis_limiter *limiter,
+                                 uint64_t *out_limit);
+
+/**
+ * Creates a leased limiter named `name` in `store` over `*spec`
+ * (`RK_ALGORITHM_GCRA` or `RK_ALGORITHM_TOKEN_BUCKET`), taking up to
+ * `batch` units per round trip and spending them within `lease_micros`,
+ * in `*out_limiter`. It shares its state with exact-mode limiters of the
+ * same name and spec. Sends nothing yet. Free it with
+ * `rk_redis_leased_limiter_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
+ * `batch` that is not between 1 and the limit, a `lease_micros` that is
+ * not positive, or a `name` that is not UTF-8; `RK_UNSUPPORTED` for
+ * another algorithm; `RK_NULL_POINTER` when `store`, `name`, `spec` or
+ * `out_limiter` is NULL.
+ *
+ * # Safety
+ * As `rk_redis_limiter_new()`.
+ */
+rk_status rk_redis_leased_limiter_new(const rk_redis_store *store,
+                                      const char *name,
+                                      const rk_limiter_spec *spec,
+                                      int64_t batch,
+                                      int64_t lease_micros,
+                                      rk_redis_leased_limiter **out_limiter);
+
+/**
+ * Frees a leased limiter; units still leased are lost (the shared
+ * limiter counted them). `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_leased_limiter_new()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_redis_leased_limiter_free(rk_redis_leased_limiter *limiter);
+
+/**
+ * Admits `cost` units for the key from this process's lease, or takes a
+ * new lease (one round trip, blocking for at most the store's timeout)
+ * when it holds too few, and stores the decision in `*out_decision`. An
+ * admission's `remaining` is what is left of this process's lease; a
+ * refusal carries the shared limiter's retry-after.
+ *
+ * Returns as `rk_redis_limiter_check()` (there is no unavailability
+ * policy: a failed round trip is returned).
+ *
+ * # Safety
+ * As `rk_redis_limiter_check()`.
+ */
+rk_status rk_redis_leased_limiter_check(const rk_redis_leased_limiter *limiter,
+                                        const char *key,
+                                        size_t key_len,
+                                        int64_t cost,
+                                        rk_decision *out_decision);
+
+/**
+ * `rk_redis_leased_limiter_check()` for event loops, as
+ * `rk_redis_limiter_check_async()`: a decision from the lease calls back
+ * at once, on this thread.
+ *
+ * # Safety
+ * As `rk_redis_limiter_check_async()`.
+ */
+rk_status rk_redis_leased_limiter_check_async(const rk_redis_leased_limiter *limiter,
+                                              const char *key,
+                                              size_t key_len,
+                                              int64_t cost,
+                                              rk_decision_callback callback,
+                                              void *user_data);
+
+/**
+ * Joins the group `name` in `store` (blocking for the first heartbeat,
+ * then heartbeating every third of `heartbeat_ttl_micros`) and creates a
+ * limiter enforcing this node's share of `*spec` (any `RK_ALGORITHM_*`)
+ * for at most `max_keys` keys, in `*out_limiter`. Free it with
+ * `rk_redis_divided_limiter_free()`, which leaves the group.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
+ * `heartbeat_ttl_micros` under 3000, a `max_keys` not between 1 and 2^40,
+ * or a `name` that is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or
+ * `RK_REDIS_ERROR` when the first heartbeat fails; `RK_UNSUPPORTED` from a
+ * callback; `RK_NULL_POINTER` when `store`, `name`, `spec` or
+ * `out_limiter` is NULL.
+ *
+ * # Safety
+ * As `rk_redis_limiter_new()`.
+ */
+rk_status rk_redis_divided_limiter_new(const rk_redis_store *store,
+                                       const char *name,
+                                       const rk_limiter_spec *spec,
+                                       int64_t heartbeat_ttl_micros,
+                                       int64_t max_keys,
+                                       rk_redis_divided_limiter **out_limiter);
+
+/**
+ * Frees a divided limiter and leaves its group (in the background, best
+ * effort: otherwise the TTL removes this node). `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_divided_limiter_new()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_redis_divided_limiter_free(rk_redis_divided_limiter *limiter);
+
+/**
+ * Decides `cost` units for the key with this node's share, in
+ * `*out_decision`: no round trip, never blocks (the heartbeats only
+ * update the share). Keys are text, as for `rk_redis_limiter_check()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
+ * UTF-8; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key` with
+ * a `key_len` above 0, is NULL.
+ *
+ * # Safety
+ * As `rk_redis_limiter_check()`.
+ */
+rk_status rk_redis_divided_limiter_check(const rk_redis_divided_limiter *limiter,
+                                         const char *key,
+                                         size_t key_len,
+                                         int64_t cost,
+                                         rk_decision *out_decision);
+
+/**
+ * The live nodes of the group as last read (at least 1), in
+ * `*out_nodes`: this node's share is the limit divided by it.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_nodes` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_nodes` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_divided_limiter_nodes(const rk_redis_divided_limiter *limiter,
+                                         uint64_t *out_nodes);
+
+/**
+ * Creates — or joins, when another process already has — the shared
+ * `SmoothBursty` limiter named `name` in `store`, of `permits_per_second`
+ * saving up to `max_burst_seconds` of permits while idle (Guava's
+ * `RateLimiter.create(permitsPerSecond)` with
+ * `RK_DEFAULT_MAX_BURST_SECONDS`), in `*out_limiter`; one round trip. Free
+ * it with `rk_redis_rate_limiter_free()`.
+ *
+ * `idle_ttl_micros`: the state expires after this long unused (rounded
+ * to milliseconds), and a limiter made after that starts afresh — with no
+ * stored permits, where an idle one would be full; 0: never expires.
+ *
+ * Returns `RK_INVALID_ARGUMENT` as `rk_rate_limiter_new_bursty()`, or when
+ * `idle_ttl_micros` is negative or `name` is not UTF-8; `RK_UNAVAILABLE`,
+ * `RK_TIMEOUT`, `RK_REDIS_ERROR` or `RK_PROTOCOL_ERROR` when Redis did not
+ * answer; `RK_UNSUPPORTED` from a callback; `RK_NULL_POINTER` when
+ * `store`, `name` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `name` is NULL or a NUL-terminated
+ * string; `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_rate_limiter_new_bursty(const rk_redis_store *store,
+                                           const char *name,
+                                           double permits_per_second,
+                                           double max_burst_seconds,
+                                           int64_t idle_ttl_micros,
+                                           rk_redis_rate_limiter **out_limiter);
+
+/**
+ * Creates — or joins — the shared `SmoothWarmingUp` limiter named `name`
+ * of `permits_per_second` that starts cold, `cold_factor` times slower,
+ * and reaches its stable rate after `warmup_micros` of saturated use
+ * (Guava's `RateLimiter.create(permitsPerSecond, warmupPeriod,
+ * MICROSECONDS)` with `RK_DEFAULT_COLD_FACTOR`), in `*out_limiter`.
+ * `idle_ttl_micros` as for `rk_redis_rate_limiter_new_bursty()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` as `rk_rate_limiter_new_warming_up()`, and
+ * otherwise as `rk_redis_rate_limiter_new_bursty()`.
+ *
+ * # Safety
+ * As `rk_redis_rate_limiter_new_bursty()`.
+ */
+rk_status rk_redis_rate_limiter_new_warming_up(const rk_redis_store *store,
+                                               const char *name,
+                                               double permits_per_second,
+                                               int64_t warmup_micros,
+                                               double cold_factor,
+                                               int64_t idle_ttl_micros,
+                                               rk_redis_rate_limiter **out_limiter);
+
+/**
+ * Frees the caller's handle (the shared state stays in Redis). A pending
+ * `_async` reservation still calls back. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_rate_limiter_new_*()` that
+ * has not been freed, and no other call is using it.
+ */
+void rk_redis_rate_limiter_free(rk_redis_rate_limiter *limiter);
+
+/**
+ * Guava's `acquire(permits)` on the shared limiter: takes `permits` (one
+ * round trip), then sleeps the calling thread until they are granted,
+ * and stores the time waited in seconds in `*out_waited_seconds` (which
+ * may be NULL).
+ *
+ * Returns `RK_INVALID_ARGUMENT`, taking nothing, when `permits` is not
+ * between 1 and `INT32_MAX`; `RK_UNAVAILABLE`, `RK_TIMEOUT`,
+ * `RK_REDIS_ERROR` or `RK_PROTOCOL_ERROR` when Redis did not answer;
+ * `RK_UNSUPPORTED` from a callback; `RK_NULL_POINTER` when `limiter` is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_waited_seconds` is NULL or
+ * valid for a write.
+ */
+rk_status rk_redis_rate_limiter_acquire(const rk_redis_rate_limiter *limiter,
+                                        int64_t permits,
+                                        double *out_waited_seconds);
+
+/**
+ * `rk_redis_rate_limiter_acquire()`, reporting the wait in whole
+ * microseconds in `*out_waited_micros` (which may be NULL).
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_waited_micros` is NULL or
+ * valid for a write.
+ */
+rk_status rk_redis_rate_limiter_acquire_micros(const rk_redis_rate_limiter *limiter,
+                                               int64_t permits,
+                                               int64_t *out_waited_micros);
+
+/**
+ * Guava's `tryAcquire(permits, timeout, MICROSECONDS)` on the shared
+ * limiter: when `permits` can be granted within `timeout_micros`, takes
+ * them, sleeps until then and stores `true` in `*out_acquired`; otherwise
+ * stores `false` at once, taking nothing. A negative timeout means "do
+ * not wait".
+ *
+ * Returns as `rk_redis_rate_limiter_acquire()`, and `RK_NULL_POINTER`
+ * when `out_acquired` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_acquired` is NULL or valid for
+ * a write.
+ */
+rk_status rk_redis_rate_limiter_try_acquire(const rk_redis_rate_limiter *limiter,
+                                            int64_t permits,
+                                            int64_t timeout_micros,
+                                            bool *out_acquired);
+
+/**
+ * Takes `permits` now without sleeping (one round trip) and stores in
+ * `*out_wait_micros` how long the caller must wait before going ahead:
+ * for callers with their own timers.
+ *
+ * Returns as `rk_redis_rate_limiter_acquire()`, and `RK_NULL_POINTER`
+ * when `out_wait_micros` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_wait_micros` is NULL or valid
+ * for a write.
+ */
+rk_status rk_redis_rate_limiter_reserve(const rk_redis_rate_limiter *limiter,
+                                        int64_t permits,
+                                        int64_t *out_wait_micros);
+
+/**
+ * `rk_redis_rate_limiter_try_acquire()` without the sleep: when `permits`
+ * can be granted within `timeout_micros`, takes them and stores `true` in
+ * `*out_reserved` and the wait the caller owes in `*out_wait_micros`;
+ * otherwise stores `false` and 0, taking nothing.
+ *
+ * Returns as `rk_redis_rate_limiter_acquire()`, and `RK_NULL_POINTER`
+ * when `out_reserved` or `out_wait_micros` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_reserved` and
+ * `out_wait_micros` are NULL or valid for a write.
+ */
+rk_status rk_redis_rate_limiter_try_reserve(const rk_redis_rate_limiter *limiter,
+                                            int64_t permits,
+                                            int64_t timeout_micros,
+                                            bool *out_reserved,
+                                            int64_t *out_wait_micros);
+
+/**
+ * `rk_redis_rate_limiter_reserve()` for event loops: returns at once, and
+ * `callback(user_data, status, reserved, wait_micros)` is called exactly
+ * once, on the library's Redis thread, with the wait to arm a timer for
+ * (see `rk_wait_callback`).
+ *
+ * Returns `RK_OK` when the reservation is under way; `RK_INVALID_ARGUMENT`
+ * when `permits` is not between 1 and `INT32_MAX`; `RK_NULL_POINTER` when
+ * `limiter` or `callback` is NULL — and then the callback is never
+ * called.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `callback` may be called with
+ * `user_data` from another thread.
+ */
+rk_status rk_redis_rate_limiter_reserve_async(const rk_redis_rate_limiter *limiter,
+                                              int64_t permits,
+                                              rk_wait_callback callback,
+                                              void *user_data);
+
+/**
+ * `rk_redis_rate_limiter_try_reserve()` for event loops, as
+ * `rk_redis_rate_limiter_reserve_async()`: the callback's `reserved` says
+ * whether the permits were taken within `timeout_micros`.
+ *
+ * # Safety
+ * As `rk_redis_rate_limiter_reserve_async()`.
+ */
+rk_status rk_redis_rate_limiter_try_reserve_async(const rk_redis_rate_limiter *limiter,
+                                                  int64_t permits,
+                                                  int64_t timeout_micros,
+                                                  rk_wait_callback callback,
+                                                  void *user_data);
+
+/**
+ * Guava's `setRate(permitsPerSecond)`, for every process sharing the
+ * limiter.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, changing nothing, when
+ * `permits_per_second` is not positive or is NaN; the Redis statuses as
+ * `rk_redis_rate_limiter_acquire()`; `RK_NULL_POINTER` when `limiter` is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_rate_limiter_set_rate(const rk_redis_rate_limiter *limiter,
+                                         double permits_per_second);
+
+/**
+ * Guava's `getRate()` of the shared limiter, bit for bit, in
+ * `*out_permits_per_second` (one round trip).
+ *
+ * Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+ * `RK_NULL_POINTER` when `limiter` or `out_permits_per_second` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_permits_per_second` is NULL or
+ * valid for a write.
+ */
+rk_status rk_redis_rate_limiter_get_rate(const rk_redis_rate_limiter *limiter,
+                                         double *out_permits_per_second);
+
+/**
+ * How long, in microseconds, a request made now would wait, in
+ * `*out_micros` (0 when it would be granted at once); takes nothing (one
+ * round trip).
+ *
+ * Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+ * `RK_NULL_POINTER` when `limiter` or `out_micros` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_micros` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_rate_limiter_time_until_available(const rk_redis_rate_limiter *limiter,
+                                                     int64_t *out_micros);
+
+/**
+ * Whether a try-acquire with `timeout_micros` would acquire now, in
+ * `*out_can_acquire`; takes nothing (one round trip). A negative timeout
+ * means "do not wait".
+ *
+ * Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+ * `RK_NULL_POINTER` when `limiter` or `out_can_acquire` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_can_acquire` is NULL or valid
+ * for a write.
+ */
+rk_status rk_redis_rate_limiter_can_acquire(const rk_redis_rate_limiter *limiter,
+                                            int64_t timeout_micros,
+                                            bool *out_can_acquire);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -31,9 +31,18 @@ them per key, in bounded memory), the markers ``SrTcm`` and ``TrTcm`` (RFC
 2697, RFC 2698), and ``ConcurrencyLimiter`` with the gradient and AIMD
 policies (Netflix concurrency-limits).
 
+Limits shared by many processes through Redis (or a Redis Cluster):
+``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
+script per decision, on the server's clock), ``RedisLeasedLimiter``
+(batches spent locally), ``RedisDividedLimiter`` and ``Membership`` (each
+node enforces its share), and ``RedisRateLimiter`` (Guava's, shared);
+blocking calls release the GIL, and each has an ``async`` form.
+
 ``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
-``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``).
+``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``); Redis
+failing to answer raises ``RedisUnavailableError`` (also a
+``ConnectionError``) or ``RedisTimeoutError`` (also a ``TimeoutError``).
 """
 
 from ratekeeper._algorithms import (
@@ -48,6 +57,7 @@ from ratekeeper._algorithms import (
     TokenBucket,
 )
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
+from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
 from ratekeeper._ratekeeper import (
     MAX_SLIDING_LOG_LIMIT,
@@ -58,17 +68,28 @@ from ratekeeper._ratekeeper import (
     Decision,
     GradientPolicy,
     InvalidArgumentError,
-    KeyedLimiter,
     Limiter,
     ManualClock,
     RateLimitError,
     RateLimitExceeded,
+    RedisError,
+    RedisTimeoutError,
+    RedisUnavailableError,
     Reservation,
     SrTcm,
     TrTcm,
+    UnsupportedError,
     __version__,
     ratelimit_header,
     ratelimit_policy_header,
+)
+from ratekeeper._redis import (
+    Membership,
+    RedisDividedLimiter,
+    RedisLeasedLimiter,
+    RedisLimiter,
+    RedisRateLimiter,
+    RedisStore,
 )
 
 # Shown and documented under the name users import them by.
@@ -85,6 +106,13 @@ for _cls in (
     CompositeLimiter,
     ConcurrencyLimiter,
     Permit,
+    KeyedLimiter,
+    RedisStore,
+    RedisLimiter,
+    RedisLeasedLimiter,
+    RedisDividedLimiter,
+    Membership,
+    RedisRateLimiter,
 ):
     _cls.__module__ = __name__
 del _cls
@@ -107,10 +135,19 @@ __all__ = [
     "LeakyBucketQueue",
     "Limiter",
     "ManualClock",
+    "Membership",
     "Permit",
     "RateLimitError",
     "RateLimitExceeded",
     "RateLimiter",
+    "RedisDividedLimiter",
+    "RedisError",
+    "RedisLeasedLimiter",
+    "RedisLimiter",
+    "RedisRateLimiter",
+    "RedisStore",
+    "RedisTimeoutError",
+    "RedisUnavailableError",
     "Reservation",
     "SlidingLog",
     "SlidingWindow",
@@ -118,6 +155,7 @@ __all__ = [
     "SrTcm",
     "TokenBucket",
     "TrTcm",
+    "UnsupportedError",
     "__version__",
     "ratelimit_header",
     "ratelimit_policy_header",

@@ -118,3 +118,79 @@ class LimitedCalls:
         exceeded = RateLimitExceeded(message)
         exceeded.decision = decision
         return exceeded
+
+
+Key = Union[str, bytes]
+"""A user key: ``str`` (a Redis limiter's keys are ``str`` only) or ``bytes``."""
+
+KeyOf = Union[Key, Callable[..., Key]]
+"""A keyed decorator's ``key``: the key itself, or a function of the
+decorated function's arguments that returns it."""
+
+
+class KeyedCalls(LimitedCalls):
+    """``limited`` for the limiters that decide per key (``KeyedLimiter``
+    and the Redis limiters): each call's key is ``key`` or ``key(*args,
+    **kwargs)`` of the call, and the call is made when ``check(key, cost)``
+    admits it; otherwise ``RateLimitExceeded`` is raised with the refusal's
+    ``Decision``, never waiting. Each class says how a key is checked:
+
+    * ``_check_key(key, cost)`` — for a plain function;
+    * ``_check_key_async(key, cost)`` — for an ``async`` one; must not block
+      the event loop (the default calls ``_check_key``, right for limiters
+      that decide in this process).
+    """
+
+    __slots__ = ()
+
+    def _check_key(self, key: Key, cost: int) -> Decision:
+        raise NotImplementedError
+
+    async def _check_key_async(self, key: Key, cost: int) -> Decision:
+        return self._check_key(key, cost)
+
+    def _check_keyed_call(self, cost: int) -> None:
+        """Checks the decorator's arguments when decorating, taking nothing
+        and sending nothing."""
+        raise NotImplementedError
+
+    def limited(self, key: KeyOf, /, *, cost: int = 1) -> Callable[[_F], _F]:
+        """A decorator: each call first takes ``cost`` units for its key; a
+        call refused raises ``RateLimitExceeded`` (``.decision`` says when to
+        retry) and is not made. ``key`` is the key, or a function that takes
+        the call's arguments and returns it::
+
+            @limiter.limited(lambda request: request.user_id)
+            def handle(request): ...
+
+            @limiter.limited(lambda user, blob: f"upload:{user}", cost=5)
+            async def upload(user, blob): ...
+
+        Works on plain and ``async`` functions (these never block the event
+        loop).
+        """
+        self._check_keyed_call(cost)
+        key_of: Callable[..., Key] = key if callable(key) else (lambda *args, **kwargs: key)
+
+        def decorate(f: _F) -> _F:
+            if inspect.iscoroutinefunction(f):
+
+                @functools.wraps(f)
+                async def call_limited_async(*args: Any, **kwargs: Any) -> Any:
+                    decision = await self._check_key_async(key_of(*args, **kwargs), cost)
+                    if not decision:
+                        raise self._refused(f, cost, None, decision)
+                    return await f(*args, **kwargs)
+
+                return cast(_F, call_limited_async)
+
+            @functools.wraps(f)
+            def call_limited(*args: Any, **kwargs: Any) -> Any:
+                decision = self._check_key(key_of(*args, **kwargs), cost)
+                if not decision:
+                    raise self._refused(f, cost, None, decision)
+                return f(*args, **kwargs)
+
+            return cast(_F, call_limited)
+
+        return decorate

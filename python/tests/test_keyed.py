@@ -3,6 +3,7 @@ keys as str or bytes; its errors."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from datetime import timedelta
 from typing import Any, Callable
@@ -258,3 +259,29 @@ def test_remove_checks_its_key() -> None:
     with pytest.raises(ArgumentTypeError) as raised:
         KEYED.remove(5)  # type: ignore[arg-type]
     assert raised.value.argument == "key"
+
+
+def test_the_keyed_decorator(clock: ManualClock) -> None:
+    keyed = KeyedLimiter(FixedWindow(2, 60.0), 100, clock=clock)
+
+    @keyed.limited(lambda user, item: f"user:{user}")
+    def buy(user: str, item: str) -> str:
+        return item
+
+    @keyed.limited(b"all", cost=2)
+    async def browse() -> str:
+        return "ok"
+
+    assert (buy("ann", "a"), buy("ann", "b"), buy("bob", "c")) == ("a", "b", "c")
+    with pytest.raises(RateLimitExceeded) as raised:
+        buy("ann", "d")
+    assert raised.value.decision is not None
+    assert raised.value.decision.retry_after == 60.0
+    assert asyncio.run(browse()) == "ok"
+    with pytest.raises(RateLimitExceeded):
+        asyncio.run(browse())
+    clock.advance(60)
+    assert buy("ann", "e") == "e"
+    with pytest.raises(InvalidArgumentError, match="cost = -1"):
+        keyed.limited("k", cost=-1)
+    assert len(keyed) == 3  # checking the cost made no key

@@ -19,7 +19,7 @@ cd "$tmp/app"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 echo "pkg-config: ratekeeper $(pkg-config --modversion ratekeeper): $(pkg-config --cflags --libs ratekeeper)"
 
-for example in rate_limit http_limits; do
+for example in rate_limit http_limits per_client; do
   cp "$root/examples/c/$example.c" "$tmp/app/$example.c"
   echo "--- $example"
 

@@ -54,10 +54,11 @@ pub fn guard_void(function: &'static str, body: impl FnOnce()) {
 }
 
 /// Stores `failure` as this thread's last error; returns its status. Kept
-/// out of line: only failures come here.
+/// out of line: only failures come here. (Also how an `_async` call's
+/// failure reaches its callback's thread.)
 #[cold]
 #[inline(never)]
-fn record(function: &'static str, failure: &Failure) -> rk_status {
+pub(crate) fn record(function: &'static str, failure: &Failure) -> rk_status {
     let status = failure.status();
     // Formatting cannot panic here (the writer never fails, Display impls
     // are ours), and the thread-local is only unavailable while the thread

@@ -1,5 +1,6 @@
 //! [`Failure`]: why a call failed. The one place where ratekeeper's errors
-//! become C statuses, argument names and messages.
+//! (the std layer's, and the Redis limiters') become C statuses, argument
+//! names and messages.
 
 use core::fmt;
 use std::any::Any;
@@ -48,6 +49,17 @@ pub enum Failure {
         /// What the elements are: "bytes (the NUL included)".
         unit: &'static str,
     },
+    /// A string argument the C API cannot take (a URL Redis cannot parse, a
+    /// key that is not UTF-8): `RK_INVALID_ARGUMENT`.
+    Malformed {
+        /// The parameter, as in the header.
+        argument: &'static str,
+        /// What is wrong with it, after "invalid argument {argument}: ".
+        problem: String,
+    },
+    /// A Redis limiter's failure to decide (Redis down, slow, answering
+    /// with an error…; never an invalid argument, which is `Library`).
+    Redis(ratekeeper_redis::Error),
     /// A failure about one element of an array argument (`limits[1]`).
     InElement {
         /// The array parameter.
@@ -67,6 +79,32 @@ impl From<Error> for Failure {
     }
 }
 
+/// A Redis limiter's error: its invalid arguments are the std layer's,
+/// mapped as every other limiter's.
+impl From<ratekeeper_redis::Error> for Failure {
+    fn from(error: ratekeeper_redis::Error) -> Self {
+        match error {
+            ratekeeper_redis::Error::Invalid(e) => Failure::Library(e),
+            other => Failure::Redis(other),
+        }
+    }
+}
+
+/// The status of a Redis limiter's error (not `Invalid`, which is mapped
+/// as the std layer's).
+fn redis_status(error: &ratekeeper_redis::Error) -> rk_status {
+    use ratekeeper_redis::Error as E;
+    match error {
+        E::Timeout => rk_status::RK_TIMEOUT,
+        E::Redis(e) if e.is_timeout() => rk_status::RK_TIMEOUT,
+        E::Unsupported(_) => rk_status::RK_UNSUPPORTED,
+        E::Protocol(_) => rk_status::RK_PROTOCOL_ERROR,
+        e if e.is_unavailability() => rk_status::RK_UNAVAILABLE,
+        E::Invalid(_) => rk_status::RK_INVALID_ARGUMENT,
+        _ => rk_status::RK_REDIS_ERROR,
+    }
+}
+
 impl Failure {
     /// The status a C caller sees.
     pub fn status(&self) -> rk_status {
@@ -74,7 +112,8 @@ impl Failure {
             Failure::NullPointer { .. } => rk_status::RK_NULL_POINTER,
             Failure::Library(Error::InvalidArgument(_)) => rk_status::RK_INVALID_ARGUMENT,
             Failure::Library(_) => rk_status::RK_OTHER_ERROR,
-            Failure::Invalid { .. } => rk_status::RK_INVALID_ARGUMENT,
+            Failure::Invalid { .. } | Failure::Malformed { .. } => rk_status::RK_INVALID_ARGUMENT,
+            Failure::Redis(error) => redis_status(error),
             Failure::WrongAlgorithm { .. } => rk_status::RK_WRONG_ALGORITHM,
             Failure::BufferTooSmall { .. } => rk_status::RK_BUFFER_TOO_SMALL,
             Failure::InElement { inner, .. } => inner.status(),
@@ -94,10 +133,11 @@ impl Failure {
             Failure::NullPointer { argument }
             | Failure::Invalid { argument, .. }
             | Failure::WrongAlgorithm { argument, .. }
-            | Failure::BufferTooSmall { argument, .. } => Some(argument),
+            | Failure::BufferTooSmall { argument, .. }
+            | Failure::Malformed { argument, .. } => Some(argument),
             Failure::Library(Error::InvalidArgument(invalid)) => Some(c_name(invalid.argument())),
             Failure::InElement { inner, .. } => inner.argument(),
-            Failure::Library(_) | Failure::Panic(_) => None,
+            Failure::Library(_) | Failure::Redis(_) | Failure::Panic(_) => None,
         }
     }
 
@@ -116,6 +156,8 @@ impl Failure {
             Failure::Invalid { argument, value, requirement } => {
                 write!(f, "invalid argument {argument} = {value}: {requirement}")
             }
+            Failure::Malformed { argument, problem } => write!(f, "invalid argument {argument}: {problem}"),
+            Failure::Redis(error) => write!(f, "{error}"),
             Failure::WrongAlgorithm { argument, expected, actual } => {
                 write!(f, "{argument} is a {actual} limiter; this function needs a {expected}")
             }
@@ -153,6 +195,8 @@ pub fn c_name(argument: Argument) -> &'static str {
         // The parameters that carry them.
         Argument::PolicyName => "name",
         Argument::Limits => "limits_len",
+        // Leased mode's lease, in microseconds.
+        Argument::Lease => "lease_micros",
         // The same name in C as in Rust: permits_per_second, permits,
         // cold_factor, max_burst_seconds, rate, burst, cost, limit, cir, …,
         // and any argument added later.

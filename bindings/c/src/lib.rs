@@ -35,6 +35,12 @@
 //!   nothing and leaves nothing to free.
 //! * Handles are safe to use from many threads at once; only `_free` must
 //!   not race with other calls on the same handle.
+//! * Keys are byte strings (`key`, `key_len`); the Redis limiters' must be
+//!   UTF-8, as every language's strings, so that C shares a key with them.
+//! * The distributed limiters (`rk_redis_*`, module [`redis`]) block for
+//!   at most their store's timeout, have `_async` forms that call a C
+//!   callback for event loops, and fail with statuses of their own
+//!   (`RK_UNAVAILABLE`, `RK_TIMEOUT`, …), never with an argument's.
 #![allow(non_camel_case_types)] // The C names: `rk_status`, `rk_rate_limiter`.
 
 // In this order in the header (cbindgen follows the modules as declared;
@@ -53,18 +59,29 @@ pub mod rate_limiter;
 pub mod limiter;
 pub mod token_bucket;
 
+pub mod keyed;
+
 pub mod composite;
 pub mod concurrency;
 pub mod markers;
+
+pub mod redis;
+
+mod text;
 
 pub use boundary::{rk_last_error_argument, rk_last_error_message};
 pub use composite::rk_composite_limiter;
 pub use concurrency::{rk_concurrency_limiter, rk_permit};
 pub use decision::rk_decision;
+pub use keyed::{rk_keyed_limiter, rk_keyed_options, rk_keyed_stats};
 pub use limiter::rk_limiter;
 pub use manual_clock::rk_manual_clock;
 pub use markers::{rk_srtcm, rk_trtcm};
 pub use rate_limiter::rk_rate_limiter;
+pub use redis::exact::{rk_redis_divided_limiter, rk_redis_leased_limiter, rk_redis_limiter};
+pub use redis::membership::rk_redis_membership;
+pub use redis::smooth::rk_redis_rate_limiter;
+pub use redis::store::{rk_redis_store, rk_redis_store_options};
 pub use spec::rk_limiter_spec;
 pub use status::rk_status;
 pub use token_bucket::rk_reservation;

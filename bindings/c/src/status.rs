@@ -36,6 +36,33 @@ pub enum rk_status {
     /// Nothing was written: ask for the size first (pass `buf_len` 0), or
     /// see the message, which says how many bytes are needed.
     RK_BUFFER_TOO_SMALL = 6,
+    /// Redis cannot decide: it is down, refused or dropped the connection,
+    /// is loading, is a read-only replica, is out of memory (`OOM` under
+    /// `maxmemory`), is a cluster that is down, or failed to answer moments
+    /// ago and is not tried again until the store's retry interval has
+    /// passed. The limiter's unavailability policy was
+    /// `RK_WHEN_UNAVAILABLE_ERROR` (the others decide instead). Nothing was
+    /// decided; try again later.
+    RK_UNAVAILABLE = 7,
+    /// Redis did not answer within the store's timeout (a slow or paused
+    /// server). As `RK_UNAVAILABLE`, the policy was
+    /// `RK_WHEN_UNAVAILABLE_ERROR`. The request may or may not have been
+    /// counted by the server.
+    RK_TIMEOUT = 8,
+    /// Redis answered with an error (`NOAUTH`, a script's error, a
+    /// cluster's `CROSSSLOT`, …); the message carries it. Not an
+    /// unavailability, so no policy decides instead.
+    RK_REDIS_ERROR = 9,
+    /// A script's reply was not what this library expects: another
+    /// version of ratekeeper's scripts under the same keys, or a key of the
+    /// same name written by something else.
+    RK_PROTOCOL_ERROR = 10,
+    /// The operation cannot run as asked: an algorithm that does not run in
+    /// Redis (a leaky bucket, a sliding window) or a mode that does not take
+    /// it (leased mode runs on GCRA and the token bucket), or a blocking
+    /// call made on the library's Redis thread (from an `_async`
+    /// callback), which would wait for itself. Nothing changed.
+    RK_UNSUPPORTED = 11,
 }
 
 /// A short, static, English description of a status (`"invalid argument"`),
@@ -58,6 +85,11 @@ pub extern "C" fn rk_status_message(status: u32) -> *const c_char {
             4 => c"error",
             5 => c"wrong algorithm for this function",
             6 => c"buffer too small",
+            7 => c"redis unavailable",
+            8 => c"redis timed out",
+            9 => c"redis error",
+            10 => c"unexpected reply from redis",
+            11 => c"unsupported",
             _ => c"unknown status",
         };
         message.as_ptr()
@@ -84,6 +116,11 @@ mod tests {
             rk_status::RK_OTHER_ERROR,
             rk_status::RK_WRONG_ALGORITHM,
             rk_status::RK_BUFFER_TOO_SMALL,
+            rk_status::RK_UNAVAILABLE,
+            rk_status::RK_TIMEOUT,
+            rk_status::RK_REDIS_ERROR,
+            rk_status::RK_PROTOCOL_ERROR,
+            rk_status::RK_UNSUPPORTED,
         ];
         let messages: Vec<_> = all.iter().map(|&s| message(s as u32)).collect();
         assert_eq!(
@@ -95,10 +132,18 @@ mod tests {
                 "internal error (a panic in ratekeeper)",
                 "error",
                 "wrong algorithm for this function",
-                "buffer too small"
+                "buffer too small",
+                "redis unavailable",
+                "redis timed out",
+                "redis error",
+                "unexpected reply from redis",
+                "unsupported",
             ]
         );
-        assert_eq!(message(7), "unknown status");
+        for (i, status) in all.iter().enumerate() {
+            assert_eq!(*status as usize, i, "the statuses are numbered in order");
+        }
+        assert_eq!(message(12), "unknown status");
         assert_eq!(message(u32::MAX), "unknown status");
     }
 }

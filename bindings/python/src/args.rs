@@ -158,15 +158,51 @@ enum Seconds {
 }
 
 fn seconds(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<Seconds> {
+    seconds_named(obj, argument.name())
+}
+
+fn seconds_named(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Seconds> {
     if let Ok(f) = obj.cast_exact::<PyFloat>() {
         return Ok(Seconds::Float(f.value()));
     }
     if obj.is_instance(timedelta_type(obj.py())?)? {
         return timedelta_micros(obj).map(Seconds::Micros);
     }
-    match real_or_overflow(obj, argument.name(), EXPECTED_SECONDS)? {
+    match real_or_overflow(obj, name, EXPECTED_SECONDS)? {
         Ok(secs) => Ok(Seconds::Float(secs)),
         Err(()) => Ok(Seconds::Overflow { negative: obj.lt(0)? }),
+    }
+}
+
+/// A length of time the library takes as it is, with no [`Argument`] of
+/// its own (a store's timeouts, a membership's TTL): seconds or a
+/// `timedelta`, whole microseconds from `min_micros` to `max_micros`, else
+/// an `InvalidArgumentError` naming `name` with `requirement`.
+pub fn bounded_duration(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    min_micros: i64,
+    max_micros: i64,
+    requirement: &str,
+) -> PyResult<Duration> {
+    let micros = match seconds_named(obj, name)? {
+        Seconds::Float(secs) if secs.is_nan() => None,
+        // Truncated to whole microseconds, as every duration here.
+        Seconds::Float(secs) => ratekeeper::duration_micros_from_secs(Argument::Timeout, secs).ok(),
+        Seconds::Micros(micros) => Some(micros),
+        Seconds::Overflow { .. } => None,
+    };
+    match micros {
+        Some(micros) if (min_micros..=max_micros).contains(&micros) => Ok(Duration::from_micros(micros as u64)),
+        _ => Err(invalid_named(name, obj, requirement)),
+    }
+}
+
+/// A `str` argument (a limiter's name, a user key, a URL).
+pub fn text(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    match obj.cast::<pyo3::types::PyString>() {
+        Ok(s) => Ok(s.to_cow()?.into_owned()),
+        Err(_) => Err(wrong_type(name, obj, "a str")),
     }
 }
 

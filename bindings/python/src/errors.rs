@@ -6,9 +6,20 @@
 //! └── RateLimitError                      everything ratekeeper raises
 //!     ├── InvalidArgumentError            also a ValueError: a value outside its domain
 //!     ├── ArgumentTypeError               also a TypeError: an argument of the wrong type
-//!     └── RateLimitExceeded               a limited call was refused (`decision` says why)
-//!         └── AtCapacity                  a keyed limiter could hold no new key
+//!     ├── RateLimitExceeded               a limited call was refused (`decision` says why)
+//!     │   └── AtCapacity                  a keyed limiter could hold no new key
+//!     ├── UnsupportedError                an algorithm or mode that does not run in Redis
+//!     └── RedisError                      Redis answered with an error, or with what no script sends
+//!         └── RedisUnavailableError       also a ConnectionError: Redis could not answer
+//!             └── RedisTimeoutError       also a TimeoutError: not within the store's timeout
 //! ```
+//!
+//! The Redis errors are never argument errors: a bad argument to a Redis
+//! limiter raises the same `InvalidArgumentError` or `ArgumentTypeError` as
+//! for a local one, and nothing is sent. `RedisUnavailableError` covers
+//! every way Redis can fail to answer (down, refused, dropped, failed
+//! moments ago and not retried yet, too slow), which is what a limiter's
+//! `when_unavailable` policy decides on; catching it catches the timeout too.
 //!
 //! The two argument errors derive from the built-in `ValueError` and
 //! `TypeError` too, so code that catches those keeps working, and carry
@@ -32,6 +43,10 @@ static INVALID_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ARGUMENT_TYPE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static AT_CAPACITY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS_UNAVAILABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS_TIMEOUT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A longer `repr` than this is cut, so that a message stays readable
 /// whatever was passed.
@@ -127,6 +142,109 @@ fn at_capacity_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+fn unsupported_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    UNSUPPORTED_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?])?;
+            new_type(
+                py,
+                "UnsupportedError",
+                bases,
+                "The algorithm or mode does not run where it was asked to: a Redis limiter of an \
+                 algorithm that has no script (a leaky bucket, a sliding window, a composite), or \
+                 leased mode on one other than GCRA and the token bucket. Nothing was sent.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn redis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    REDIS_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?])?;
+            new_type(
+                py,
+                "RedisError",
+                bases,
+                "Redis answered a shared limiter with an error (NOAUTH, OOM, a script's error, ...) \
+                 or with a reply no ratekeeper script sends; the base of the errors of Redis not \
+                 answering (RedisUnavailableError).",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn redis_unavailable_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    REDIS_UNAVAILABLE_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [redis_error(py)?, &py.get_type::<pyo3::exceptions::PyConnectionError>()])?;
+            new_type(
+                py,
+                "RedisUnavailableError",
+                bases,
+                "Redis could not answer: it is down, refused or dropped the connection, is \
+                 loading, or failed moments ago and is not tried again until the store's \
+                 retry_interval has passed. Also a ConnectionError.\n\n\
+                 A limiter's when_unavailable policy decides in its place unless it is 'error'.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn redis_timeout_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    REDIS_TIMEOUT_ERROR
+        .get_or_try_init(py, || {
+            let bases =
+                PyTuple::new(py, [redis_unavailable_error(py)?, &py.get_type::<pyo3::exceptions::PyTimeoutError>()])?;
+            new_type(
+                py,
+                "RedisTimeoutError",
+                bases,
+                "Redis did not answer within the store's timeout (a RedisUnavailableError, and also \
+                 a TimeoutError). The request may still have been decided by the server.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// The Python exception for an error of a Redis limiter: its argument
+/// errors exactly as [`from_rust`] maps the local limiters', the others as
+/// the `Redis*` types and `UnsupportedError`.
+pub fn from_redis(py: Python<'_>, error: ratekeeper_redis::Error) -> PyErr {
+    use ratekeeper_redis::Error as E;
+    let ty = match &error {
+        E::Invalid(_) => None,
+        E::Unsupported(_) => Some(unsupported_error(py)),
+        E::Timeout => Some(redis_timeout_error(py)),
+        E::Unavailable => Some(redis_unavailable_error(py)),
+        E::Redis(e) if e.is_timeout() => Some(redis_timeout_error(py)),
+        e if e.is_unavailability() => Some(redis_unavailable_error(py)),
+        _ => Some(redis_error(py)),
+    };
+    match (ty, error) {
+        (None, E::Invalid(invalid)) => from_rust(py, invalid),
+        (Some(Ok(ty)), error) => PyErr::from_type(ty.clone(), error.to_string()),
+        (Some(Err(e)), _) => e,
+        (None, error) => internal(&error.to_string()),
+    }
+}
+
+/// [`from_redis`] with [`from_rust_passed`]'s care for converted arguments.
+pub fn from_redis_passed(
+    py: Python<'_>,
+    error: ratekeeper_redis::Error,
+    passed: &[(Argument, &Bound<'_, PyAny>)],
+) -> PyErr {
+    match error {
+        ratekeeper_redis::Error::Invalid(invalid) => from_rust_passed(py, invalid, passed),
+        other => from_redis(py, other),
+    }
+}
+
 /// An [`AtCapacity`](at_capacity_type) for a keyed limiter's refusal at its
 /// bound, with the library's message and the refusal as `decision`.
 pub fn at_capacity(py: Python<'_>, full: &ratekeeper::AtCapacity) -> PyErr {
@@ -149,6 +267,10 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("ArgumentTypeError", argument_type_error(py)?)?;
     module.add("RateLimitExceeded", rate_limit_exceeded(py)?)?;
     module.add("AtCapacity", at_capacity_type(py)?)?;
+    module.add("UnsupportedError", unsupported_error(py)?)?;
+    module.add("RedisError", redis_error(py)?)?;
+    module.add("RedisUnavailableError", redis_unavailable_error(py)?)?;
+    module.add("RedisTimeoutError", redis_timeout_error(py)?)?;
     Ok(())
 }
 
@@ -183,6 +305,15 @@ pub fn from_rust(py: Python<'_>, error: Error) -> PyErr {
             Ok(ty) => PyErr::from_type(ty.clone(), other.to_string()),
             Err(e) => e,
         },
+    }
+}
+
+/// A plain `RateLimitError` with `message` (a closed membership, a store of
+/// another process).
+pub fn rate_limit_error_with(py: Python<'_>, message: String) -> PyErr {
+    match rate_limit_error(py) {
+        Ok(ty) => PyErr::from_type(ty.clone(), message),
+        Err(e) => e,
     }
 }
 

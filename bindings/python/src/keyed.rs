@@ -36,7 +36,7 @@ const WHEN_FULL: &str = "must be 'refuse_new_keys' or 'evict_soonest_full'";
 /// >>> users = KeyedLimiter(FixedWindow(5, 60.0), max_keys=100_000)
 /// >>> users.check("user:42/post").remaining
 /// 4
-#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "KeyedLimiter")]
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "KeyedLimiter")]
 #[derive(Debug)]
 pub struct PyKeyedLimiter {
     limiter: AnyKeyedLimiter,

@@ -15,6 +15,9 @@
 //! * `SrTcm`, `TrTcm` and `Color` in [`markers`];
 //! * `ConcurrencyLimiter` and its policies in [`concurrency`];
 //! * `KeyedLimiter` (one limiter per key, from any of them) in [`keyed`];
+//! * the limiters shared through Redis (`RedisStore`, `RedisLimiter`,
+//!   `RedisLeasedLimiter`, `RedisDividedLimiter`, `Membership`,
+//!   `RedisRateLimiter`) in [`redis`];
 //! * `ManualClock` in [`clock`].
 //!
 //! Nothing here may panic: a panic would reach Python as a
@@ -31,6 +34,7 @@ mod keyed;
 mod limiter;
 mod markers;
 mod rate_limiter;
+mod redis;
 mod wait;
 
 use pyo3::prelude::*;
@@ -70,6 +74,7 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<concurrency::PyAimdPolicy>()?;
     module.add_class::<concurrency::PyPermitHandle>()?;
     module.add_class::<keyed::PyKeyedLimiter>()?;
+    redis::register(module)?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -19,7 +19,7 @@ use ratekeeper::{
 use crate::args::Cost;
 use crate::clock::{self, PyManualClock};
 use crate::decision::PyDecision;
-use crate::errors::{from_rust, from_rust_passed, internal};
+use crate::errors::{from_rust, from_rust_passed, internal, wrong_type};
 use crate::float_repr;
 
 /// The Rust limiter behind a `Limiter`.
@@ -126,6 +126,14 @@ impl PyLimiter {
             Engine::One { .. } => Err(not_a("composite limiter")),
         }
     }
+}
+
+/// The spec of a `template` argument (a `KeyedLimiter`'s, a Redis
+/// limiter's): a limiter of one algorithm, with its parameters now.
+pub(crate) fn template_spec(template: &Bound<'_, PyAny>) -> PyResult<LimiterSpec> {
+    const EXPECTED_TEMPLATE: &str = "a limiter of one algorithm (TokenBucket, Gcra, FixedWindow, ...)";
+    let part = template.cast::<PyLimiter>().map_err(|_| wrong_type("template", template, EXPECTED_TEMPLATE))?;
+    part.get().current_spec().ok_or_else(|| wrong_type("template", template, EXPECTED_TEMPLATE))
 }
 
 /// Cannot happen (each class builds its own kind); an error, not a panic.

@@ -32,18 +32,23 @@ pub fn sleep(py: Python<'_>, clock: &AnyClock, wait: Duration) -> PyResult<()> {
             clock.advance(wait);
             Ok(())
         }
-        AnyClock::Monotonic(_) => {
-            let start = Instant::now();
-            loop {
-                let left = wait.saturating_sub(start.elapsed());
-                if left.is_zero() {
-                    return Ok(());
-                }
-                let nap = left.min(SIGNAL_CHECK_INTERVAL);
-                py.detach(move || std::thread::sleep(nap));
-                py.check_signals()?;
-            }
+        AnyClock::Monotonic(_) => sleep_for_real(py, wait),
+    }
+}
+
+/// Sleeps `wait` of real time with the GIL released, waking every
+/// [`SIGNAL_CHECK_INTERVAL`] to run Python's signal handlers (a limiter
+/// shared through Redis, whose waits are always real).
+pub fn sleep_for_real(py: Python<'_>, wait: Duration) -> PyResult<()> {
+    let start = Instant::now();
+    loop {
+        let left = wait.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Ok(());
         }
+        let nap = left.min(SIGNAL_CHECK_INTERVAL);
+        py.detach(move || std::thread::sleep(nap));
+        py.check_signals()?;
     }
 }
 

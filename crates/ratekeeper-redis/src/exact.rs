@@ -386,6 +386,11 @@ impl RedisLimiter {
     /// A decision made without a round trip: a remembered refusal still in
     /// force (see the module docs).
     fn decided_locally(&self, key: &str, cost: u64) -> Option<Decision> {
+        if cost > self.inner.limit {
+            // Never admitted, and the server says so (a retry-after of
+            // `NEVER`); a remembered refusal would give a finite one.
+            return None;
+        }
         let mut refusals = self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner());
         let refusal = *refusals.get(key)?;
         let now = self.inner.clock.now_micros();

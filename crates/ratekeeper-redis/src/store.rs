@@ -14,10 +14,25 @@
 //! through a callback (what the language bindings use). So the same store
 //! serves blocking threads, async Rust, Python's asyncio and Node's event
 //! loop, and a caller's own runtime (if any) is never blocked or required.
+//!
+//! ## Blocking calls on a single server
+//!
+//! A blocking call handed to the runtime's thread costs two wake-ups of
+//! another thread per decision (the worker's, then the caller's), which is
+//! most of a sequential caller's time beyond the round trip itself. So a
+//! blocking call made outside any Tokio runtime runs its future on the
+//! calling thread instead, and its scripts go out on a plain blocking
+//! connection of the store's own (a small pool, one per thread calling at
+//! once), read on that thread with the same timeout: no other thread is
+//! involved. The answers, errors, timeouts and the `retry_interval` are the
+//! same as on the multiplexed connection, which serves everything else
+//! (async calls, callbacks, heartbeats, and every call to a cluster).
 
+use std::cell::Cell;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -68,11 +83,83 @@ struct StoreInner {
     /// Microseconds since `epoch` until which Redis counts as down (0: up).
     down_until: AtomicU64,
     epoch: Instant,
+    /// The blocking connections of a single server's store (see the module
+    /// docs); `None` for a cluster.
+    direct: Option<DirectConnections>,
+}
+
+/// Plain blocking connections to one server, for blocking calls made on
+/// their caller's thread: idle ones wait here between calls.
+struct DirectConnections {
+    client: redis::Client,
+    /// Idle connections and the process that opened them (a forked child
+    /// must not talk on its parent's sockets).
+    idle: Mutex<Vec<(u32, redis::Connection)>>,
+}
+
+/// At most this many idle blocking connections are kept per store.
+const MAX_IDLE_DIRECT: usize = 16;
+
+thread_local! {
+    /// Set while [`RedisStore::block_on`] runs a future on this thread: its
+    /// scripts may use a blocking connection, and [`RedisStore::spawn`]
+    /// runs its future in place.
+    static ON_CALLING_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+fn on_calling_thread() -> bool {
+    ON_CALLING_THREAD.with(Cell::get)
 }
 
 impl StoreInner {
-    fn new(connection: Connection, options: StoreOptions) -> Self {
-        StoreInner { connection, options, down_until: AtomicU64::new(0), epoch: Instant::now() }
+    fn new(connection: Connection, options: StoreOptions, direct: Option<DirectConnections>) -> Self {
+        StoreInner { connection, options, down_until: AtomicU64::new(0), epoch: Instant::now(), direct }
+    }
+
+    /// Runs a script on a blocking connection, on this thread, within the
+    /// store's timeout (a new connection, if one is needed, included).
+    fn eval_direct(
+        &self,
+        direct: &DirectConnections,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<Value, Error> {
+        let deadline = Instant::now() + self.options.timeout;
+        let pid = std::process::id();
+        let idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut connection = match idle {
+            Some((owner, connection)) if owner == pid => connection,
+            _ => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let attempt = self.options.connect_timeout.min(left).max(Duration::from_micros(1));
+                direct.client.get_connection_with_timeout(attempt).map_err(Self::timed)?
+            }
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout);
+        }
+        connection.set_read_timeout(Some(left)).map_err(Error::Redis)?;
+        connection.set_write_timeout(Some(left)).map_err(Error::Redis)?;
+        match invocation.invoke::<Value>(&mut connection) {
+            Ok(value) => {
+                let mut idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner());
+                if idle.len() < MAX_IDLE_DIRECT {
+                    idle.push((pid, connection));
+                }
+                Ok(value)
+            }
+            // A connection that failed may hold a late reply: never reused.
+            Err(e) => Err(Self::timed(e)),
+        }
+    }
+
+    /// A blocking connection's timeout as the multiplexed one reports it.
+    fn timed(error: redis::RedisError) -> Error {
+        if error.is_timeout() {
+            Error::Timeout
+        } else {
+            Error::Redis(error)
+        }
     }
 
     fn now_micros(&self) -> u64 {
@@ -86,6 +173,16 @@ impl StoreInner {
     fn mark_down(&self) {
         let until = self.now_micros() + self.options.retry_interval.as_micros() as u64;
         self.down_until.fetch_max(until, Ordering::Relaxed);
+    }
+
+    /// Marks Redis up or down after a request's answer.
+    fn note(&self, result: &Result<Value, Error>) {
+        match result {
+            Ok(_) => self.mark_up(),
+            Err(Error::Timeout) => self.mark_down(),
+            Err(Error::Redis(e)) if is_unavailability(e) => self.mark_down(),
+            Err(_) => {}
+        }
     }
 
     fn mark_up(&self) {
@@ -135,23 +232,75 @@ impl std::fmt::Debug for RedisStore {
 }
 
 /// The crate's runtime: one worker thread drives every connection and timer.
+///
+/// One per process: a child made by `fork` inherits the parent's runtime
+/// but none of its threads (`fork` copies only the calling one), so every
+/// task spawned there would wait forever. A process whose id is not the
+/// runtime's builds its own (the parent's is leaked: dropping it would wait
+/// for threads that do not exist). Stores connected before the fork still
+/// belong to the parent; a child connects its own.
+///
+/// Every call reads two atomics; only the first call of a process takes the
+/// lock (so a child never waits on a lock its parent held while forking,
+/// unless a runtime was being built at that very moment).
 fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("ratekeeper-redis")
-            .enable_all()
-            .build()
-            .expect("the ratekeeper-redis runtime could not start")
-    })
+    static OWNER: AtomicU32 = AtomicU32::new(0);
+    static CURRENT: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let pid = std::process::id();
+    if OWNER.load(Ordering::Acquire) == pid {
+        // SAFETY: CURRENT was stored, from a leaked box, before OWNER
+        // became this process's id (Release/Acquire), and is never freed.
+        return unsafe { &*CURRENT.load(Ordering::Acquire) };
+    }
+    let _building = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
+    if OWNER.load(Ordering::Acquire) != pid {
+        let runtime = Box::leak(Box::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("ratekeeper-redis")
+                .on_thread_start(block_sigpipe)
+                .enable_all()
+                .build()
+                .expect("the ratekeeper-redis runtime could not start"),
+        ));
+        CURRENT.store(runtime, Ordering::Release);
+        OWNER.store(pid, Ordering::Release);
+    }
+    // SAFETY: as above.
+    unsafe { &*CURRENT.load(Ordering::Acquire) }
 }
+
+/// Blocks SIGPIPE on the calling thread: one of the runtime's, where every
+/// socket write happens. A vectored write (`writev`, which takes no
+/// `MSG_NOSIGNAL`) to a connection Redis has closed raises SIGPIPE, whose
+/// default action ends the process. Rust's own `main`, CPython and Node
+/// ignore it, but a C program linking the C binding need not — and it
+/// would die with Redis (seen in the C binding's outage test under
+/// valgrind). Blocked on these threads only, the signal stays pending
+/// there, the write fails with `EPIPE` (an unavailability, as a reset
+/// connection is), and the host's own handling of SIGPIPE is left alone.
+#[cfg(unix)]
+fn block_sigpipe() {
+    // SAFETY: a sigset_t is plain data that sigemptyset initialises; these
+    // calls only read and write that local set and this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+#[cfg(not(unix))]
+fn block_sigpipe() {}
 
 impl RedisStore {
     /// Connects to one server (`redis://host:port/db`), waiting at most
     /// `options.connect_timeout` for the first connection.
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let client = redis::Client::open(url)?;
+        let direct = DirectConnections { client: client.clone(), idle: Mutex::new(Vec::new()) };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.timeout))
@@ -167,7 +316,7 @@ impl RedisStore {
                 .map_err(|_| Error::Timeout)?
                 .map_err(Error::from)
         })?;
-        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options)) })
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
     }
 
     /// Connects to a Redis Cluster through any of its nodes
@@ -185,7 +334,7 @@ impl RedisStore {
                 .map_err(|_| Error::Timeout)?
                 .map_err(Error::from)
         })?;
-        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Cluster(connection), options)) })
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Cluster(connection), options, None)) })
     }
 
     /// The decision timeout.
@@ -211,6 +360,9 @@ impl RedisStore {
         args: Vec<String>,
     ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        // Decided now, on the thread that asks: whether this is a blocking
+        // call running on its caller's thread.
+        let direct = on_calling_thread() && inner.direct.is_some();
         async move {
             if inner.is_down() {
                 return Err(Error::Unavailable);
@@ -221,6 +373,11 @@ impl RedisStore {
             }
             for arg in &args {
                 invocation.arg(arg);
+            }
+            if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
+                let result = inner.eval_direct(connections, &invocation);
+                inner.note(&result);
+                return result;
             }
             let call = async {
                 match inner.connection.clone() {
@@ -233,12 +390,7 @@ impl RedisStore {
                 Ok(Err(e)) => Err(Error::Redis(e)),
                 Ok(Ok(value)) => Ok(value),
             };
-            match &result {
-                Ok(_) => inner.mark_up(),
-                Err(Error::Timeout) => inner.mark_down(),
-                Err(Error::Redis(e)) if is_unavailability(e) => inner.mark_down(),
-                Err(_) => {}
-            }
+            inner.note(&result);
             result
         }
     }
@@ -246,7 +398,23 @@ impl RedisStore {
     /// Runs `future` on the store's runtime and waits for it on this thread.
     /// Works from any thread, including one inside another async runtime
     /// (which it blocks for the duration, as any blocking call would).
+    ///
+    /// Outside any Tokio runtime, the future runs on this thread (with the
+    /// store's runtime as its context) and a single server's scripts use a
+    /// blocking connection: see the module docs.
     pub fn block_on<T: Send + 'static>(future: impl Future<Output = T> + Send + 'static) -> T {
+        if tokio::runtime::Handle::try_current().is_err() && !on_calling_thread() {
+            ON_CALLING_THREAD.with(|on| on.set(true));
+            // Cleared however the future ends (a panic included).
+            struct Clear;
+            impl Drop for Clear {
+                fn drop(&mut self) {
+                    ON_CALLING_THREAD.with(|on| on.set(false));
+                }
+            }
+            let _clear = Clear;
+            return runtime().block_on(future);
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         runtime().spawn(async move {
             let _ = tx.send(future.await);
@@ -255,12 +423,19 @@ impl RedisStore {
     }
 
     /// Runs `future` on the store's runtime; the returned future, which any
-    /// executor can poll, resolves to its output.
+    /// executor can poll, resolves to its output. Inside
+    /// [`block_on`](Self::block_on) on its caller's thread, the future runs
+    /// in place instead (it would only be waited for there).
     pub fn spawn<T: Send + 'static>(
         future: impl Future<Output = T> + Send + 'static,
     ) -> impl Future<Output = T> + Send + 'static {
-        let handle = runtime().spawn(future);
-        async move { handle.await.expect("a ratekeeper-redis task panicked") }
+        let spawned: Pin<Box<dyn Future<Output = T> + Send>> = if on_calling_thread() {
+            Box::pin(future)
+        } else {
+            let handle = runtime().spawn(future);
+            Box::pin(async move { handle.await.expect("a ratekeeper-redis task panicked") })
+        };
+        spawned
     }
 
     /// Runs `future` on the store's runtime and hands its output to

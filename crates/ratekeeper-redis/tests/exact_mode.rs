@@ -90,6 +90,9 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
     let server_calls = evalsha_calls(&server) - before;
     // Only the reference's peeks reached the server.
     assert_eq!(server_calls, local, "refusals served locally still reached Redis");
+    // A cost above the limit is refused for ever, as the server says,
+    // not with the remembered refusal's retry-after.
+    assert_eq!(cached.check("k", 2).unwrap().retry_after_micros, ratekeeper::NEVER);
     // A smaller request is not covered by the remembered refusal.
     assert!(cached.check("k", 0).unwrap().allowed);
     // Once the retry-after has passed, the request is admitted again.

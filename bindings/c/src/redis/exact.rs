@@ -1,0 +1,628 @@
+//! The admission-style limiters in Redis: exact mode ([`rk_redis_limiter`],
+//! every decision one atomic script run at the server's time, with the
+//! unavailability policy), leased mode ([`rk_redis_leased_limiter`]) and
+//! divided mode ([`rk_redis_divided_limiter`]). Each is made from an
+//! `rk_limiter_spec`, checked exactly as a local limiter's, and answers
+//! with an `rk_decision`.
+
+use core::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use ratekeeper::keyed::MAX_KEYS;
+use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyCore, Argument, LimiterSpec, Value};
+use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, WhenUnavailable};
+
+use super::membership::rk_redis_membership;
+use super::store::rk_redis_store;
+use super::{duration, heartbeat_ttl, not_in_callback, rk_decision_callback, ttl_requirement, Callback};
+use crate::boundary::{guard, guard_void, handle, Out};
+use crate::decision::rk_decision;
+use crate::failure::Failure;
+use crate::spec::rk_limiter_spec;
+use crate::status::rk_status;
+use crate::text;
+
+/// What an exact-mode decision does when Redis cannot answer (down,
+/// unreachable, slower than the store's timeout): one of the
+/// `RK_WHEN_UNAVAILABLE_*` constants. One policy for errors and timeouts
+/// alike.
+pub type rk_when_unavailable = u32;
+
+/// Return the failure (`RK_UNAVAILABLE`, `RK_TIMEOUT`) and let the caller
+/// decide. The default.
+pub const RK_WHEN_UNAVAILABLE_ERROR: rk_when_unavailable = 0;
+/// Refuse every request, with a retry-after of the store's retry interval:
+/// nothing is admitted while Redis is away.
+pub const RK_WHEN_UNAVAILABLE_FAIL_CLOSED: rk_when_unavailable = 1;
+/// Admit every request: nothing is limited while Redis is away (a
+/// deliberate choice of availability over protection).
+pub const RK_WHEN_UNAVAILABLE_FAIL_OPEN: rk_when_unavailable = 2;
+/// Decide locally with this node's share of the limit, `limit ÷ the last
+/// known number of live nodes`: set with
+/// `rk_redis_limiter_fall_back_to_local()`, which gives the node count.
+pub const RK_WHEN_UNAVAILABLE_LOCAL_SHARE: rk_when_unavailable = 3;
+
+/// The limiter's parameters from C, checked as a local limiter's (the
+/// std layer's errors) before anything is sent to Redis.
+///
+/// # Safety
+/// `spec` is NULL or valid for reading.
+unsafe fn checked_spec(spec: *const rk_limiter_spec) -> Result<LimiterSpec, Failure> {
+    // SAFETY: the caller's contract.
+    let spec = unsafe { handle(spec, "spec") }?.to_spec()?;
+    AnyCore::new(&spec)?;
+    Ok(spec)
+}
+
+/// A local keyed limiter's bound, as `rk_keyed_options.max_keys`.
+fn max_keys(max_keys: i64) -> Result<usize, Failure> {
+    let keys = unsigned_from_i64(Argument::MaxKeys, max_keys)?;
+    match usize::try_from(keys) {
+        Ok(keys) if (1..=MAX_KEYS).contains(&keys) => Ok(keys),
+        _ => Err(ratekeeper::Error::invalid_uint(Argument::MaxKeys, keys).into()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Exact mode
+
+/// An admission-style limiter whose state lives in Redis, per key: every
+/// decision is one atomic script run (GCRA with redis-cell's reply, the
+/// token bucket, the fixed window, the sliding window counter or the
+/// sliding log), timed by the server's clock, so every process using the
+/// same name and Redis shares one limit per key and decides exactly as one
+/// in-process limiter would.
+///
+/// A refusal with a retry-after is remembered: the same key is refused
+/// locally, with no round trip, until then (never later than the server
+/// would) — `rk_redis_limiter_set_remember_refusals()` turns that off.
+///
+/// Thread safety: as `rk_limiter`; only `rk_redis_limiter_free()` must not
+/// race with other calls on the handle.
+#[derive(Debug)]
+pub struct rk_redis_limiter {
+    limiter: RedisLimiter,
+}
+
+/// Creates an exact-mode limiter named `name` in `store` running `*spec`,
+/// in `*out_limiter`: processes using the same store (the same Redis) and
+/// name share its keys' state — in any language. Sends nothing yet. Free
+/// it with `rk_redis_limiter_free()`.
+///
+/// The algorithms that run in Redis are `RK_ALGORITHM_GCRA`,
+/// `RK_ALGORITHM_TOKEN_BUCKET`, `RK_ALGORITHM_FIXED_WINDOW`,
+/// `RK_ALGORITHM_SLIDING_WINDOW_COUNTER` and `RK_ALGORITHM_SLIDING_LOG`.
+/// The name may be any text (it is escaped into the keys).
+///
+/// Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses or a
+/// `name` that is not UTF-8; `RK_UNSUPPORTED` for another algorithm;
+/// `RK_NULL_POINTER` when `store`, `name`, `spec` or `out_limiter` is NULL.
+///
+/// # Safety
+/// `store` is NULL or a live store; `name` is NULL or a NUL-terminated
+/// string; `spec` is NULL or valid for reading; `out_limiter` is NULL or
+/// valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_new(
+    store: *const rk_redis_store,
+    name: *const c_char,
+    spec: *const rk_limiter_spec,
+    out_limiter: *mut *mut rk_redis_limiter,
+) -> rk_status {
+    guard("rk_redis_limiter_new", || {
+        // SAFETY: the caller's contract.
+        let (store, name, spec, out) = unsafe {
+            (
+                handle(store, "store")?,
+                text::c_str(name, "name")?,
+                checked_spec(spec)?,
+                Out::required(out_limiter, "out_limiter")?,
+            )
+        };
+        let limiter = RedisLimiter::new(&store.store, name, spec)?;
+        out.write(Box::into_raw(Box::new(rk_redis_limiter { limiter })));
+        Ok(())
+    })
+}
+
+/// Frees a limiter (its state stays in Redis, shared, and expires there
+/// once whole again). A pending `_async` decision still calls back.
+/// `NULL` does nothing.
+///
+/// # Safety
+/// `limiter` is NULL or a limiter from `rk_redis_limiter_new()` that has
+/// not been freed, and no other call is using it.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_free(limiter: *mut rk_redis_limiter) {
+    guard_void("rk_redis_limiter_free", || {
+        if !limiter.is_null() {
+            // SAFETY: the caller's contract: a live box from rk_redis_limiter_new.
+            drop(unsafe { Box::from_raw(limiter) });
+        }
+    })
+}
+
+/// Sets what decisions do when Redis cannot answer:
+/// `RK_WHEN_UNAVAILABLE_ERROR` (the default), `_FAIL_CLOSED` or
+/// `_FAIL_OPEN`. (`_LOCAL_SHARE` is set by
+/// `rk_redis_limiter_fall_back_to_local()`, which gives what it needs.)
+///
+/// Returns `RK_INVALID_ARGUMENT` for another value, `_LOCAL_SHARE`
+/// included; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_set_when_unavailable(
+    limiter: *const rk_redis_limiter,
+    policy: rk_when_unavailable,
+) -> rk_status {
+    guard("rk_redis_limiter_set_when_unavailable", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let policy = match policy {
+            RK_WHEN_UNAVAILABLE_ERROR => WhenUnavailable::Error,
+            RK_WHEN_UNAVAILABLE_FAIL_CLOSED => WhenUnavailable::FailClosed,
+            RK_WHEN_UNAVAILABLE_FAIL_OPEN => WhenUnavailable::FailOpen,
+            other => {
+                return Err(Failure::Invalid {
+                    argument: "policy",
+                    value: Value::Int(i64::from(other)),
+                    requirement: "must be RK_WHEN_UNAVAILABLE_ERROR, _FAIL_CLOSED or _FAIL_OPEN \
+                                  (rk_redis_limiter_fall_back_to_local() sets _LOCAL_SHARE)",
+                })
+            }
+        };
+        // Clones share the limiter's settings.
+        let _ = limiter.limiter.clone().when_unavailable(policy);
+        Ok(())
+    })
+}
+
+/// Sets the `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` policy: while Redis cannot
+/// answer, decisions are made in this process with its share of the
+/// limit, `limit ÷ the live nodes` as `membership` last counted them
+/// (never the whole limit in every process), for at most `max_keys` keys;
+/// they are back on Redis as soon as it answers, and each outage starts
+/// from whole shares. The limiter holds its own reference to `membership`.
+///
+/// Returns `RK_INVALID_ARGUMENT` when `max_keys` is not between 1 and
+/// 2^40; `RK_NULL_POINTER` when `limiter` or `membership` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `membership` is NULL or a live
+/// membership.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_fall_back_to_local(
+    limiter: *const rk_redis_limiter,
+    membership: *const rk_redis_membership,
+    max_keys: i64,
+) -> rk_status {
+    guard("rk_redis_limiter_fall_back_to_local", || {
+        // SAFETY: the caller's contract.
+        let (limiter, membership) = unsafe { (handle(limiter, "limiter")?, handle(membership, "membership")?) };
+        let max_keys = self::max_keys(max_keys)?;
+        limiter.limiter.clone().fall_back_to_local(Arc::clone(&membership.membership), max_keys)?;
+        Ok(())
+    })
+}
+
+/// Whether refusals are remembered and served locally until their
+/// retry-after (on by default; see `rk_redis_limiter`).
+///
+/// Returns `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_set_remember_refusals(
+    limiter: *const rk_redis_limiter,
+    remember: bool,
+) -> rk_status {
+    guard("rk_redis_limiter_set_remember_refusals", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let _ = limiter.limiter.clone().remember_refusals(remember);
+        Ok(())
+    })
+}
+
+/// Admits `cost` units for the key of `key_len` bytes at `key` if the
+/// shared limit allows it, consuming them (one round trip, or none when a
+/// remembered refusal decides), and stores the decision in
+/// `*out_decision`; blocks the calling thread for at most the store's
+/// timeout. A refusal consumes nothing and is not an error.
+///
+/// Keys are text: the same UTF-8 bytes another language's string of the
+/// same text gives, so C, Python and Node share a key's limit.
+///
+/// When Redis cannot answer, the policy decides: `RK_UNAVAILABLE` or
+/// `RK_TIMEOUT` under `RK_WHEN_UNAVAILABLE_ERROR`, a decision under the
+/// others.
+///
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
+/// UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
+/// `RK_PROTOCOL_ERROR` when Redis did not decide; `RK_UNSUPPORTED` from a
+/// callback; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
+/// with a `key_len` above 0, is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes; `out_decision` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_check(
+    limiter: *const rk_redis_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_limiter_check", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        let cost = cost_from_i64(cost)?;
+        not_in_callback()?;
+        out.write(limiter.limiter.check(key, cost)?.into());
+        Ok(())
+    })
+}
+
+/// The decision `rk_redis_limiter_check()` would make now, in
+/// `*out_decision`; consumes nothing (one round trip). Under
+/// `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` a peek while Redis is away returns
+/// the failure (a peek takes nothing, so it has no share to look at).
+///
+/// Returns as `rk_redis_limiter_check()`.
+///
+/// # Safety
+/// As `rk_redis_limiter_check()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_peek(
+    limiter: *const rk_redis_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_limiter_peek", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        let cost = cost_from_i64(cost)?;
+        not_in_callback()?;
+        out.write(limiter.limiter.peek(key, cost)?.into());
+        Ok(())
+    })
+}
+
+/// `rk_redis_limiter_check()` for event loops: returns at once, and
+/// `callback(user_data, status, decision)` is called exactly once with the
+/// outcome — on the library's Redis thread, or on this thread before this
+/// returns when no round trip is needed (see `rk_decision_callback`).
+///
+/// Returns `RK_OK` when the decision is under way (and then the callback
+/// will be called); `RK_INVALID_ARGUMENT` or `RK_NULL_POINTER` as
+/// `rk_redis_limiter_check()` (`callback` included), and then the
+/// callback is never called.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes (it is copied before this returns); `callback` may be
+/// called with `user_data` from another thread.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_check_async(
+    limiter: *const rk_redis_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    callback: rk_decision_callback,
+    user_data: *mut c_void,
+) -> rk_status {
+    guard("rk_redis_limiter_check_async", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?) };
+        let callback = Callback::new("rk_redis_limiter_check_async", callback, user_data)?;
+        let cost = cost_from_i64(cost)?;
+        // A clone: the callback may free the handle, even before this returns.
+        let limiter = limiter.limiter.clone();
+        limiter.check_with(key.to_owned(), cost, move |result| callback.decided(result));
+        Ok(())
+    })
+}
+
+/// The limit: the most units the limiter admits at once (a GCRA's
+/// `max_burst + 1`, a bucket's burst, a window's limit), in `*out_limit`.
+///
+/// Returns `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_limit(limiter: *const rk_redis_limiter, out_limit: *mut u64) -> rk_status {
+    guard("rk_redis_limiter_limit", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::required(out_limit, "out_limit")?) };
+        out.write(limiter.limiter.limit());
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Leased mode
+
+/// The design's leases: one round trip takes up to `batch` units of a
+/// shared limiter (GCRA or the token bucket, in Redis) for a key, which
+/// this process then spends locally, with no round trip, until they run
+/// out or `lease_micros` has passed. Every unit admitted was first taken
+/// from the shared limiter; what changes is when: in any interval `T` the
+/// processes together admit at most `rate × (T + lease) + burst`, and up to
+/// `batch` units per process per lease may go unused.
+///
+/// Thread safety: as `rk_limiter`; only `rk_redis_leased_limiter_free()`
+/// must not race with other calls on the handle.
+#[derive(Debug)]
+pub struct rk_redis_leased_limiter {
+    limiter: RedisLeasedLimiter,
+}
+
+/// Creates a leased limiter named `name` in `store` over `*spec`
+/// (`RK_ALGORITHM_GCRA` or `RK_ALGORITHM_TOKEN_BUCKET`), taking up to
+/// `batch` units per round trip and spending them within `lease_micros`,
+/// in `*out_limiter`. It shares its state with exact-mode limiters of the
+/// same name and spec. Sends nothing yet. Free it with
+/// `rk_redis_leased_limiter_free()`.
+///
+/// Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
+/// `batch` that is not between 1 and the limit, a `lease_micros` that is
+/// not positive, or a `name` that is not UTF-8; `RK_UNSUPPORTED` for
+/// another algorithm; `RK_NULL_POINTER` when `store`, `name`, `spec` or
+/// `out_limiter` is NULL.
+///
+/// # Safety
+/// As `rk_redis_limiter_new()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_new(
+    store: *const rk_redis_store,
+    name: *const c_char,
+    spec: *const rk_limiter_spec,
+    batch: i64,
+    lease_micros: i64,
+    out_limiter: *mut *mut rk_redis_leased_limiter,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_new", || {
+        // SAFETY: the caller's contract.
+        let (store, name, spec, out) = unsafe {
+            (
+                handle(store, "store")?,
+                text::c_str(name, "name")?,
+                checked_spec(spec)?,
+                Out::required(out_limiter, "out_limiter")?,
+            )
+        };
+        let batch = unsigned_from_i64(Argument::Batch, batch)?;
+        let lease = duration("lease_micros", lease_micros, 1, "must be at least 1 microsecond")?;
+        let limiter = RedisLeasedLimiter::new(&store.store, name, spec, batch, lease)?;
+        out.write(Box::into_raw(Box::new(rk_redis_leased_limiter { limiter })));
+        Ok(())
+    })
+}
+
+/// Frees a leased limiter; units still leased are lost (the shared
+/// limiter counted them). `NULL` does nothing.
+///
+/// # Safety
+/// `limiter` is NULL or a limiter from `rk_redis_leased_limiter_new()`
+/// that has not been freed, and no other call is using it.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_free(limiter: *mut rk_redis_leased_limiter) {
+    guard_void("rk_redis_leased_limiter_free", || {
+        if !limiter.is_null() {
+            // SAFETY: the caller's contract: a live box from rk_redis_leased_limiter_new.
+            drop(unsafe { Box::from_raw(limiter) });
+        }
+    })
+}
+
+/// Admits `cost` units for the key from this process's lease, or takes a
+/// new lease (one round trip, blocking for at most the store's timeout)
+/// when it holds too few, and stores the decision in `*out_decision`. An
+/// admission's `remaining` is what is left of this process's lease; a
+/// refusal carries the shared limiter's retry-after.
+///
+/// Returns as `rk_redis_limiter_check()` (there is no unavailability
+/// policy: a failed round trip is returned).
+///
+/// # Safety
+/// As `rk_redis_limiter_check()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_check(
+    limiter: *const rk_redis_leased_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_check", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        let cost = cost_from_i64(cost)?;
+        not_in_callback()?;
+        out.write(limiter.limiter.check(key, cost)?.into());
+        Ok(())
+    })
+}
+
+/// `rk_redis_leased_limiter_check()` for event loops, as
+/// `rk_redis_limiter_check_async()`: a decision from the lease calls back
+/// at once, on this thread.
+///
+/// # Safety
+/// As `rk_redis_limiter_check_async()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_check_async(
+    limiter: *const rk_redis_leased_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    callback: rk_decision_callback,
+    user_data: *mut c_void,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_check_async", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?) };
+        let callback = Callback::new("rk_redis_leased_limiter_check_async", callback, user_data)?;
+        let cost = cost_from_i64(cost)?;
+        let limiter = limiter.limiter.clone();
+        limiter.check_with(key.to_owned(), cost, move |result| callback.decided(result));
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Divided mode
+
+/// The design's divided mode: this process joins the group `name` (a
+/// heartbeat into Redis every third of the TTL, in the background) and
+/// enforces `limit ÷ live nodes` on its own, per key — a decision never
+/// waits for Redis. The shares add up to the whole limit when every node
+/// gets its share of the traffic; a busy node is refused while an idle one
+/// has room (exact and leased modes do not pay that price). When the count
+/// changes, every key starts whole again.
+///
+/// Thread safety: as `rk_limiter`; only `rk_redis_divided_limiter_free()`
+/// must not race with other calls on the handle.
+#[derive(Debug)]
+pub struct rk_redis_divided_limiter {
+    limiter: RedisDividedLimiter,
+}
+
+/// Joins the group `name` in `store` (blocking for the first heartbeat,
+/// then heartbeating every third of `heartbeat_ttl_micros`) and creates a
+/// limiter enforcing this node's share of `*spec` (any `RK_ALGORITHM_*`)
+/// for at most `max_keys` keys, in `*out_limiter`. Free it with
+/// `rk_redis_divided_limiter_free()`, which leaves the group.
+///
+/// Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
+/// `heartbeat_ttl_micros` under 3000, a `max_keys` not between 1 and 2^40,
+/// or a `name` that is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or
+/// `RK_REDIS_ERROR` when the first heartbeat fails; `RK_UNSUPPORTED` from a
+/// callback; `RK_NULL_POINTER` when `store`, `name`, `spec` or
+/// `out_limiter` is NULL.
+///
+/// # Safety
+/// As `rk_redis_limiter_new()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_new(
+    store: *const rk_redis_store,
+    name: *const c_char,
+    spec: *const rk_limiter_spec,
+    heartbeat_ttl_micros: i64,
+    max_keys: i64,
+    out_limiter: *mut *mut rk_redis_divided_limiter,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_new", || {
+        // SAFETY: the caller's contract.
+        let (store, name, spec, out) = unsafe {
+            (
+                handle(store, "store")?,
+                text::c_str(name, "name")?,
+                checked_spec(spec)?,
+                Out::required(out_limiter, "out_limiter")?,
+            )
+        };
+        let ttl = duration("heartbeat_ttl_micros", heartbeat_ttl_micros, 0, ttl_requirement())?;
+        let max_keys = self::max_keys(max_keys)?;
+        not_in_callback()?;
+        let limiter = RedisDividedLimiter::new(&store.store, name, spec, ttl, max_keys)
+            .map_err(|e| heartbeat_ttl("heartbeat_ttl_micros", e.into()))?;
+        out.write(Box::into_raw(Box::new(rk_redis_divided_limiter { limiter })));
+        Ok(())
+    })
+}
+
+/// Frees a divided limiter and leaves its group (in the background, best
+/// effort: otherwise the TTL removes this node). `NULL` does nothing.
+///
+/// # Safety
+/// `limiter` is NULL or a limiter from `rk_redis_divided_limiter_new()`
+/// that has not been freed, and no other call is using it.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_free(limiter: *mut rk_redis_divided_limiter) {
+    guard_void("rk_redis_divided_limiter_free", || {
+        if !limiter.is_null() {
+            // SAFETY: the caller's contract: a live box from rk_redis_divided_limiter_new.
+            drop(unsafe { Box::from_raw(limiter) });
+        }
+    })
+}
+
+/// Decides `cost` units for the key with this node's share, in
+/// `*out_decision`: no round trip, never blocks (the heartbeats only
+/// update the share). Keys are text, as for `rk_redis_limiter_check()`.
+///
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
+/// UTF-8; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key` with
+/// a `key_len` above 0, is NULL.
+///
+/// # Safety
+/// As `rk_redis_limiter_check()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_check(
+    limiter: *const rk_redis_divided_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_check", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::utf8(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        out.write(limiter.limiter.check(key, cost_from_i64(cost)?)?.into());
+        Ok(())
+    })
+}
+
+/// The live nodes of the group as last read (at least 1), in
+/// `*out_nodes`: this node's share is the limit divided by it.
+///
+/// Returns `RK_NULL_POINTER` when `limiter` or `out_nodes` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_nodes` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_nodes(
+    limiter: *const rk_redis_divided_limiter,
+    out_nodes: *mut u64,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_nodes", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::required(out_nodes, "out_nodes")?) };
+        out.write(limiter.limiter.nodes());
+        Ok(())
+    })
+}

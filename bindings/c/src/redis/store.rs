@@ -1,0 +1,241 @@
+//! [`rk_redis_store`]: the connection every Redis limiter talks through
+//! (`ratekeeper_redis::RedisStore`), to one server or to a Redis Cluster.
+
+use core::ffi::c_char;
+use std::time::Duration;
+
+use ratekeeper_redis::{RedisStore, StoreOptions};
+
+use super::{duration, not_in_callback};
+use crate::boundary::{guard, guard_void, handle, Out};
+use crate::failure::Failure;
+use crate::status::rk_status;
+use crate::text;
+
+/// How a store connects, and how long a decision may take, for
+/// `rk_redis_store_connect()`. Every field may be 0 for its default, so a
+/// designated initializer sets only what it changes:
+///
+/// ```c
+/// rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct rk_redis_store_options {
+    /// The longest one decision may take, reconnection included; past it
+    /// the call fails with `RK_TIMEOUT` (or the limiter's unavailability
+    /// policy decides). 0: 100 ms.
+    pub timeout_micros: i64,
+    /// The longest one attempt to connect may take. 0: 250 ms.
+    pub connect_timeout_micros: i64,
+    /// After Redis failed to answer, decisions stop trying it for this long
+    /// and fail at once with `RK_UNAVAILABLE` (so a dead server costs no
+    /// timeouts); then the next one tries again. 0: 200 ms, so decisions
+    /// are back on Redis well within a second of it answering.
+    pub retry_interval_micros: i64,
+}
+
+impl rk_redis_store_options {
+    fn to_options(self) -> Result<StoreOptions, Failure> {
+        let defaults = StoreOptions::default();
+        let field = |argument, micros: i64, default: Duration| match micros {
+            0 => Ok(default),
+            micros => duration(argument, micros, 1, "must not be negative (0 for the default)"),
+        };
+        Ok(StoreOptions {
+            timeout: field("timeout_micros", self.timeout_micros, defaults.timeout)?,
+            connect_timeout: field("connect_timeout_micros", self.connect_timeout_micros, defaults.connect_timeout)?,
+            retry_interval: field("retry_interval_micros", self.retry_interval_micros, defaults.retry_interval)?,
+        })
+    }
+}
+
+/// One multiplexed, reconnecting connection to Redis or a Redis Cluster,
+/// shared by every limiter made from it and by every thread: requests from
+/// all of them are pipelined on it. It is driven by the library's own
+/// Redis thread (one for the process, started on first use).
+///
+/// Limiters hold a reference to their store: `rk_redis_store_free()` may be
+/// called while they are in use, and the connection closes with the last
+/// of them.
+///
+/// Thread safety: as `rk_limiter`; only `rk_redis_store_free()` must not
+/// race with other calls on the handle.
+#[derive(Debug)]
+pub struct rk_redis_store {
+    pub(crate) store: RedisStore,
+}
+
+/// A URL Redis could not parse is the caller's argument, not a failure to
+/// connect.
+fn connect_failure(argument: &'static str, error: ratekeeper_redis::Error) -> Failure {
+    match error {
+        ratekeeper_redis::Error::Redis(e) if e.kind() == redis::ErrorKind::InvalidClientConfig => {
+            Failure::Malformed { argument, problem: e.to_string() }
+        }
+        other => other.into(),
+    }
+}
+
+/// Connects to one Redis server at `url` (`"redis://host:port/db"`,
+/// `"redis://:password@host/"`, `"unix:///path/to/socket"`), waiting at
+/// most the connect timeout, and stores the store in `*out_store`. Free it
+/// with `rk_redis_store_free()`.
+///
+/// `options`: NULL for the defaults (100 ms per decision).
+///
+/// Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
+/// UTF-8, or an option is negative; `RK_UNAVAILABLE` when the server
+/// cannot be reached (refused, unreachable), `RK_TIMEOUT` when it does not
+/// answer in time, `RK_REDIS_ERROR` when it refuses the connection (a
+/// wrong password, say); `RK_NULL_POINTER` when `url` or `out_store` is
+/// NULL.
+///
+/// # Safety
+/// `url` is NULL or a NUL-terminated string; `options` is NULL or valid
+/// for reading; `out_store` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_store_connect(
+    url: *const c_char,
+    options: *const rk_redis_store_options,
+    out_store: *mut *mut rk_redis_store,
+) -> rk_status {
+    guard("rk_redis_store_connect", || {
+        // SAFETY: the caller's contract.
+        let (url, options, out) =
+            unsafe { (text::c_str(url, "url")?, options.as_ref(), Out::required(out_store, "out_store")?) };
+        let options = options.copied().unwrap_or_default().to_options()?;
+        not_in_callback()?;
+        let store = RedisStore::connect(url, options).map_err(|e| connect_failure("url", e))?;
+        out.write(Box::into_raw(Box::new(rk_redis_store { store })));
+        Ok(())
+    })
+}
+
+/// Connects to a Redis Cluster through the `nodes_len` node URLs at
+/// `nodes` (any of its masters will do; the others are discovered), and
+/// stores the store in `*out_store`. Free it with `rk_redis_store_free()`.
+///
+/// Returns as `rk_redis_store_connect()`, with `RK_INVALID_ARGUMENT` for
+/// an empty list too; `RK_NULL_POINTER` when `nodes` (with a `nodes_len`
+/// above 0), one of its strings, or `out_store` is NULL.
+///
+/// # Safety
+/// `nodes` is NULL or valid for reading `nodes_len` pointers, each NULL or
+/// a NUL-terminated string; `options` is NULL or valid for reading;
+/// `out_store` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_store_connect_cluster(
+    nodes: *const *const c_char,
+    nodes_len: usize,
+    options: *const rk_redis_store_options,
+    out_store: *mut *mut rk_redis_store,
+) -> rk_status {
+    guard("rk_redis_store_connect_cluster", || {
+        // SAFETY: the caller's contract.
+        let (list, options, out) = unsafe {
+            (text::slice(nodes, nodes_len, "nodes")?, options.as_ref(), Out::required(out_store, "out_store")?)
+        };
+        let mut urls = Vec::with_capacity(list.len());
+        for (index, &node) in list.iter().enumerate() {
+            // SAFETY: the caller's contract.
+            urls.push(unsafe { text::c_str(node, "nodes") }.map_err(|f| Failure::in_element("nodes", index, f))?);
+        }
+        if urls.is_empty() {
+            return Err(Failure::Invalid {
+                argument: "nodes_len",
+                value: ratekeeper::Value::Int(0),
+                requirement: "must be at least 1",
+            });
+        }
+        let options = options.copied().unwrap_or_default().to_options()?;
+        not_in_callback()?;
+        let store = RedisStore::connect_cluster(&urls, options).map_err(|e| connect_failure("nodes", e))?;
+        out.write(Box::into_raw(Box::new(rk_redis_store { store })));
+        Ok(())
+    })
+}
+
+/// Releases the caller's reference to a store; limiters made from it keep
+/// it (and the connection) until they are freed. `NULL` does nothing.
+///
+/// # Safety
+/// `store` is NULL or a store from `rk_redis_store_connect*()` that has not
+/// been freed, and no other call is using it.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_store_free(store: *mut rk_redis_store) {
+    guard_void("rk_redis_store_free", || {
+        if !store.is_null() {
+            // SAFETY: the caller's contract: a live box from rk_redis_store_connect*.
+            drop(unsafe { Box::from_raw(store) });
+        }
+    })
+}
+
+/// Whether Redis failed to answer within the last retry interval (so that
+/// decisions now fail at once, or the policies decide), in `*out_down`.
+/// Takes no round trip.
+///
+/// Returns `RK_NULL_POINTER` when `store` or `out_down` is NULL.
+///
+/// # Safety
+/// `store` is NULL or a live store; `out_down` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_store_is_down(store: *const rk_redis_store, out_down: *mut bool) -> rk_status {
+    guard("rk_redis_store_is_down", || {
+        // SAFETY: the caller's contract.
+        let (store, out) = unsafe { (handle(store, "store")?, Out::required(out_down, "out_down")?) };
+        out.write(store.store.is_down());
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::tests::{last_argument, last_message};
+    use core::ptr::{null, null_mut};
+
+    #[test]
+    fn bad_urls_and_options_are_invalid_arguments() {
+        // SAFETY: every pointer passed is live or NULL, as documented.
+        unsafe {
+            let mut store = null_mut();
+            assert_eq!(
+                rk_redis_store_connect(c"http://nowhere/".as_ptr(), null(), &mut store),
+                rk_status::RK_INVALID_ARGUMENT
+            );
+            assert_eq!(last_argument().as_deref(), Some("url"), "{}", last_message());
+            let options = rk_redis_store_options { timeout_micros: -1, ..Default::default() };
+            assert_eq!(
+                rk_redis_store_connect(c"redis://127.0.0.1:1/".as_ptr(), &options, &mut store),
+                rk_status::RK_INVALID_ARGUMENT
+            );
+            assert_eq!(last_argument().as_deref(), Some("timeout_micros"));
+            assert_eq!(rk_redis_store_connect(null(), null(), &mut store), rk_status::RK_NULL_POINTER);
+            assert_eq!(last_argument().as_deref(), Some("url"));
+            assert_eq!(rk_redis_store_connect_cluster(null(), 0, null(), &mut store), rk_status::RK_INVALID_ARGUMENT);
+            assert_eq!(last_argument().as_deref(), Some("nodes_len"));
+            let nodes = [c"redis://127.0.0.1:1".as_ptr(), null()];
+            assert_eq!(
+                rk_redis_store_connect_cluster(nodes.as_ptr(), 2, null(), &mut store),
+                rk_status::RK_NULL_POINTER
+            );
+            assert_eq!(last_message(), "rk_redis_store_connect_cluster: nodes[1]: nodes is NULL");
+            assert!(store.is_null());
+        }
+    }
+
+    #[test]
+    fn nothing_listening_is_unavailable() {
+        // Port 1 on loopback: refused at once.
+        let options = rk_redis_store_options { connect_timeout_micros: 2_000_000, ..Default::default() };
+        let mut store = null_mut();
+        // SAFETY: as above.
+        let status = unsafe { rk_redis_store_connect(c"redis://127.0.0.1:1/".as_ptr(), &options, &mut store) };
+        assert_eq!(status, rk_status::RK_UNAVAILABLE, "{}", last_message());
+        assert_eq!(last_argument(), None);
+        assert!(store.is_null());
+    }
+}

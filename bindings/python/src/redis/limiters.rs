@@ -1,0 +1,497 @@
+//! The admission-style limiters shared through Redis: exact mode
+//! (`RedisLimiter`, with its unavailability policy), leased mode
+//! (`RedisLeasedLimiter`) and divided mode (`RedisDividedLimiter`). Each is
+//! made from a template limiter (its algorithm and parameters, as for a
+//! `KeyedLimiter`) and decides per user key, a `str`.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use ratekeeper::{Argument, LimiterSpec};
+use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, WhenUnavailable};
+
+use super::membership::PyMembership;
+use super::store::{store_arg, PyRedisStore};
+use super::{Local, Pending};
+use crate::args::{self, Cost};
+use crate::decision::PyDecision;
+use crate::errors::{from_redis, from_redis_passed, invalid_named, rate_limit_error_with, wrong_type};
+use crate::float_repr;
+use crate::limiter::{spec_repr, template_spec};
+
+const WHEN_UNAVAILABLE: &str = "must be 'error', 'fail_closed', 'fail_open' or 'local_share'";
+/// A heartbeat TTL from 3 ms (a beat every millisecond) to a day.
+const MAX_TTL_MICROS: i64 = 86_400_000_000;
+const TTL_REQUIREMENT: &str = "must be between 0.003 and 86400 seconds";
+
+/// A decision as the future's result.
+fn decision_object(py: Python<'_>, decision: ratekeeper::Decision) -> PyResult<Bound<'_, PyAny>> {
+    Ok(PyDecision(decision).into_pyobject(py)?.into_any())
+}
+
+/// A `max_keys` argument, as a `usize`.
+fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let max = args::count(obj, Argument::MaxKeys)?;
+    usize::try_from(max)
+        .map_err(|_| crate::errors::from_rust(obj.py(), ratekeeper::Error::invalid_uint(Argument::MaxKeys, max)))
+}
+
+/// Exact mode: every decision is one atomic script run in Redis, timed by
+/// the server's clock, so every process using the same ``name`` (and the
+/// same Redis) shares each key's limit exactly and decides as one local
+/// limiter would.
+///
+/// ``template`` gives the algorithm and its parameters: a ``Gcra``
+/// (redis-cell's ``CL.THROTTLE`` reply), ``TokenBucket``, ``FixedWindow``,
+/// ``SlidingWindowCounter`` or ``SlidingLog`` (others raise
+/// ``UnsupportedError``); its own state and clock are not used.
+///
+/// ``check(key)`` blocks (GIL released, at most the store's ``timeout``);
+/// ``await check_async(key)`` never blocks the event loop. A refusal with a
+/// retry-after is remembered, and the same key's requests of the same cost
+/// or more are refused locally until then, with no round trip
+/// (``remember_refusals=False`` turns this off).
+///
+/// When Redis cannot answer (down, unreachable, slower than the timeout),
+/// ``when_unavailable`` decides: ``"error"`` raises ``RedisUnavailableError``
+/// (or ``RedisTimeoutError``; the default), ``"fail_closed"`` refuses,
+/// ``"fail_open"`` admits, and ``"local_share"`` decides in this process
+/// with its share of the limit, ``limit ÷ the live nodes`` of ``membership``
+/// as last counted, for at most ``max_keys`` keys — back on Redis as soon as
+/// it answers.
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisLimiter")]
+#[derive(Debug)]
+pub struct PyRedisLimiter {
+    limiter: Local<RedisLimiter>,
+    store: Py<PyRedisStore>,
+    name: String,
+    spec: LimiterSpec,
+    when_unavailable: &'static str,
+    remember_refusals: bool,
+    membership: Option<Py<PyMembership>>,
+}
+
+#[pymethods]
+impl PyRedisLimiter {
+    #[new]
+    #[pyo3(signature = (
+        store, name, template, *, remember_refusals = None, when_unavailable = None, membership = None,
+        max_keys = None
+    ))]
+    #[pyo3(
+        text_signature = "(store, name, template, *, remember_refusals=True, when_unavailable='error', membership=None, max_keys=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        template: &Bound<'_, PyAny>,
+        remember_refusals: Option<&Bound<'_, PyAny>>,
+        when_unavailable: Option<&Bound<'_, PyAny>>,
+        membership: Option<&Bound<'_, PyAny>>,
+        max_keys: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let store = store_arg(store)?;
+        let name = args::text(name, "name")?;
+        let spec = template_spec(template)?;
+        let remember_refusals = remember_refusals.map_or(Ok(true), |r| args::boolean(r, "remember_refusals"))?;
+        let (policy, policy_name) = match when_unavailable {
+            None => (WhenUnavailable::Error, "error"),
+            Some(obj) => {
+                let text = obj.cast::<PyString>().map_err(|_| wrong_type("when_unavailable", obj, "a str"))?;
+                match &*text.to_cow()? {
+                    "error" => (WhenUnavailable::Error, "error"),
+                    "fail_closed" => (WhenUnavailable::FailClosed, "fail_closed"),
+                    "fail_open" => (WhenUnavailable::FailOpen, "fail_open"),
+                    "local_share" => (WhenUnavailable::LocalShare, "local_share"),
+                    _ => return Err(invalid_named("when_unavailable", obj, WHEN_UNAVAILABLE)),
+                }
+            }
+        };
+        let membership = membership.filter(|m| !m.is_none());
+        let max_keys = max_keys.filter(|m| !m.is_none());
+        let limiter = RedisLimiter::new(store.get().get(py)?, &name, spec)
+            .map_err(|e| from_redis(py, e))?
+            .remember_refusals(remember_refusals);
+        let (limiter, membership) = if policy == WhenUnavailable::LocalShare {
+            const NEEDED: &str = "given when when_unavailable='local_share'";
+            let none = py.None().into_bound(py);
+            let membership = membership.ok_or_else(|| wrong_type("membership", &none, NEEDED))?;
+            let max_keys = max_keys.ok_or_else(|| wrong_type("max_keys", &none, NEEDED))?;
+            let handle =
+                membership.cast::<PyMembership>().map_err(|_| wrong_type("membership", membership, "a Membership"))?;
+            let max_keys = max_keys_arg(max_keys)?;
+            let limiter =
+                limiter.fall_back_to_local(handle.get().shared(py)?, max_keys).map_err(|e| from_redis(py, e))?;
+            (limiter, Some(handle.clone().unbind()))
+        } else {
+            const UNUSED: &str = "None unless when_unavailable='local_share'";
+            if let Some(membership) = membership {
+                return Err(wrong_type("membership", membership, UNUSED));
+            }
+            if let Some(max_keys) = max_keys {
+                return Err(wrong_type("max_keys", max_keys, UNUSED));
+            }
+            (limiter.when_unavailable(policy), None)
+        };
+        Ok(PyRedisLimiter {
+            limiter: Local::new(limiter, "RedisLimiter"),
+            store: store.clone().unbind(),
+            name,
+            spec,
+            when_unavailable: policy_name,
+            remember_refusals,
+            membership,
+        })
+    }
+
+    /// Admits ``cost`` units for ``key`` if the shared limit allows,
+    /// taking them, or refuses, taking nothing: one round trip (none when a
+    /// remembered refusal decides), waited for with the GIL released.
+    /// Raises ``RedisUnavailableError``/``RedisTimeoutError`` only under
+    /// ``when_unavailable="error"``.
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.check(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// The ``Decision`` ``check(key, cost)`` would make now, taking nothing
+    /// (always a round trip; under ``"local_share"`` an unavailable Redis
+    /// raises, as the share is not consulted).
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.peek(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``check_async``: an ``asyncio.Future`` of the running loop that
+    /// the decision settles.
+    #[pyo3(name = "_check_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn check_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.check_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
+        Ok(future)
+    }
+
+    /// For ``peek_async``: as ``_check_future``.
+    #[pyo3(name = "_peek_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn peek_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.peek_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
+        Ok(future)
+    }
+
+    /// The limiter's name: every process using it (on the same Redis)
+    /// shares its keys.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// ``"gcra"``, ``"token_bucket"``, ``"fixed_window"``, ...
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.spec.algorithm()
+    }
+
+    /// The quota: the most units admitted at once.
+    #[getter]
+    fn limit(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.limiter.get(py)?.limit())
+    }
+
+    /// ``"error"``, ``"fail_closed"``, ``"fail_open"`` or ``"local_share"``.
+    #[getter]
+    fn when_unavailable(&self) -> &'static str {
+        self.when_unavailable
+    }
+
+    /// Whether refusals are remembered and served without a round trip.
+    #[getter]
+    fn remember_refusals(&self) -> bool {
+        self.remember_refusals
+    }
+
+    /// The store the limiter talks through.
+    #[getter]
+    fn store(&self, py: Python<'_>) -> Py<PyRedisStore> {
+        self.store.clone_ref(py)
+    }
+
+    /// The ``Membership`` whose node count divides the limit under
+    /// ``"local_share"``; ``None`` otherwise.
+    #[getter]
+    fn membership(&self, py: Python<'_>) -> Option<Py<PyMembership>> {
+        self.membership.as_ref().map(|m| m.clone_ref(py))
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let (py, this) = (slf.py(), slf.get());
+        Ok(format!(
+            "<{} {} {}, when_unavailable='{}'>",
+            slf.get_type().name()?,
+            PyString::new(py, &this.name).repr()?,
+            spec_repr(py, &this.spec)?,
+            this.when_unavailable
+        ))
+    }
+}
+
+/// Leased mode: one round trip takes up to ``batch`` units of a key's
+/// shared limit (a lease), which this process then admits locally, with no
+/// round trip, until it runs out or ``lease`` (seconds or a ``timedelta``)
+/// has passed; units left then are lost.
+///
+/// Every unit admitted was first taken from the shared limit, so the total
+/// never exceeds it; what moves is *when*: in any interval ``T`` the
+/// processes together admit at most ``rate × (T + lease) + burst``, and each
+/// may lose up to ``batch`` units per lease. ``template`` is a ``Gcra`` or a
+/// ``TokenBucket`` (others raise ``UnsupportedError``); ``batch`` is from 1
+/// to its limit. An admission from the lease has the units left in it as
+/// ``remaining``.
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisLeasedLimiter")]
+#[derive(Debug)]
+pub struct PyRedisLeasedLimiter {
+    limiter: Local<RedisLeasedLimiter>,
+    store: Py<PyRedisStore>,
+    name: String,
+    spec: LimiterSpec,
+    batch: u64,
+    lease: Duration,
+}
+
+#[pymethods]
+impl PyRedisLeasedLimiter {
+    #[new]
+    #[pyo3(signature = (store, name, template, *, batch, lease))]
+    fn new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        template: &Bound<'_, PyAny>,
+        batch: &Bound<'_, PyAny>,
+        lease: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let store = store_arg(store)?;
+        let name = args::text(name, "name")?;
+        let spec = template_spec(template)?;
+        let batch_count = args::count(batch, Argument::Batch)?;
+        let lease_micros = args::duration_micros(lease, Argument::Lease)?;
+        let lease_duration = Duration::from_micros(lease_micros as u64);
+        let limiter = RedisLeasedLimiter::new(store.get().get(py)?, &name, spec, batch_count, lease_duration)
+            .map_err(|e| from_redis_passed(py, e, &[(Argument::Lease, lease)]))?;
+        Ok(PyRedisLeasedLimiter {
+            limiter: Local::new(limiter, "RedisLeasedLimiter"),
+            store: store.clone().unbind(),
+            name,
+            spec,
+            batch: batch_count,
+            lease: lease_duration,
+        })
+    }
+
+    /// Admits ``cost`` units for ``key`` from this process's lease, or
+    /// takes a new lease (one round trip, GIL released) when it holds too
+    /// few.
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.check(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``check_async``: an ``asyncio.Future`` of the running loop that
+    /// the decision settles (at once when the lease decides).
+    #[pyo3(name = "_check_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn check_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
+        let key = args::text(key, "key")?;
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.check_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
+        Ok(future)
+    }
+
+    /// The limiter's name (shared with every process using it).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// ``"gcra"`` or ``"token_bucket"``.
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.spec.algorithm()
+    }
+
+    /// The most units one round trip takes.
+    #[getter]
+    fn batch(&self) -> u64 {
+        self.batch
+    }
+
+    /// How long a lease may be spent, in seconds.
+    #[getter]
+    fn lease(&self) -> f64 {
+        self.lease.as_secs_f64()
+    }
+
+    /// The store the limiter talks through.
+    #[getter]
+    fn store(&self, py: Python<'_>) -> Py<PyRedisStore> {
+        self.store.clone_ref(py)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let (py, this) = (slf.py(), slf.get());
+        Ok(format!(
+            "<{} {} {}, batch={}, lease={}>",
+            slf.get_type().name()?,
+            PyString::new(py, &this.name).repr()?,
+            spec_repr(py, &this.spec)?,
+            this.batch,
+            float_repr(py, this.lease.as_secs_f64())?
+        ))
+    }
+}
+
+/// Divided mode: this process joins the group ``name`` (it heartbeats into
+/// Redis every third of ``heartbeat_ttl``, and counts as live until
+/// ``heartbeat_ttl`` after its last beat) and enforces ``limit ÷ live
+/// nodes`` on its own, per key, for at most ``max_keys`` keys — with no
+/// round trip per decision, so ``check`` never waits.
+///
+/// The shares add up to the whole limit when traffic is spread evenly over
+/// the nodes; a busy node is refused while an idle one has room. While
+/// Redis is unreachable, the node keeps the last count it read. Making one
+/// blocks for the first heartbeat (GIL released; ``create_async`` does not
+/// block the event loop). ``close()`` (or leaving a ``with`` block) leaves
+/// the group at once; otherwise the node leaves when the limiter is
+/// garbage-collected.
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisDividedLimiter")]
+#[derive(Debug)]
+pub struct PyRedisDividedLimiter {
+    limiter: Mutex<Option<Local<RedisDividedLimiter>>>,
+    store: Py<PyRedisStore>,
+    name: String,
+    spec: LimiterSpec,
+    node_id: String,
+}
+
+impl PyRedisDividedLimiter {
+    fn get(&self, py: Python<'_>) -> PyResult<RedisDividedLimiter> {
+        let held = self.limiter.lock().unwrap_or_else(PoisonError::into_inner);
+        match held.as_ref() {
+            Some(limiter) => Ok(limiter.get(py)?.clone()),
+            None => Err(rate_limit_error_with(py, "this RedisDividedLimiter is closed".to_owned())),
+        }
+    }
+}
+
+#[pymethods]
+impl PyRedisDividedLimiter {
+    #[new]
+    #[pyo3(signature = (store, name, template, *, heartbeat_ttl, max_keys))]
+    fn new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        template: &Bound<'_, PyAny>,
+        heartbeat_ttl: &Bound<'_, PyAny>,
+        max_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let store = store_arg(store)?;
+        let name = args::text(name, "name")?;
+        let spec = template_spec(template)?;
+        let ttl = args::bounded_duration(heartbeat_ttl, "heartbeat_ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
+        let max_keys = max_keys_arg(max_keys)?;
+        let shared = store.get().get(py)?.clone();
+        let limiter = py
+            .detach(|| RedisDividedLimiter::new(&shared, &name, spec, ttl, max_keys))
+            .map_err(|e| from_redis(py, e))?;
+        let node_id = limiter.membership().node_id().to_owned();
+        Ok(PyRedisDividedLimiter {
+            limiter: Mutex::new(Some(Local::new(limiter, "RedisDividedLimiter"))),
+            store: store.clone().unbind(),
+            name,
+            spec,
+            node_id,
+        })
+    }
+
+    /// Decides ``cost`` units for ``key`` with this process's share of the
+    /// limit: no round trip, never waits.
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::text(key, "key")?;
+        let limiter = self.get(py)?;
+        limiter.check(&key, cost.0).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// The live nodes as last read (at least 1: this one).
+    #[getter]
+    fn nodes(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.get(py)?.nodes())
+    }
+
+    /// This process's id in the group.
+    #[getter]
+    fn node_id(&self) -> &str {
+        &self.node_id
+    }
+
+    /// The group's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The algorithm of the whole limit: ``"gcra"``, ``"fixed_window"``, ...
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.spec.algorithm()
+    }
+
+    /// The store the membership heartbeats through.
+    #[getter]
+    fn store(&self, py: Python<'_>) -> Py<PyRedisStore> {
+        self.store.clone_ref(py)
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.limiter.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
+    /// Leaves the group at once (best effort: otherwise the heartbeat TTL
+    /// drops this node) and releases the limiter; later calls raise
+    /// ``RateLimitError``. Closing twice does nothing more.
+    fn close(&self) {
+        let taken = self.limiter.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(taken);
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let (py, this) = (slf.py(), slf.get());
+        let state = match this.get(py) {
+            Ok(limiter) => format!("nodes={}", limiter.nodes()),
+            Err(_) => "closed".to_owned(),
+        };
+        Ok(format!(
+            "<{} {} {}, {state}>",
+            slf.get_type().name()?,
+            PyString::new(py, &this.name).repr()?,
+            spec_repr(py, &this.spec)?
+        ))
+    }
+}

@@ -1,0 +1,202 @@
+//! `ratekeeper.RedisStore`: one multiplexed, reconnecting connection to
+//! Redis or a Redis Cluster (`ratekeeper_redis::RedisStore`), shared by
+//! every limiter made from it. The URLs and options are checked here;
+//! connecting blocks (the crate connects only so) with the GIL released.
+
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use ratekeeper_redis::{RedisStore, StoreOptions};
+use redis::IntoConnectionInfo;
+
+use super::Local;
+use crate::args;
+use crate::errors::{from_redis, invalid_named, wrong_type};
+use crate::float_repr;
+
+/// What a URL must be.
+const URL_REQUIREMENT: &str = "must be a Redis URL such as 'redis://127.0.0.1:6379/0'";
+/// The longest timeout or retry interval a store takes: an hour is already
+/// far beyond any use, and keeps every deadline the client computes finite.
+const MAX_MICROS: i64 = 3_600_000_000;
+
+/// A connection to Redis, or to a Redis Cluster, that any number of
+/// limiters and threads share: one multiplexed connection on which their
+/// requests are pipelined, driven by ratekeeper's own thread, reconnecting
+/// by itself. On a single server, blocking calls go out instead on a plain
+/// connection of the calling thread's (a small pool), waited for on that
+/// thread with the GIL released: no hand-over to another thread.
+///
+/// Connect with ``RedisStore.connect(url)`` or
+/// ``RedisStore.connect_cluster(urls)`` (or their ``_async`` forms, which
+/// do not block the event loop). ``timeout`` bounds every decision,
+/// reconnection included (past it, ``RedisTimeoutError`` or the limiter's
+/// ``when_unavailable`` policy); ``connect_timeout`` bounds one attempt to
+/// connect; after Redis failed to answer, decisions do not try it for
+/// ``retry_interval`` (``RedisUnavailableError`` at once, or the policy), so
+/// a dead server costs no timeouts. Durations are seconds or
+/// ``timedelta``s.
+///
+/// A store belongs to the process that connected it: after ``os.fork()``
+/// (``multiprocessing``, pre-forking servers) connect a new one in the child.
+#[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisStore")]
+#[derive(Debug)]
+pub struct PyRedisStore {
+    pub(crate) store: Local<RedisStore>,
+    urls: Vec<String>,
+    cluster: bool,
+    connect_timeout: Duration,
+}
+
+impl PyRedisStore {
+    /// The crate's store (in the process that connected it).
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<&RedisStore> {
+        self.store.get(py)
+    }
+}
+
+/// A store argument of a limiter's constructor.
+pub(crate) fn store_arg<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyRedisStore>> {
+    obj.cast::<PyRedisStore>().map_err(|_| wrong_type("store", obj, "a ratekeeper.RedisStore"))
+}
+
+/// `url` with its password, if any, shown as `***` (for `repr`).
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    match rest.split_once('@') {
+        Some((userinfo, host)) if !userinfo.contains('/') => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
+}
+
+fn url_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    let url = args::text(obj, name)?;
+    match url.as_str().into_connection_info() {
+        Ok(_) => Ok(url),
+        Err(_) => Err(invalid_named(name, obj, URL_REQUIREMENT)),
+    }
+}
+
+fn option(obj: Option<&Bound<'_, PyAny>>, name: &str, default: Duration, min_micros: i64) -> PyResult<Duration> {
+    let requirement =
+        if min_micros > 0 { "must be positive and at most 3600 seconds" } else { "must be between 0 and 3600 seconds" };
+    match obj {
+        None => Ok(default),
+        Some(obj) => args::bounded_duration(obj, name, min_micros, MAX_MICROS, requirement),
+    }
+}
+
+#[pymethods]
+impl PyRedisStore {
+    /// Connects: to one server at ``url``, or with ``cluster=True`` to the
+    /// Redis Cluster of which ``url`` lists one or more nodes. Prefer
+    /// ``connect`` and ``connect_cluster``. ``None`` is the default of each
+    /// option: ``timeout`` 0.1 s, ``connect_timeout`` 0.25 s,
+    /// ``retry_interval`` 0.2 s.
+    #[new]
+    #[pyo3(signature = (url, *, cluster = None, timeout = None, connect_timeout = None, retry_interval = None))]
+    #[pyo3(text_signature = "(url, *, cluster=False, timeout=None, connect_timeout=None, retry_interval=None)")]
+    fn new(
+        py: Python<'_>,
+        url: &Bound<'_, PyAny>,
+        cluster: Option<&Bound<'_, PyAny>>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        connect_timeout: Option<&Bound<'_, PyAny>>,
+        retry_interval: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let cluster = cluster.map_or(Ok(false), |c| args::boolean(c, "cluster"))?;
+        let urls = if cluster {
+            if url.is_instance_of::<PyString>() {
+                vec![url_arg(url, "urls")?]
+            } else {
+                let items = url
+                    .try_iter()
+                    .map_err(|_| wrong_type("urls", url, "a str or a sequence of str"))?
+                    .map(|item| url_arg(&item?, "urls"))
+                    .collect::<PyResult<Vec<_>>>()?;
+                if items.is_empty() {
+                    return Err(invalid_named("urls", url, "must name at least one node"));
+                }
+                items
+            }
+        } else {
+            vec![url_arg(url, "url")?]
+        };
+        let defaults = StoreOptions::default();
+        let options = StoreOptions {
+            timeout: option(timeout, "timeout", defaults.timeout, 1)?,
+            connect_timeout: option(connect_timeout, "connect_timeout", defaults.connect_timeout, 1)?,
+            retry_interval: option(retry_interval, "retry_interval", defaults.retry_interval, 0)?,
+        };
+        let connect_timeout = options.connect_timeout;
+        let connected = py.detach(|| {
+            if cluster {
+                let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+                RedisStore::connect_cluster(&nodes, options)
+            } else {
+                RedisStore::connect(&urls[0], options)
+            }
+        });
+        let store = connected.map_err(|e| from_redis(py, e))?;
+        Ok(PyRedisStore { store: Local::new(store, "RedisStore"), urls, cluster, connect_timeout })
+    }
+
+    /// Whether this is a connection to a Redis Cluster.
+    #[getter]
+    fn cluster(&self) -> bool {
+        self.cluster
+    }
+
+    /// The URLs connected to, as given.
+    #[getter]
+    fn urls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.urls)
+    }
+
+    /// The longest any one decision may take, in seconds.
+    #[getter]
+    fn timeout(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.get(py)?.timeout().as_secs_f64())
+    }
+
+    /// The longest one attempt to connect may take, in seconds.
+    #[getter]
+    fn connect_timeout(&self) -> f64 {
+        self.connect_timeout.as_secs_f64()
+    }
+
+    /// How long decisions stop trying Redis after it failed to answer, in
+    /// seconds.
+    #[getter]
+    fn retry_interval(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.get(py)?.retry_interval().as_secs_f64())
+    }
+
+    /// Whether Redis failed to answer within the last ``retry_interval``
+    /// (decisions send it nothing meanwhile).
+    #[getter]
+    fn is_down(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.get(py)?.is_down())
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let (py, this) = (slf.py(), slf.get());
+        let name = slf.get_type().name()?;
+        let shown: Vec<String> = this.urls.iter().map(|u| without_password(u)).collect();
+        let urls = if this.cluster {
+            PyList::new(py, &shown)?.repr()?.to_string()
+        } else {
+            PyString::new(py, &shown[0]).repr()?.to_string()
+        };
+        let cluster = if this.cluster { ", cluster=True" } else { "" };
+        let timeout = match this.store.get(py) {
+            Ok(store) => format!(", timeout={}", float_repr(py, store.timeout().as_secs_f64())?),
+            Err(_) => String::new(),
+        };
+        Ok(format!("<{name} {urls}{cluster}{timeout}>"))
+    }
+}

@@ -1,0 +1,381 @@
+"""The limiters shared through Redis: the native classes plus what is
+naturally Python.
+
+The native classes (``ratekeeper._ratekeeper``) make every decision, and
+their blocking calls wait for Redis with the GIL released. These
+subclasses add:
+
+* the factories under the names of the Rust crate (``RedisStore.connect``,
+  ``Membership.join``, ``RedisRateLimiter.create``) and their ``_async``
+  forms, which connect on a worker thread (``loop.run_in_executor``) since
+  connecting is blocking only;
+* the ``…_async`` coroutines, which await the ``asyncio.Future`` a native
+  ``_…_future`` method returns: the decision is made on ratekeeper's own
+  thread and handed to the event loop with ``call_soon_threadsafe``, so
+  the loop never blocks;
+* the decorators (``limited``) and the context managers of the objects
+  that hold a place in a group (``Membership``, ``RedisDividedLimiter``).
+
+They keep no state of their own (``__slots__ = ()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast, overload
+
+from ratekeeper import _ratekeeper
+from ratekeeper._limited import Admission, Key, KeyedCalls, LimitedCalls, Timeout
+from ratekeeper._ratekeeper import Decision, Limiter
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+async def _in_thread(make: Callable[[], _T]) -> _T:
+    """Runs a blocking constructor (it releases the GIL) on the loop's
+    default executor."""
+    return await asyncio.get_running_loop().run_in_executor(None, make)
+
+
+class RedisStore(_ratekeeper.RedisStore):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisStore.__doc__
+
+    @classmethod
+    def connect(
+        cls,
+        url: str,
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """Connects to one server (``redis://[user:password@]host[:port][/db]``),
+        waiting at most ``connect_timeout`` (GIL released). Raises
+        ``RedisUnavailableError`` (or ``RedisTimeoutError``) when it cannot.
+        Defaults: ``timeout`` 0.1 s, ``connect_timeout`` 0.25 s,
+        ``retry_interval`` 0.2 s."""
+        return cls(
+            url, timeout=timeout, connect_timeout=connect_timeout, retry_interval=retry_interval
+        )
+
+    @classmethod
+    def connect_cluster(
+        cls,
+        urls: Sequence[str],
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """Connects to a Redis Cluster through any of its nodes (``urls``:
+        one or more). Each decision is still one script run on one node: a
+        limiter's state for one key lives in one hash slot."""
+        return cls(
+            urls,
+            cluster=True,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry_interval=retry_interval,
+        )
+
+    @classmethod
+    async def connect_async(
+        cls,
+        url: str,
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """``connect`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(
+            functools.partial(
+                cls.connect,
+                url,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                retry_interval=retry_interval,
+            )
+        )
+
+    @classmethod
+    async def connect_cluster_async(
+        cls,
+        urls: Sequence[str],
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """``connect_cluster`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(
+            functools.partial(
+                cls.connect_cluster,
+                urls,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                retry_interval=retry_interval,
+            )
+        )
+
+
+class _SharedKeyedCalls(KeyedCalls):
+    """The keyed decorator of the Redis limiters."""
+
+    __slots__ = ()
+
+    def _check_keyed_call(self, cost: int) -> None:
+        # The cost's checks, without a round trip: a local peek takes nothing.
+        _ratekeeper.FixedWindow(1, 1.0).peek(cost)
+
+
+class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisLimiter.__doc__
+
+    async def check_async(self, key: str, cost: int = 1) -> Decision:
+        """``check`` for ``asyncio``: the round trip never blocks the event
+        loop. If the task is cancelled while Redis decides, the decision is
+        still made (and may take the units)."""
+        return await self._check_future(key, cost)
+
+    async def peek_async(self, key: str, cost: int = 1) -> Decision:
+        """``peek`` for ``asyncio``: never blocks the event loop."""
+        return await self._peek_future(key, cost)
+
+    def _check_key(self, key: Key, cost: int) -> Decision:
+        return self.check(cast(str, key), cost)
+
+    async def _check_key_async(self, key: Key, cost: int) -> Decision:
+        return await self.check_async(cast(str, key), cost)
+
+
+class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisLeasedLimiter.__doc__
+
+    async def check_async(self, key: str, cost: int = 1) -> Decision:
+        """``check`` for ``asyncio``: a decision the lease makes is ready at
+        once; a new lease's round trip never blocks the event loop."""
+        return await self._check_future(key, cost)
+
+    def _check_key(self, key: Key, cost: int) -> Decision:
+        return self.check(cast(str, key), cost)
+
+    async def _check_key_async(self, key: Key, cost: int) -> Decision:
+        return await self.check_async(cast(str, key), cost)
+
+
+class _Closes:
+    """``with`` support for the objects that hold a place in a group."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class RedisDividedLimiter(_ratekeeper.RedisDividedLimiter, _SharedKeyedCalls, _Closes):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisDividedLimiter.__doc__
+
+    @classmethod
+    async def create_async(
+        cls,
+        store: RedisStore,
+        name: str,
+        template: Limiter,
+        *,
+        heartbeat_ttl: float | timedelta,
+        max_keys: int,
+    ) -> Self:
+        """Joins the group on a worker thread: never blocks the event loop."""
+        return await _in_thread(
+            functools.partial(
+                cls, store, name, template, heartbeat_ttl=heartbeat_ttl, max_keys=max_keys
+            )
+        )
+
+    def _check_key(self, key: Key, cost: int) -> Decision:
+        return self.check(cast(str, key), cost)
+
+
+class Membership(_ratekeeper.Membership, _Closes):
+    __slots__ = ()
+    __doc__ = _ratekeeper.Membership.__doc__
+
+    @classmethod
+    def join(cls, store: RedisStore, group: str, ttl: float | timedelta) -> Self:
+        """Joins ``group`` as a new node, heartbeating every third of
+        ``ttl``; blocks for the first heartbeat (GIL released) and raises
+        ``RedisUnavailableError`` if Redis cannot be reached."""
+        return cls(store, group, ttl)
+
+    @classmethod
+    async def join_async(cls, store: RedisStore, group: str, ttl: float | timedelta) -> Self:
+        """``join`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(functools.partial(cls, store, group, ttl))
+
+    async def refresh_async(self) -> int:
+        """``refresh`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(self.refresh)
+
+
+class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisRateLimiter.__doc__
+
+    @classmethod
+    def create(
+        cls,
+        store: RedisStore,
+        name: str,
+        permits_per_second: float,
+        warmup: float | timedelta | None = None,
+        *,
+        max_burst_seconds: float | None = None,
+        cold_factor: float | None = None,
+        idle_ttl: float | timedelta | None = None,
+    ) -> Self:
+        """Guava's ``RateLimiter.create``, shared: connects to the limiter
+        ``name``, creating it unless another process already has (its rate
+        and parameters are then kept). Blocks for one round trip, GIL
+        released."""
+        return cls(
+            store,
+            name,
+            permits_per_second,
+            warmup,
+            max_burst_seconds=max_burst_seconds,
+            cold_factor=cold_factor,
+            idle_ttl=idle_ttl,
+        )
+
+    @classmethod
+    async def create_async(
+        cls,
+        store: RedisStore,
+        name: str,
+        permits_per_second: float,
+        warmup: float | timedelta | None = None,
+        *,
+        max_burst_seconds: float | None = None,
+        cold_factor: float | None = None,
+        idle_ttl: float | timedelta | None = None,
+    ) -> Self:
+        """``create`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(
+            functools.partial(
+                cls,
+                store,
+                name,
+                permits_per_second,
+                warmup,
+                max_burst_seconds=max_burst_seconds,
+                cold_factor=cold_factor,
+                idle_ttl=idle_ttl,
+            )
+        )
+
+    async def acquire_async(self, permits: int = 1) -> float:
+        """``acquire`` for ``asyncio``: takes ``permits`` (a round trip that
+        never blocks the event loop), sleeps out the wait with
+        ``asyncio.sleep`` and returns it in seconds. A task cancelled during
+        the wait keeps its permits taken, as with ``RateLimiter``."""
+        wait = await self._reserve_future(permits)
+        if wait > 0.0:
+            await asyncio.sleep(wait)
+        return wait
+
+    async def try_acquire_async(self, permits: int = 1, timeout: float | timedelta = 0.0) -> bool:
+        """``try_acquire`` for ``asyncio``: if ``permits`` can be had within
+        ``timeout``, takes them, sleeps out the wait with ``asyncio.sleep``
+        and returns ``True``; otherwise ``False``, taking nothing."""
+        wait = await self._try_reserve_future(permits, timeout)
+        if wait is None:
+            return False
+        if wait > 0.0:
+            await asyncio.sleep(wait)
+        return True
+
+    async def time_until_available_async(self, permits: int = 1) -> float:
+        """``time_until_available`` for ``asyncio``."""
+        return await self._time_until_available_future(permits)
+
+    async def can_acquire_async(self, permits: int = 1, timeout: float | timedelta = 0.0) -> bool:
+        """``can_acquire`` for ``asyncio``."""
+        return await self._can_acquire_future(permits, timeout)
+
+    async def get_rate_async(self) -> float:
+        """The ``rate`` property for ``asyncio``."""
+        return await self._rate_future()
+
+    async def set_rate_async(self, permits_per_second: float) -> None:
+        """Sets the ``rate`` for every process sharing the limiter, for
+        ``asyncio``."""
+        await self._set_rate_future(permits_per_second)
+
+    @overload
+    def limited(self, func: _F, /) -> _F: ...
+
+    @overload
+    def limited(
+        self,
+        func: None = None,
+        /,
+        *,
+        permits: int = 1,
+        timeout: float | timedelta | None = None,
+    ) -> Callable[[_F], _F]: ...
+
+    def limited(
+        self,
+        func: _F | None = None,
+        /,
+        *,
+        permits: int = 1,
+        timeout: float | timedelta | None = None,
+    ) -> _F | Callable[[_F], _F]:
+        """A decorator: each call first takes ``permits`` from the shared
+        limiter, as ``RateLimiter.limited`` does (``acquire``, or
+        ``acquire_async`` for an ``async`` function; with ``timeout``,
+        ``try_acquire`` and ``RateLimitExceeded`` when refused)."""
+        return self._decorate(func, permits, timeout)
+
+    _UNIT = "permit"
+
+    def _check_call(self, amount: int, timeout: Timeout) -> None:
+        # Checked here without a round trip: a Decision-less local check.
+        _ratekeeper.RateLimiter(1.0).can_acquire(amount, 0.0 if timeout is None else timeout)
+
+    def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
+        if timeout is None:
+            self.acquire(amount)
+            return True, None
+        return self.try_acquire(amount, timeout), None
+
+    async def _admit_call_async(self, amount: int, timeout: Timeout) -> Admission:
+        if timeout is None:
+            await self.acquire_async(amount)
+            return True, None
+        return await self.try_acquire_async(amount, timeout), None

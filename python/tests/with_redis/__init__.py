@@ -1,0 +1,1 @@
+"""The tests that need a Redis server (see ../conftest.py)."""

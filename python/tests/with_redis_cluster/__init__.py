@@ -1,0 +1,1 @@
+"""The tests that need a Redis Cluster (see ../conftest.py)."""
