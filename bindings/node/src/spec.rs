@@ -62,7 +62,7 @@ impl Algorithm {
         }
     }
 
-    /// The option names, in the order [`spec`] takes their values.
+    /// The option names, in the order [`build`] takes their values.
     pub(crate) const fn keys(self) -> &'static [&'static str] {
         match self {
             Algorithm::TokenBucket => &["rate", "burst"],

@@ -12,7 +12,7 @@
 //! How: `RedisLimiter.check` (node/lib/redis.js) queues a microtask the
 //! first time it is called in a turn, then calls the native `check`, which
 //! answers at once when a remembered refusal decides (no round trip, as
-//! `check_with` does) and otherwise [`queue`]s the check here. The microtask
+//! `check_with` does) and otherwise queues the check here ([`check`]). The microtask
 //! runs once the turn's synchronous code and the microtasks before it are
 //! done — after every worker woken by the same batch of answers has made
 //! its next check — and calls [`redis_flush`], which sends them all. The
