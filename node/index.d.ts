@@ -24,12 +24,25 @@ export type GradientOptions = import("./lib/concurrency.js").GradientOptions;
 export type AimdOptions = import("./lib/concurrency.js").AimdOptions;
 export type SampleOptions = import("./lib/concurrency.js").SampleOptions;
 export type LimitOptions = import("./lib/composite.js").LimitOptions;
+export type KeyedOptions = import("./lib/keyed.js").KeyedOptions;
+export type WhenFull = import("./lib/keyed.js").WhenFull;
+export type Key = import("./lib/keyed.js").Key;
+export type StoreOptions = import("./lib/redis.js").StoreOptions;
+export type WhenUnavailable = import("./lib/redis.js").WhenUnavailable;
+export type RedisLimiterOptions = import("./lib/redis.js").RedisLimiterOptions;
+export type LeasedOptions = import("./lib/redis.js").LeasedOptions;
+export type DividedOptions = import("./lib/redis.js").DividedOptions;
+export type MembershipOptions = import("./lib/redis.js").MembershipOptions;
+export type RedisRateLimiterOptions = import("./lib/redis.js").RedisRateLimiterOptions;
 import { RateLimiter } from "./lib/rate-limiter.js";
 import { ManualClock } from "./lib/binding.js";
 /**
  * The `code` of each kind of error ratekeeper throws: `RangeError`s have
  * `invalidArgument`, `TypeError`s `invalidArgType` or `invalidOption`, and
- * an `Error` with `internal` is a bug in ratekeeper.
+ * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
+ * `tryCheck` throws `atCapacity`; the Redis limiters reject with
+ * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
+ * `redisUnsupported` or `closed`.
  */
 export const codes: Readonly<import("./lib/binding.js").ErrorCodes>;
 import { Decision } from "./lib/decision.js";
@@ -49,4 +62,11 @@ import { TrTcm } from "./lib/markers.js";
 import { ConcurrencyLimiter } from "./lib/concurrency.js";
 import { Permit } from "./lib/concurrency.js";
 import { CompositeLimiter } from "./lib/composite.js";
-export { RateLimiter, ManualClock, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CompositeLimiter };
+import { KeyedLimiter } from "./lib/keyed.js";
+import { RedisStore } from "./lib/redis.js";
+import { RedisLimiter } from "./lib/redis.js";
+import { RedisLeasedLimiter } from "./lib/redis.js";
+import { RedisDividedLimiter } from "./lib/redis.js";
+import { Membership } from "./lib/redis.js";
+import { RedisRateLimiter } from "./lib/redis.js";
+export { RateLimiter, ManualClock, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter };

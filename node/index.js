@@ -24,11 +24,23 @@ const {
 const { SrTcm, TrTcm } = require('./lib/markers.js');
 const { ConcurrencyLimiter, Permit } = require('./lib/concurrency.js');
 const { CompositeLimiter } = require('./lib/composite.js');
+const { KeyedLimiter } = require('./lib/keyed.js');
+const {
+  RedisStore,
+  RedisLimiter,
+  RedisLeasedLimiter,
+  RedisDividedLimiter,
+  Membership,
+  RedisRateLimiter,
+} = require('./lib/redis.js');
 
 /**
  * The `code` of each kind of error ratekeeper throws: `RangeError`s have
  * `invalidArgument`, `TypeError`s `invalidArgType` or `invalidOption`, and
- * an `Error` with `internal` is a bug in ratekeeper.
+ * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
+ * `tryCheck` throws `atCapacity`; the Redis limiters reject with
+ * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
+ * `redisUnsupported` or `closed`.
  */
 const codes = Object.freeze(errorCodes());
 
@@ -55,6 +67,16 @@ const codes = Object.freeze(errorCodes());
 /** @typedef {import('./lib/concurrency.js').AimdOptions} AimdOptions */
 /** @typedef {import('./lib/concurrency.js').SampleOptions} SampleOptions */
 /** @typedef {import('./lib/composite.js').LimitOptions} LimitOptions */
+/** @typedef {import('./lib/keyed.js').KeyedOptions} KeyedOptions */
+/** @typedef {import('./lib/keyed.js').WhenFull} WhenFull */
+/** @typedef {import('./lib/keyed.js').Key} Key */
+/** @typedef {import('./lib/redis.js').StoreOptions} StoreOptions */
+/** @typedef {import('./lib/redis.js').WhenUnavailable} WhenUnavailable */
+/** @typedef {import('./lib/redis.js').RedisLimiterOptions} RedisLimiterOptions */
+/** @typedef {import('./lib/redis.js').LeasedOptions} LeasedOptions */
+/** @typedef {import('./lib/redis.js').DividedOptions} DividedOptions */
+/** @typedef {import('./lib/redis.js').MembershipOptions} MembershipOptions */
+/** @typedef {import('./lib/redis.js').RedisRateLimiterOptions} RedisRateLimiterOptions */
 
 module.exports = {
   RateLimiter,
@@ -77,4 +99,11 @@ module.exports = {
   ConcurrencyLimiter,
   Permit,
   CompositeLimiter,
+  KeyedLimiter,
+  RedisStore,
+  RedisLimiter,
+  RedisLeasedLimiter,
+  RedisDividedLimiter,
+  Membership,
+  RedisRateLimiter,
 };

@@ -23,6 +23,13 @@ export {
   ConcurrencyLimiter,
   Permit,
   CompositeLimiter,
+  KeyedLimiter,
+  RedisStore,
+  RedisLimiter,
+  RedisLeasedLimiter,
+  RedisDividedLimiter,
+  Membership,
+  RedisRateLimiter,
 } from './index.js';
 export default ratekeeper;
 
@@ -44,3 +51,13 @@ export default ratekeeper;
 /** @typedef {import('./index.js').AimdOptions} AimdOptions */
 /** @typedef {import('./index.js').SampleOptions} SampleOptions */
 /** @typedef {import('./index.js').LimitOptions} LimitOptions */
+/** @typedef {import('./index.js').KeyedOptions} KeyedOptions */
+/** @typedef {import('./index.js').WhenFull} WhenFull */
+/** @typedef {import('./index.js').Key} Key */
+/** @typedef {import('./index.js').StoreOptions} StoreOptions */
+/** @typedef {import('./index.js').WhenUnavailable} WhenUnavailable */
+/** @typedef {import('./index.js').RedisLimiterOptions} RedisLimiterOptions */
+/** @typedef {import('./index.js').LeasedOptions} LeasedOptions */
+/** @typedef {import('./index.js').DividedOptions} DividedOptions */
+/** @typedef {import('./index.js').MembershipOptions} MembershipOptions */
+/** @typedef {import('./index.js').RedisRateLimiterOptions} RedisRateLimiterOptions */

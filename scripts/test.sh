@@ -9,7 +9,8 @@
 # against a private Redis and a Redis Cluster), the examples, the
 # conformance vectors through every language's runner, an install of the C
 # library used from outside the repository, the Node.js package
-# (declarations up to date, its tests, installed from its tarball into a new
+# (declarations up to date, its tests, its Redis tests against a private
+# Redis and a Redis Cluster, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
 # tests under tests/redis/with-redis), a
@@ -120,6 +121,10 @@ stage "node: build the package (napi build --release)"
 
 stage "node: tests (node --test; tsc on TypeScript users of the declarations)"
 (cd node && npm test --silent)
+
+stage "node: Redis tests (a private Redis, then a three-master Redis Cluster)"
+tests/redis/with-redis bash -c 'cd node && npm run --silent test:redis'
+tests/redis/with-redis --cluster bash -c 'cd node && npm run --silent test:redis-cluster'
 
 stage "conformance: node"
 tests/conformance/run node

@@ -168,6 +168,23 @@ export interface ErrorCodes {
   invalidOption: 'ERR_RATEKEEPER_INVALID_OPTION'
   /** An `Error`: a bug in ratekeeper (a caught panic). */
   internal: 'ERR_RATEKEEPER_INTERNAL'
+  /** An `Error`: a keyed limiter's new key refused at its bound (`tryCheck`). */
+  atCapacity: 'ERR_RATEKEEPER_AT_CAPACITY'
+  /** An `Error`: a call on a closed Redis store, limiter or membership. */
+  closed: 'ERR_RATEKEEPER_CLOSED'
+  /**
+   * An `Error`: Redis cannot be reached (down, refused, dropped), or
+   * failed moments ago and is not tried again until the retry interval.
+   */
+  redisUnavailable: 'ERR_RATEKEEPER_REDIS_UNAVAILABLE'
+  /** An `Error`: Redis did not answer within the store's timeout. */
+  redisTimeout: 'ERR_RATEKEEPER_REDIS_TIMEOUT'
+  /** An `Error`: Redis answered with an error. */
+  redisError: 'ERR_RATEKEEPER_REDIS_ERROR'
+  /** An `Error`: a reply this client does not understand. */
+  redisProtocol: 'ERR_RATEKEEPER_REDIS_PROTOCOL'
+  /** An `Error`: an algorithm or mode that does not run in Redis. */
+  redisUnsupported: 'ERR_RATEKEEPER_REDIS_UNSUPPORTED'
 }
 
 /**
@@ -177,6 +194,50 @@ export interface ErrorCodes {
  * none).
  */
 export declare function formatField(field: number, names: unknown[], records: BigInt64Array): string | undefined
+
+/**
+ * Creates a keyed limiter of `limit` (an options object with `algorithm`)
+ * and returns its bound functions.
+ */
+export declare function keyedCreate(limit: unknown, maxKeys: unknown, whenFull: unknown, clock: unknown): KeyedMethods
+
+/** The object `keyedCreate` returns: functions bound to one keyed limiter. */
+export interface KeyedMethods {
+  /**
+   * Admits `cost` units for `key` if its limiter allows; the decision to
+   * `scratch`, `allowed` returned.
+   */
+  check: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** `check(key, cost).allowed`, writing no decision. */
+  tryAcquire: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /**
+   * `check`, throwing `ERR_RATEKEEPER_AT_CAPACITY` (the refusal in
+   * `scratch`) when a new key is refused at the bound.
+   */
+  tryCheck: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** The decision `check` would make, consuming nothing (to `scratch`). */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** `peek`, throwing `ERR_RATEKEEPER_AT_CAPACITY` as `tryCheck` does. */
+  tryPeek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** Forgets `key`; whether it was held. */
+  remove: (key: string | Uint8Array) => boolean
+  /** Drops every key whose state is full; how many. */
+  evictFull: () => number
+  /** How many keys are held. */
+  len: () => number
+  /** New keys refused at the bound so far. */
+  refusedNewKeys: () => number
+  /** Keys forgotten to make room (`evictSoonestFull`) so far. */
+  forcedEvictions: () => number
+  /** The bound. */
+  maxKeys: number
+  /** The policy at the bound, camelCase. */
+  whenFull: 'refuseNewKeys' | 'evictSoonestFull'
+  /** The algorithm, camelCase. */
+  algorithm: string
+  /** The decision record (see `bound::DECISION_WORDS`). */
+  scratch: Float64Array
+}
 
 /**
  * The option names of every admission-style algorithm, by algorithm:
@@ -203,12 +264,164 @@ export interface MarkerMethods {
 /** The largest `limit` of a `SlidingLog` (its log is allocated up front). */
 export declare const MAX_SLIDING_LOG_LIMIT: number
 
+/** The object `redisMembershipJoin` resolves to. */
+export interface MembershipMethods {
+  /** The live nodes as last read (at least 1). */
+  nodes: () => number
+  /** Heartbeats now: a Promise of the live count. */
+  refresh: () => Promise<number>
+  /**
+   * Drops this handle on the membership: the node leaves the group once
+   * no limiter uses it either.
+   */
+  close: () => void
+  /** This node's id in the group. */
+  nodeId: string
+}
+
 /**
  * Panics inside the panic boundary, so that the tests can show that a Rust
  * panic reaches JavaScript as an `Error` with code
  * `ERR_RATEKEEPER_INTERNAL`, never as a crash.
  */
 export declare function panicForTests(): void
+
+/**
+ * Connects to Redis — one server at `urls` (a string), or a Redis Cluster
+ * through any of `urls` (an array) when `cluster` — and resolves to the
+ * store's bound functions. Options arrive one by one (`undefined` when
+ * absent).
+ */
+export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown): Promise<RedisStoreMethods>
+
+/**
+ * Joins group `name` in `store` (heartbeating every third of the TTL) and
+ * resolves to the bound functions of a limiter enforcing this node's share
+ * of `limit` for at most `maxKeys` keys.
+ */
+export declare function redisDividedCreate(store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown): Promise<RedisDividedMethods>
+
+/** The object `redisDividedCreate` resolves to. */
+export interface RedisDividedMethods {
+  /**
+   * Decides `cost` units for `key` with this node's share (no round
+   * trip): the decision to `scratch`, `allowed` returned.
+   */
+  check: (key: string, cost?: number | bigint) => boolean
+  /** The live nodes as last read. */
+  nodes: () => number
+  /** Leaves the group and drops the limiter; later calls throw. */
+  close: () => void
+  /** This node's id in the group. */
+  nodeId: string
+  /** The decision record. */
+  scratch: Float64Array
+}
+
+/**
+ * Sends the checks queued on this thread since the last call, as one task
+ * on the crate's runtime. `node/lib/redis.js` calls it from a microtask.
+ */
+export declare function redisFlush(): void
+
+/**
+ * Sets up the thread-safe function of this environment and returns the
+ * scratch words answers come back in (a `Float64Array`); `makeDecision`
+ * makes a `Decision` from them. Called once by `node/lib/redis.js`; a
+ * second call returns the same words.
+ */
+export declare function redisInit(makeDecision: () => unknown): Float64Array
+
+/**
+ * Creates a leased-mode limiter named `name` in `store`, taking up to
+ * `batch` units per round trip and spending them within the lease (given
+ * in milliseconds or microseconds), and returns its bound functions.
+ */
+export declare function redisLeasedCreate(store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown): RedisLeasedMethods
+
+/** The object `redisLeasedCreate` returns. */
+export interface RedisLeasedMethods {
+  /**
+   * A Promise of the decision on `cost` units for `key`: from this
+   * node's lease, or one round trip for a new lease.
+   */
+  check: (key: string, cost?: number | bigint) => Promise<unknown>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+}
+
+/**
+ * Creates an exact-mode limiter named `name` in `store` and returns its
+ * bound functions. `whenUnavailable` is the policy's name; `membership`
+ * and `maxKeys` go with `"localShare"` only.
+ */
+export declare function redisLimiterCreate(store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown): RedisLimiterMethods
+
+/** The object `redisLimiterCreate` returns. */
+export interface RedisLimiterMethods {
+  /** A Promise of the decision on `cost` units for `key`. */
+  check: (key: string, cost?: number | bigint) => Promise<unknown>
+  /** A Promise of the decision `check` would make, consuming nothing. */
+  peek: (key: string, cost?: number | bigint) => Promise<unknown>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+  /** The quota: the most units admitted at once. */
+  limit: number
+}
+
+/**
+ * Joins `group` in `store` as a new node, heartbeating every third of the
+ * TTL (given in milliseconds or microseconds), and resolves to the
+ * membership's bound functions.
+ */
+export declare function redisMembershipJoin(store: unknown, group: unknown, ttlMs: unknown, ttlMicros: unknown): Promise<MembershipMethods>
+
+/**
+ * Connects to (creating if need be) Guava's limiter named `name` in
+ * `store`, with the options of `RateLimiter.create` and `idleTtl` (how
+ * long the shared state outlives its last use; absent: for ever), and
+ * resolves to its bound functions.
+ */
+export declare function redisSmoothCreate(store: unknown, name: unknown, permitsPerSecond: number, warmupMs: unknown, warmupMicros: unknown, coldFactor: unknown, maxBurstSeconds: unknown, idleTtlMs: unknown, idleTtlMicros: unknown): Promise<RedisSmoothMethods>
+
+/** The object `redisSmoothCreate` resolves to. */
+export interface RedisSmoothMethods {
+  /** Guava's `reserve`: takes `permits`; a Promise of the seconds to wait. */
+  reserve: (permits?: number) => Promise<number>
+  /**
+   * Guava's `tryAcquire(permits, timeout)` without the wait: a Promise of
+   * the seconds to wait when taken, -1 when refused (nothing taken).
+   */
+  tryReserve: (permits: number | undefined, timeoutMs: unknown, timeoutMicros: unknown) => Promise<number>
+  /** Whether `tryReserve` with this timeout would take permits now; takes nothing. */
+  canAcquire: (timeoutMs: unknown, timeoutMicros: unknown) => Promise<boolean>
+  /** Milliseconds until a request made now would be granted. */
+  timeUntilAvailable: () => Promise<number>
+  /** Guava's `getRate()`. */
+  rate: () => Promise<number>
+  /** Guava's `setRate(permitsPerSecond)`, for every process. */
+  setRate: (permitsPerSecond: number) => Promise<void>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+  /** The Redis key holding the state. */
+  key: string
+}
+
+/** The object `redisConnect` resolves to: functions bound to one store. */
+export interface RedisStoreMethods {
+  /** Whether Redis failed to answer within the last retry interval. */
+  isDown: () => boolean
+  /** Closes the store and everything made from it. */
+  close: () => void
+  /** Whether it is closed. */
+  closed: () => boolean
+  /** Whether it is connected to a Redis Cluster. */
+  cluster: boolean
+  /** The decision timeout, in milliseconds. */
+  timeoutMs: number
+  /** The retry interval, in milliseconds. */
+  retryIntervalMs: number
+}
 
 /** The object `reserve` returns: functions bound to one reservation. */
 export interface ReservationMethods {

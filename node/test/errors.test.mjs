@@ -92,6 +92,13 @@ test('codes are the stable strings', () => {
       invalidArgType: 'ERR_RATEKEEPER_INVALID_ARG_TYPE',
       invalidOption: 'ERR_RATEKEEPER_INVALID_OPTION',
       internal: 'ERR_RATEKEEPER_INTERNAL',
+      atCapacity: 'ERR_RATEKEEPER_AT_CAPACITY',
+      closed: 'ERR_RATEKEEPER_CLOSED',
+      redisUnavailable: 'ERR_RATEKEEPER_REDIS_UNAVAILABLE',
+      redisTimeout: 'ERR_RATEKEEPER_REDIS_TIMEOUT',
+      redisError: 'ERR_RATEKEEPER_REDIS_ERROR',
+      redisProtocol: 'ERR_RATEKEEPER_REDIS_PROTOCOL',
+      redisUnsupported: 'ERR_RATEKEEPER_REDIS_UNSUPPORTED',
     },
   );
   assert.ok(Object.isFrozen(codes));

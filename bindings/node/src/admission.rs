@@ -1,6 +1,6 @@
 //! Every admission-style algorithm — `TokenBucket`, `Gcra`, both leaky
 //! buckets, the four windows — through one code path: `admissionCreate`
-//! builds a [`ratekeeper::AnyLimiter`] from a [`spec`](crate::spec) and
+//! builds a [`ratekeeper::AnyLimiter`] from a [`spec`] and
 //! returns its bound functions (see `bound`), which the classes of
 //! `node/lib/admission.js` wrap.
 //!

@@ -14,6 +14,8 @@
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{unsigned_from_i64, Argument};
 
+use napi::sys;
+
 use crate::error::{blame, Failure, Given, PERMITS_REQUIREMENT};
 use crate::js::{Js, Kind};
 
@@ -50,6 +52,71 @@ pub(crate) fn permits_or_one(value: Js) -> Result<u32, Failure> {
         Err(Failure::WrongType { .. }) if value.is_undefined() => Ok(1),
         outcome => outcome,
     }
+}
+
+/// Room for a key read in one Node-API call: a string whose UTF-8 is
+/// shorter than `KEY_BUFFER - 4` bytes is known to be whole (see
+/// [`with_key`]); longer ones are read again into a buffer of their size.
+const KEY_BUFFER: usize = 256;
+
+/// What a key must be.
+const KEY_EXPECTED: &str = "a string or a Uint8Array (a Buffer)";
+
+/// Calls `f` with the bytes of a keyed limiter's key: a string's UTF-8, or
+/// the bytes of a `Uint8Array` (a `Buffer`) as they are — so the string
+/// `"é"` and `Buffer.from("é")` are the same key. The hot path of
+/// `KeyedLimiter.check(key, cost)`: one Node-API call for a string of up to
+/// 251 bytes, read into this stack frame; no allocation. (A string with a
+/// lone surrogate, which has no UTF-8, is read with U+FFFD in its place, as
+/// `Buffer.from(string)` does.)
+#[inline]
+pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Failure> {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); KEY_BUFFER];
+    let mut written = 0usize;
+    // SAFETY: `buf` has room for `KEY_BUFFER` bytes (Node-API writes at most
+    // `KEY_BUFFER - 1` and a NUL); it fails without side effects when the
+    // value is not a string.
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(value.env, value.raw, buf.as_mut_ptr().cast(), KEY_BUFFER, &mut written)
+    };
+    if status == sys::Status::napi_ok {
+        // Node-API writes whole characters only (up to 4 bytes each): fewer
+        // than `KEY_BUFFER - 4` bytes written means the string was whole.
+        if written < KEY_BUFFER - 4 {
+            // SAFETY: Node-API initialised the first `written` bytes.
+            return Ok(f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written) }));
+        }
+        let long = value.string_bytes().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
+        return Ok(f(&long));
+    }
+    let (mut kind, mut len, mut data) = (0, 0usize, std::ptr::null_mut());
+    // SAFETY: fails without side effects when the value is not a typed array.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            value.env,
+            value.raw,
+            &mut kind,
+            &mut len,
+            &mut data,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if status == sys::Status::napi_ok && kind == sys::TypedarrayType::uint8_array {
+        if data.is_null() || len == 0 {
+            return Ok(f(&[])); // empty, or its buffer detached
+        }
+        // SAFETY: the array's `len` bytes, which no JavaScript can change
+        // while this native call runs (`f` runs no JavaScript).
+        return Ok(f(unsafe { std::slice::from_raw_parts(data.cast_const().cast::<u8>(), len) }));
+    }
+    Err(Failure::WrongType { argument: "key", value, expected: KEY_EXPECTED })
+}
+
+/// A Redis limiter's key: a string (its UTF-8 goes into the Redis key,
+/// escaped).
+pub(crate) fn string_key(value: Js) -> Result<String, Failure> {
+    value.string().ok_or(Failure::WrongType { argument: "key", value, expected: "a string" })
 }
 
 /// Any number (the library checks the domain), or a `TypeError`.

@@ -108,6 +108,25 @@ pub(crate) trait Hot: Send + Sync + 'static {
     fn hot<const W: u8>(&self, arg: Self::Arg) -> Result<bool, Boxed>;
 }
 
+/// A target with hot keyed calls: synchronous decisions on a key and an
+/// optional cost, with a boolean result (`KeyedLimiter.check(key, cost)`,
+/// `tryAcquire(key, cost)`), each bound with a callback of its own that
+/// reads the key into its stack frame (`args::with_key`). `W` tells the
+/// calls of one target apart.
+pub(crate) trait HotKeyed: Send + Sync + 'static {
+    /// Hot keyed call number `W`.
+    fn hot<const W: u8>(&self, key: &[u8], cost: u64) -> Result<bool, Boxed>;
+}
+
+/// A type tag per kind of target, so that an object of bound functions
+/// passed back from JavaScript (a store given to a limiter's constructor)
+/// can be recognised and its target found ([`Binder::tagged`],
+/// [`target_of`]).
+pub(crate) trait Tagged: Send + Sync + 'static {
+    /// Unique to the type (random bits).
+    const TAG: sys::napi_type_tag;
+}
+
 /// A method as [`Binder::methods`] takes it: its JavaScript name, how many
 /// arguments it reads (at most [`MAX_ARGS`]: asking Node-API for fewer makes
 /// the call cheaper) and the function.
@@ -245,52 +264,42 @@ impl<T: Send + Sync + 'static> Binder<T> {
         Ok(self)
     }
 
+    /// A property of any value made in this call.
+    pub(crate) fn value(&mut self, name: &CStr, value: sys::napi_value) -> Result<&mut Self, Failure> {
+        js::set(self.env, self.object, name, value)?;
+        Ok(self)
+    }
+
     /// A `Float64Array` over the target's scratch words (see [`Scratch`]).
     /// The array's memory is the target's: the array keeps the target alive
     /// (its finalizer holds a reference), so it can never outlive it.
     pub(crate) fn scratch(&mut self, name: &CStr, scratch: fn(&T) -> &Scratch) -> Result<&mut Self, Failure> {
-        let words = scratch(&self.target).words();
-        let data = words.as_ptr().cast_mut().cast::<c_void>();
-        let keep = Arc::into_raw(Arc::clone(&self.target)).cast_mut().cast::<c_void>();
-        let mut buffer = ptr::null_mut();
-        // SAFETY: `data` is `size_of_val(words)` bytes inside the target,
-        // which lives until the finalizer (`release_target::<T>`, run once
-        // when the buffer is collected) drops the reference `keep` holds.
+        let array = scratch_array(self.env, &self.target, scratch)?;
+        js::set(self.env, self.object, name, array)?;
+        Ok(self)
+    }
+
+    /// Tags the object as `T`'s and keeps a reference to the target in it,
+    /// so that [`target_of`] finds the target when JavaScript passes the
+    /// object back.
+    pub(crate) fn tagged(&mut self) -> Result<&mut Self, Failure>
+    where
+        T: Tagged,
+    {
+        // SAFETY: the object of the running call; the tag is a constant.
+        let status = unsafe { sys::napi_type_tag_object(self.env, self.object, &T::TAG) };
+        js::check(self.env, status, "type tag")?;
+        let data = Box::into_raw(Box::new(Arc::clone(&self.target))).cast::<c_void>();
+        // SAFETY: `release_wrapped::<T>` frees `data` once, when the object
+        // is collected.
         let status = unsafe {
-            sys::napi_create_external_arraybuffer(
-                self.env,
-                data,
-                std::mem::size_of_val(words),
-                Some(release_target::<T>),
-                keep,
-                &mut buffer,
-            )
+            sys::napi_wrap(self.env, self.object, data, Some(release_wrapped::<T>), ptr::null_mut(), ptr::null_mut())
         };
         if status != sys::Status::napi_ok {
-            // SAFETY: the buffer was not created; nothing else holds `keep`.
-            unsafe { release_target::<T>(self.env, ptr::null_mut(), keep) };
-            if status == sys::Status::napi_no_external_buffers_allowed {
-                return Err(Failure::Internal(
-                    "this Node.js runtime forbids external ArrayBuffers (a V8 sandbox build): ratekeeper needs them"
-                        .to_owned(),
-                ));
-            }
-            return js::check(self.env, status, "create external arraybuffer").map(|()| self);
+            // SAFETY: not wrapped: nothing else holds `data`.
+            unsafe { release_wrapped::<T>(self.env, data, ptr::null_mut()) };
         }
-        let mut array = ptr::null_mut();
-        // SAFETY: a view of the whole buffer just created.
-        let status = unsafe {
-            sys::napi_create_typedarray(
-                self.env,
-                sys::TypedarrayType::float64_array,
-                words.len(),
-                buffer,
-                0,
-                &mut array,
-            )
-        };
-        js::check(self.env, status, "create Float64Array")?;
-        js::set(self.env, self.object, name, array)?;
+        js::check(self.env, status, "wrap")?;
         Ok(self)
     }
 
@@ -314,6 +323,91 @@ impl<T: Hot> Binder<T> {
         }
         Ok(self)
     }
+}
+
+impl<T: HotKeyed> Binder<T> {
+    /// Hot keyed call `W` as `name`, reading a key and a cost.
+    pub(crate) fn hot_keyed<const W: u8>(&mut self, name: &'static CStr) -> Result<&mut Self, Failure> {
+        // The hot callback calls `HotKeyed::hot`, not `method`.
+        let bound = Bound { target: Arc::clone(&self.target), method: |_, _| Ok(Returned::Undefined) };
+        js::set(self.env, self.object, name, bind_one(self.env, name, call_keyed::<T, W>, bound)?)?;
+        Ok(self)
+    }
+}
+
+/// A `Float64Array` over `target`'s scratch words (see [`Scratch`]). The
+/// array's memory is the target's: the array keeps the target alive (its
+/// finalizer holds a reference), so it can never outlive it.
+pub(crate) fn scratch_array<T: Send + Sync + 'static>(
+    env: sys::napi_env,
+    target: &Arc<T>,
+    scratch: fn(&T) -> &Scratch,
+) -> Result<sys::napi_value, Failure> {
+    let words = scratch(target).words();
+    let data = words.as_ptr().cast_mut().cast::<c_void>();
+    let keep = Arc::into_raw(Arc::clone(target)).cast_mut().cast::<c_void>();
+    let mut buffer = ptr::null_mut();
+    // SAFETY: `data` is `size_of_val(words)` bytes inside the target,
+    // which lives until the finalizer (`release_target::<T>`, run once
+    // when the buffer is collected) drops the reference `keep` holds.
+    let status = unsafe {
+        sys::napi_create_external_arraybuffer(
+            env,
+            data,
+            std::mem::size_of_val(words),
+            Some(release_target::<T>),
+            keep,
+            &mut buffer,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        // SAFETY: the buffer was not created; nothing else holds `keep`.
+        unsafe { release_target::<T>(env, ptr::null_mut(), keep) };
+        if status == sys::Status::napi_no_external_buffers_allowed {
+            return Err(Failure::Internal(
+                "this Node.js runtime forbids external ArrayBuffers (a V8 sandbox build): ratekeeper needs them"
+                    .to_owned(),
+            ));
+        }
+        js::check(env, status, "create external arraybuffer")?;
+    }
+    let mut array = ptr::null_mut();
+    // SAFETY: a view of the whole buffer just created.
+    let status = unsafe {
+        sys::napi_create_typedarray(env, sys::TypedarrayType::float64_array, words.len(), buffer, 0, &mut array)
+    };
+    js::check(env, status, "create Float64Array")?;
+    Ok(array)
+}
+
+/// The target of an object of bound functions that [`Binder::tagged`]
+/// tagged as `T`'s; `None` for any other value.
+pub(crate) fn target_of<T: Tagged>(value: Js) -> Option<Arc<T>> {
+    if value.kind() != crate::js::Kind::Object {
+        return None;
+    }
+    let mut is = false;
+    // SAFETY: a live object of the running call.
+    let status = unsafe { sys::napi_check_object_type_tag(value.env, value.raw, &T::TAG, &mut is) };
+    if status != sys::Status::napi_ok || !is {
+        return None;
+    }
+    let mut data = ptr::null_mut();
+    // SAFETY: as above.
+    let status = unsafe { sys::napi_unwrap(value.env, value.raw, &mut data) };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return None;
+    }
+    // SAFETY: the tag proves `Binder::tagged::<T>` wrapped an `Arc<T>`
+    // here, which lives as long as the object (alive during this call).
+    Some(Arc::clone(unsafe { &*data.cast_const().cast::<Arc<T>>() }))
+}
+
+/// Frees the reference a tagged object held on its target.
+unsafe extern "C" fn release_wrapped<T>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` came from `Box::into_raw` in `Binder::tagged::<T>`, and
+    // the finalizer runs once.
+    drop(unsafe { Box::from_raw(data.cast::<Arc<T>>()) });
 }
 
 fn bind_one<T: Send + Sync + 'static>(
@@ -424,6 +518,40 @@ unsafe extern "C" fn call_hot<T: Hot, const W: u8, const N: usize>(
     match outcome {
         // SAFETY: plain value creation in this call's environment.
         Ok(taken) => unsafe { sys::napi_get_boolean(env, taken, &mut result) },
+        Err(failure) => {
+            throw(env, failure);
+            return ptr::null_mut();
+        }
+    };
+    result
+}
+
+/// The hot keyed callback: hot keyed call `W`, reading a key (a string or
+/// a `Uint8Array`, into this frame) and an optional cost.
+unsafe extern "C" fn call_keyed<T: HotKeyed, const W: u8>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argc = 2;
+    let mut argv = [ptr::null_mut(); 2];
+    let mut data = ptr::null_mut();
+    // SAFETY: `info` is this call's; `argv` has room for 2 values.
+    let status = unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+    let outcome = boundary(|| {
+        js::check(env, status, "read arguments")?;
+        // SAFETY: only `Binder::hot_keyed` creates functions with this
+        // callback, with a `Bound<T>` as data that lives as long as the
+        // function.
+        let bound = unsafe { &*data.cast_const().cast::<Bound<T>>() };
+        // Missing arguments read as `undefined` (Node-API fills them in).
+        let cost = crate::args::cost_or_one((argc > 1).then(|| Js::new(env, argv[1])))?;
+        crate::args::with_key(Js::new(env, argv[0]), |key| bound.target.hot::<W>(key, cost))?
+    })
+    .and_then(|result| result.map_err(|boxed| *boxed.0));
+    let mut result = ptr::null_mut();
+    match outcome {
+        // SAFETY: plain value creation in this call's environment.
+        Ok(allowed) => unsafe { sys::napi_get_boolean(env, allowed, &mut result) },
         Err(failure) => {
             throw(env, failure);
             return ptr::null_mut();

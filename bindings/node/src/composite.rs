@@ -107,7 +107,7 @@ pub fn composite_create<'env>(env: &'env Env, limits: Unknown<'_>, clock: Unknow
         let mut specs = Vec::with_capacity(parts.len());
         for (index, part) in parts.into_iter().enumerate() {
             let in_part = |inner| Failure::InPart { index, inner: Box::new(inner) };
-            let (algorithm, values) = spec::part(part).map_err(in_part)?;
+            let (algorithm, values) = spec::part(part, "options").map_err(in_part)?;
             let (spec, _) = spec::build(algorithm, &values, AnyCore::new).map_err(in_part)?;
             specs.push(spec);
         }

@@ -12,10 +12,22 @@
 //! | a value of the wrong type (a string, a bigint, `null`) | `TypeError` | `ERR_RATEKEEPER_INVALID_ARG_TYPE` |
 //! | an unknown option, or options that exclude each other | `TypeError` | `ERR_RATEKEEPER_INVALID_OPTION` |
 //! | a Rust panic or a failing Node-API call: a bug | `Error` | `ERR_RATEKEEPER_INTERNAL` |
+//! | a keyed limiter's new key refused at its bound (`tryCheck`) | `Error` | `ERR_RATEKEEPER_AT_CAPACITY` |
+//! | a call on a closed Redis store, limiter or membership | `Error` | `ERR_RATEKEEPER_CLOSED` |
+//! | Redis cannot be reached (down, refused, dropped, failed moments ago) | `Error` | `ERR_RATEKEEPER_REDIS_UNAVAILABLE` |
+//! | Redis did not answer within the store's timeout | `Error` | `ERR_RATEKEEPER_REDIS_TIMEOUT` |
+//! | Redis answered with an error (a script's, `NOAUTH`, `OOM`, …) | `Error` | `ERR_RATEKEEPER_REDIS_ERROR` |
+//! | a reply this client does not understand | `Error` | `ERR_RATEKEEPER_REDIS_PROTOCOL` |
+//! | an algorithm or mode that does not run in Redis | `Error` | `ERR_RATEKEEPER_REDIS_UNSUPPORTED` |
 //!
 //! Argument errors also carry `argument` (the JavaScript name, camelCase) and
 //! `value` (the value given), and their message names both, as Node's own
-//! errors do.
+//! errors do. The Redis errors are never argument errors: a bad argument to
+//! a Redis limiter is the same `RangeError` or `TypeError` as for a local one.
+//!
+//! A failure is thrown ([`throw`]) by a synchronous call, or becomes the
+//! rejection of a Promise ([`value`]) — which is how the Redis limiters'
+//! failures arrive, on the JavaScript thread, after the call has returned.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -37,6 +49,24 @@ pub(crate) const INVALID_ARG_TYPE: &str = "ERR_RATEKEEPER_INVALID_ARG_TYPE";
 pub(crate) const INVALID_OPTION: &str = "ERR_RATEKEEPER_INVALID_OPTION";
 /// `code` of an `Error` that is a bug in ratekeeper (a caught panic).
 pub(crate) const INTERNAL: &str = "ERR_RATEKEEPER_INTERNAL";
+/// `code` of the `Error` a keyed limiter's `tryCheck` throws when a new
+/// key's request is refused at the bound (`ratekeeper::AtCapacity`).
+pub(crate) const AT_CAPACITY: &str = "ERR_RATEKEEPER_AT_CAPACITY";
+/// `code` of an `Error`: the store, limiter or membership was closed.
+pub(crate) const CLOSED: &str = "ERR_RATEKEEPER_CLOSED";
+/// `code` of an `Error`: Redis cannot be reached, or failed to answer
+/// moments ago and is not tried again until the store's retry interval has
+/// passed.
+pub(crate) const REDIS_UNAVAILABLE: &str = "ERR_RATEKEEPER_REDIS_UNAVAILABLE";
+/// `code` of an `Error`: Redis did not answer within the store's timeout.
+pub(crate) const REDIS_TIMEOUT: &str = "ERR_RATEKEEPER_REDIS_TIMEOUT";
+/// `code` of an `Error`: Redis answered with an error.
+pub(crate) const REDIS_ERROR: &str = "ERR_RATEKEEPER_REDIS_ERROR";
+/// `code` of an `Error`: a script replied with something this client does
+/// not understand.
+pub(crate) const REDIS_PROTOCOL: &str = "ERR_RATEKEEPER_REDIS_PROTOCOL";
+/// `code` of an `Error`: the algorithm or mode does not run in Redis.
+pub(crate) const REDIS_UNSUPPORTED: &str = "ERR_RATEKEEPER_REDIS_UNSUPPORTED";
 
 /// Why a native call failed.
 pub(crate) enum Failure {
@@ -55,6 +85,17 @@ pub(crate) enum Failure {
     /// A failure in the `index`-th limit of a composite: the argument it
     /// names becomes `limits[index].name`.
     InPart { index: usize, inner: Box<Failure> },
+    /// The same as `OutOfRange`, found after the call that received the
+    /// value returned (a Redis limiter's constructor runs on another
+    /// thread): the value is kept as a [`Primitive`].
+    OutOfRangeLater { argument: &'static str, value: Primitive, requirement: &'static str },
+    /// A keyed limiter's new key refused at its bound.
+    AtCapacity(ratekeeper::AtCapacity),
+    /// A call on something closed: `what` names it ("this RedisStore").
+    Closed(&'static str),
+    /// An error of a Redis limiter (`Invalid` ones are mapped as
+    /// `Library`).
+    Redis(ratekeeper_redis::Error),
     /// A JavaScript exception is already pending (a getter on an options
     /// object threw): it propagates unchanged.
     Thrown,
@@ -79,6 +120,99 @@ impl From<ratekeeper::Error> for Failure {
     fn from(error: ratekeeper::Error) -> Self {
         Failure::Library(error)
     }
+}
+
+impl From<ratekeeper_redis::Error> for Failure {
+    fn from(error: ratekeeper_redis::Error) -> Self {
+        match error {
+            // A bad argument is the same error as for a local limiter.
+            ratekeeper_redis::Error::Invalid(invalid) => Failure::Library(invalid),
+            other => Failure::Redis(other),
+        }
+    }
+}
+
+/// A primitive JavaScript value kept beyond the call that received it, to
+/// show in an error found later ([`Failure::OutOfRangeLater`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Primitive {
+    Number(f64),
+    BigInt(i64),
+}
+
+impl Primitive {
+    /// `value` if it is a number or a bigint that fits an `i64`.
+    pub(crate) fn keep(value: Js) -> Option<Primitive> {
+        match value.bigint_i64() {
+            Some(Ok(i)) => Some(Primitive::BigInt(i)),
+            Some(Err(())) => None,
+            None => value.number().map(Primitive::Number),
+        }
+    }
+
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value, Failure> {
+        match *self {
+            Primitive::Number(x) => js::number(env, x),
+            Primitive::BigInt(i) => js::bigint(env, i),
+        }
+    }
+}
+
+/// An argument as the caller gave it, kept for an error found after the
+/// call returned: [`Given`] without the live value.
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    pub(crate) argument: Argument,
+    pub(crate) name: &'static str,
+    pub(crate) value: Primitive,
+    /// What the value must be, as the message says it.
+    pub(crate) requirement: &'static str,
+}
+
+impl Kept {
+    /// `given`, if its value is a number or a bigint (what durations and
+    /// counts are); `None` otherwise.
+    pub(crate) fn keep(given: Given) -> Option<Kept> {
+        Kept::keep_requiring(given, requirement(given.argument))
+    }
+
+    /// [`Kept::keep`] with a requirement of its own: for a value the
+    /// library checks under a shared [`Argument`] whose usual requirement
+    /// would not describe it (a heartbeat TTL is checked as a `Lease`, but
+    /// must be at least 3 ms).
+    pub(crate) fn keep_requiring(given: Given, requirement: &'static str) -> Option<Kept> {
+        Some(Kept { argument: given.argument, name: given.name, value: Primitive::keep(given.value)?, requirement })
+    }
+}
+
+/// What a heartbeat TTL must be (`ratekeeper_redis::Membership::join`
+/// refuses less than 3 ms: a node heartbeats every third of it).
+pub(crate) const HEARTBEAT_TTL_REQUIREMENT: &str = "must be at least 3 ms (3000 µs)";
+
+/// [`blame`] for a Redis limiter's result: its invalid-argument errors are
+/// blamed as a local limiter's are, the others pass through.
+pub(crate) fn blame_redis<T>(result: Result<T, ratekeeper_redis::Error>, given: &[Given]) -> Result<T, Failure> {
+    match result {
+        Ok(value) => Ok(value),
+        Err(ratekeeper_redis::Error::Invalid(invalid)) => blame(Err(invalid), given),
+        Err(other) => Err(Failure::from(other)),
+    }
+}
+
+/// [`blame`] for an error found after the call returned (on another
+/// thread): the argument is named as the caller wrote it.
+pub(crate) fn blame_later<T>(result: Result<T, ratekeeper_redis::Error>, kept: &[Kept]) -> Result<T, Failure> {
+    result.map_err(|error| match error {
+        ratekeeper_redis::Error::Invalid(ratekeeper::Error::InvalidArgument(invalid)) => {
+            match kept.iter().find(|k| k.argument == invalid.argument()) {
+                Some(k) => {
+                    Failure::OutOfRangeLater { argument: k.name, value: k.value.clone(), requirement: k.requirement }
+                }
+                None => Failure::from(ratekeeper_redis::Error::Invalid(ratekeeper::Error::InvalidArgument(invalid))),
+            }
+        }
+        other => Failure::from(other),
+    })
 }
 
 /// The JavaScript name of a library argument. Names follow the JavaScript
@@ -128,7 +262,7 @@ pub(crate) fn argument_name(argument: Argument) -> Cow<'static, str> {
         Argument::PolicyName => "name",
         Argument::Limits => "limits",
         Argument::Bytes => "bytes",
-        // The distributed limiters' (Rust only, so far).
+        // The distributed limiters'.
         Argument::Batch => "batch",
         Argument::Lease => "leaseMicros",
         // Arguments added to the library later get their camelCase name.
@@ -178,7 +312,8 @@ pub(crate) fn requirement(argument: Argument) -> &'static str {
 /// binding's (fractions, infinities) alike.
 pub(crate) const PERMITS_REQUIREMENT: &str = "must be an integer between 1 and 2147483647";
 
-fn camel_case(snake: &str) -> String {
+/// `snake_case` → `camelCase`: the library's names in JavaScript's spelling.
+pub(crate) fn camel_case(snake: &str) -> String {
     let mut out = String::with_capacity(snake.len());
     let mut upper = false;
     for c in snake.chars() {
@@ -312,6 +447,37 @@ fn describe(env: sys::napi_env, failure: Failure) -> Result<Option<Described>, F
             }
             d
         }
+        Failure::OutOfRangeLater { argument, value, requirement } => {
+            let value = value.to_js(env)?;
+            Described {
+                class: Class::Range,
+                code: INVALID_ARGUMENT,
+                message: Message::Argument(format!(" = {}: {requirement}", Js::new(env, value).describe())),
+                argument: Some(Cow::Borrowed(argument)),
+                value: Some(value),
+            }
+        }
+        Failure::AtCapacity(full) => Described {
+            class: Class::Plain,
+            code: AT_CAPACITY,
+            message: Message::Whole(full.to_string()),
+            argument: None,
+            value: None,
+        },
+        Failure::Closed(what) => Described {
+            class: Class::Plain,
+            code: CLOSED,
+            message: Message::Whole(format!("{what} is closed")),
+            argument: None,
+            value: None,
+        },
+        Failure::Redis(error) => Described {
+            class: Class::Plain,
+            code: redis_code(&error),
+            message: Message::Whole(format!("ratekeeper: {error}")),
+            argument: None,
+            value: None,
+        },
         Failure::Thrown => return Ok(None),
         Failure::Internal(message) => Described {
             class: Class::Plain,
@@ -346,6 +512,35 @@ fn build(env: sys::napi_env, d: &Described) -> Result<sys::napi_value, Failure> 
     Ok(error)
 }
 
+/// The `code` of a Redis limiter's error (`Invalid` ones are `Library`).
+fn redis_code(error: &ratekeeper_redis::Error) -> &'static str {
+    use ratekeeper_redis::Error;
+    match error {
+        // The crate's own bound, or the client's response timeout (set to
+        // the same duration, it may fire first): the same timeout.
+        Error::Timeout => REDIS_TIMEOUT,
+        Error::Redis(e) if e.is_timeout() => REDIS_TIMEOUT,
+        // Down, refused, dropped, a cluster that is down: the same "cannot
+        // answer now" as `Unavailable`, which a policy other than `error`
+        // would have decided.
+        e if e.is_unavailability() => REDIS_UNAVAILABLE,
+        Error::Unsupported(_) => REDIS_UNSUPPORTED,
+        Error::Protocol(_) => REDIS_PROTOCOL,
+        _ => REDIS_ERROR,
+    }
+}
+
+/// What the caller sees when the error object cannot be built.
+fn fallback() -> Described {
+    Described {
+        class: Class::Plain,
+        code: INTERNAL,
+        message: Message::Whole("ratekeeper internal error: could not describe an error".to_owned()),
+        argument: None,
+        value: None,
+    }
+}
+
 /// Throws `failure` as a JavaScript exception in `env` (nothing when one is
 /// already pending). Never fails: if the error object cannot be built, a
 /// plain `Error` with the same code and message is thrown instead.
@@ -353,13 +548,7 @@ pub(crate) fn throw(env: sys::napi_env, failure: Failure) {
     let described = match describe(env, failure) {
         Ok(Some(d)) => d,
         Ok(None) | Err(Failure::Thrown) => return,
-        Err(_) => Described {
-            class: Class::Plain,
-            code: INTERNAL,
-            message: Message::Whole("ratekeeper internal error: could not describe an error".to_owned()),
-            argument: None,
-            value: None,
-        },
+        Err(_) => fallback(),
     };
     match build(env, &described) {
         // SAFETY: throwing a freshly built error object of the running call.
@@ -374,6 +563,31 @@ pub(crate) fn throw(env: sys::napi_env, failure: Failure) {
             unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
         }
     }
+}
+
+/// The error object for `failure`, to reject a Promise with: the one
+/// [`throw`] would throw. A pending exception (a getter that threw) is
+/// taken and returned as it is. Never fails: `None` only if not even a
+/// plain `Error` can be made.
+pub(crate) fn value(env: sys::napi_env, failure: Failure) -> Option<sys::napi_value> {
+    let described = match describe(env, failure) {
+        Ok(Some(d)) => d,
+        Ok(None) | Err(Failure::Thrown) => return take_pending(env),
+        Err(_) => fallback(),
+    };
+    match build(env, &described) {
+        Ok(error) => Some(error),
+        Err(Failure::Thrown) => take_pending(env),
+        Err(_) => build(env, &fallback()).ok(),
+    }
+}
+
+/// Takes the pending JavaScript exception, if there is one.
+fn take_pending(env: sys::napi_env) -> Option<sys::napi_value> {
+    let mut error = ptr::null_mut();
+    // SAFETY: clears and returns the pending exception (or `undefined`).
+    let status = unsafe { sys::napi_get_and_clear_last_exception(env, &mut error) };
+    (status == sys::Status::napi_ok && !error.is_null()).then_some(error)
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> String {

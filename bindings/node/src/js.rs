@@ -150,6 +150,11 @@ impl Js {
 
     /// The value if it is a string.
     pub(crate) fn string(self) -> Option<String> {
+        String::from_utf8(self.string_bytes()?).ok()
+    }
+
+    /// The value's UTF-8 if it is a string (a lone surrogate as U+FFFD).
+    pub(crate) fn string_bytes(self) -> Option<Vec<u8>> {
         let mut len = 0usize;
         // SAFETY: a null buffer asks for the length only.
         if unsafe { sys::napi_get_value_string_utf8(self.env, self.raw, ptr::null_mut(), 0, &mut len) }
@@ -173,7 +178,7 @@ impl Js {
             return None;
         }
         buf.truncate(written);
-        String::from_utf8(buf).ok()
+        Some(buf)
     }
 
     /// The value as a message shows it: numbers and bigints as JavaScript

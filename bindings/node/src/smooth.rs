@@ -145,16 +145,18 @@ const METHODS: &[Named<Smooth>] = &[
 ];
 
 /// The arguments of `smoothCreate`, as JavaScript values.
-struct CreateArgs {
-    permits_per_second: Js,
-    warmup_ms: Js,
-    warmup_micros: Js,
-    cold_factor: Js,
-    max_burst_seconds: Js,
-    clock: Js,
+pub(crate) struct CreateArgs {
+    pub(crate) permits_per_second: Js,
+    pub(crate) warmup_ms: Js,
+    pub(crate) warmup_micros: Js,
+    pub(crate) cold_factor: Js,
+    pub(crate) max_burst_seconds: Js,
 }
 
-fn create(a: &CreateArgs) -> Result<Smooth, Failure> {
+/// Guava's limiter described by `a`, checked by the library: the rate
+/// given, and the core (its kind and parameters), starting at time 0.
+/// (Also how the Redis-shared limiter reads and checks the same options.)
+pub(crate) fn core(a: &CreateArgs) -> Result<(f64, SmoothRateLimiter), Failure> {
     let rate = args::number(a.permits_per_second, "permitsPerSecond")?;
     let warmup_micros = match args::duration(a.warmup_ms, a.warmup_micros, ("warmupMs", "warmupMicros"))? {
         None => None,
@@ -194,8 +196,13 @@ fn create(a: &CreateArgs) -> Result<Smooth, Failure> {
             SmoothRateLimiter::bursty(rate, max_burst.unwrap_or(DEFAULT_MAX_BURST_SECONDS))?
         }
     };
+    Ok((rate, core))
+}
+
+fn create(a: &CreateArgs, clock: Js) -> Result<Smooth, Failure> {
+    let (_, core) = self::core(a)?;
     // The clock is read last: the limiter starts at the clock's "now".
-    let clock = clock::from_option(a.clock)?;
+    let clock = clock::from_option(clock)?;
     Ok(Smooth { limiter: RateLimiter::from_core(core, clock) })
 }
 
@@ -218,14 +225,16 @@ pub fn smooth_create<'env>(
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
-        let smooth = create(&CreateArgs {
-            permits_per_second: js(permits_per_second),
-            warmup_ms: js(warmup_ms),
-            warmup_micros: js(warmup_micros),
-            cold_factor: js(cold_factor),
-            max_burst_seconds: js(max_burst_seconds),
-            clock: js(clock),
-        })?;
+        let smooth = create(
+            &CreateArgs {
+                permits_per_second: js(permits_per_second),
+                warmup_ms: js(warmup_ms),
+                warmup_micros: js(warmup_micros),
+                cold_factor: js(cold_factor),
+                max_burst_seconds: js(max_burst_seconds),
+            },
+            js(clock),
+        )?;
         let manual = smooth.limiter.clock().is_manual();
         let object = Binder::new(env.raw(), Arc::new(smooth))?
             .methods(METHODS)?

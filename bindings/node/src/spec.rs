@@ -1,8 +1,8 @@
 //! The admission-style algorithms' options, from JavaScript to a
 //! [`LimiterSpec`]: the one place that knows each algorithm's name and
 //! option names. The JavaScript classes take their option names from here
-//! (`limiterKeys`), the composite reads its parts with them, and a keyed
-//! limiter would describe its template the same way.
+//! (`limiterKeys`); the composite reads its parts with them, and the keyed
+//! and Redis limiters their limit (`part`).
 //!
 //! Durations come in milliseconds (`windowMs`) or exact microseconds
 //! (`windowMicros`), counts as integer numbers or bigints; the library
@@ -62,7 +62,7 @@ impl Algorithm {
         }
     }
 
-    /// The option names, in the order [`spec`] takes their values.
+    /// The option names, in the order [`build`] takes their values.
     pub(crate) const fn keys(self) -> &'static [&'static str] {
         match self {
             Algorithm::TokenBucket => &["rate", "burst"],
@@ -190,11 +190,12 @@ pub(crate) fn build<L>(
     Ok((spec, built))
 }
 
-/// A composite's part: an options object with `algorithm` and that
-/// algorithm's options, nothing else.
-pub(crate) fn part(value: Js) -> Result<(Algorithm, Vec<Js>), Failure> {
+/// A limit as one options object: `algorithm` and that algorithm's
+/// options, nothing else (a composite's part, a keyed or Redis limiter's
+/// limit). `argument` names it when it is not an object.
+pub(crate) fn part(value: Js, argument: &'static str) -> Result<(Algorithm, Vec<Js>), Failure> {
     if value.kind() != Kind::Object {
-        return Err(Failure::WrongType { argument: "options", value, expected: "an object" });
+        return Err(Failure::WrongType { argument, value, expected: "an object" });
     }
     let algorithm = Algorithm::from_js(value.property("algorithm")?, "algorithm")?;
     let mut known: Vec<String> = algorithm.keys().iter().map(|k| (*k).to_owned()).collect();

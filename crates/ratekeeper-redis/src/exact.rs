@@ -315,6 +315,17 @@ impl RedisLimiter {
         RedisStore::spawn_with(async move { this.peek_async(&key, cost).await }, callback);
     }
 
+    /// The decision a remembered refusal makes now for `key` and `cost` —
+    /// what [`check_async`](Self::check_async) would answer without a round
+    /// trip — or `None` when the check needs Redis. For bindings that gather
+    /// the checks of one turn of their event loop and send them as one task
+    /// (their scripts then share a write on the connection): they answer
+    /// these at once, as [`check_with`](Self::check_with) does, and send the
+    /// rest.
+    pub fn remembered_refusal(&self, key: &str, cost: u64) -> Option<Decision> {
+        self.decided_locally(key, cost)
+    }
+
     /// Blocking [`check_async`](Self::check_async).
     pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
         if let Some(decision) = self.decided_locally(key, cost) {

@@ -126,30 +126,69 @@ impl StoreInner {
         let deadline = Instant::now() + self.options.timeout;
         let pid = std::process::id();
         let idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut connection = match idle {
-            Some((owner, connection)) if owner == pid => connection,
-            _ => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let attempt = self.options.connect_timeout.min(left).max(Duration::from_micros(1));
-                direct.client.get_connection_with_timeout(attempt).map_err(Self::timed)?
-            }
+        let idle = idle.filter(|(owner, _)| *owner == pid).map(|(_, connection)| connection);
+        let reused = idle.is_some();
+        let connection = match idle {
+            Some(connection) => connection,
+            None => Self::connect_direct(direct, deadline, &self.options)?,
         };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Error::Timeout);
-        }
-        connection.set_read_timeout(Some(left)).map_err(Error::Redis)?;
-        connection.set_write_timeout(Some(left)).map_err(Error::Redis)?;
-        match invocation.invoke::<Value>(&mut connection) {
-            Ok(value) => {
-                let mut idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner());
-                if idle.len() < MAX_IDLE_DIRECT {
-                    idle.push((pid, connection));
-                }
+        match Self::invoke_direct(connection, deadline, invocation) {
+            Ok((value, connection)) => {
+                Self::keep_idle(direct, pid, connection);
+                Ok(value)
+            }
+            // An idle connection the server closed meanwhile (a restart,
+            // `CLIENT KILL`, its idle-client `timeout`) fails at once, before
+            // the script can have reached a server that runs it: once more,
+            // on a new connection, within the same deadline — rather than a
+            // spurious failure while Redis is up.
+            Err(e) if reused && e.is_connection_dropped() && !e.is_timeout() => {
+                let connection = Self::connect_direct(direct, deadline, &self.options)?;
+                let (value, connection) = Self::invoke_direct(connection, deadline, invocation).map_err(Self::timed)?;
+                Self::keep_idle(direct, pid, connection);
                 Ok(value)
             }
             // A connection that failed may hold a late reply: never reused.
             Err(e) => Err(Self::timed(e)),
+        }
+    }
+
+    /// A new blocking connection, within what is left of `deadline`.
+    fn connect_direct(
+        direct: &DirectConnections,
+        deadline: Instant,
+        options: &StoreOptions,
+    ) -> Result<redis::Connection, Error> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout);
+        }
+        let attempt = options.connect_timeout.min(left).max(Duration::from_micros(1));
+        direct.client.get_connection_with_timeout(attempt).map_err(Self::timed)
+    }
+
+    /// Runs the script on `connection`, within what is left of `deadline`;
+    /// the connection comes back with the answer.
+    fn invoke_direct(
+        mut connection: redis::Connection,
+        deadline: Instant,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<(Value, redis::Connection), redis::RedisError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut)));
+        }
+        connection.set_read_timeout(Some(left))?;
+        connection.set_write_timeout(Some(left))?;
+        let value = invocation.invoke::<Value>(&mut connection)?;
+        Ok((value, connection))
+    }
+
+    /// Keeps a connection that answered for the next blocking call.
+    fn keep_idle(direct: &DirectConnections, pid: u32, connection: redis::Connection) {
+        let mut idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_DIRECT {
+            idle.push((pid, connection));
         }
     }
 

@@ -70,6 +70,12 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
     assert!(reference.check("k", 1).unwrap().allowed);
     let first = cached.check("k", 1).unwrap();
     assert!(!first.allowed);
+    // What a binding answers at once, before sending the rest of a batch.
+    let remembered = cached.remembered_refusal("k", 1).expect("a remembered refusal");
+    assert!(!remembered.allowed && remembered.retry_after_micros <= first.retry_after_micros);
+    assert!(cached.remembered_refusal("k", 0).is_none());
+    assert!(cached.remembered_refusal("other", 1).is_none());
+    assert!(reference.remembered_refusal("k", 1).is_none());
     let before = evalsha_calls(&server);
     let start = Instant::now();
     let mut local = 0;
@@ -91,6 +97,7 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
     assert!(cached.check("k", 0).unwrap().allowed);
     // Once the retry-after has passed, the request is admitted again.
     std::thread::sleep(Duration::from_millis(150));
+    assert!(cached.remembered_refusal("k", 1).is_none());
     assert!(cached.check("k", 1).unwrap().allowed);
 }
 

@@ -145,3 +145,32 @@ fn killed_connections_are_reopened() {
     let back = back.expect("decisions never came back to Redis");
     assert!(back <= Duration::from_secs(1), "back on Redis only after {back:?}");
 }
+
+#[test]
+fn idle_blocking_connections_closed_by_the_server_cost_no_decision() {
+    // Blocking calls keep their connections between calls. The server may
+    // close one meanwhile — a restart, `CLIENT KILL`, its idle-client
+    // `timeout` — and the next call must still get Redis's answer, not a
+    // failure while Redis is up.
+    let mut server = RedisServer::start();
+    let s = store(&server);
+    let limiter = RedisLimiter::new(&s, "idle", GENEROUS).unwrap();
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query(&mut server.connection())
+        .unwrap();
+    assert!(killed >= 1, "no client connection was killed");
+    let d = limiter.check("k", 1).expect("a killed idle connection is replaced, not an error");
+    assert_eq!(d.remaining, 1_000_000_000 - 2);
+
+    server.kill();
+    server.restart();
+    let d = limiter.check("k", 1).expect("a connection to the old server is replaced, not an error");
+    assert_eq!(d.remaining, 1_000_000_000 - 1, "the restarted server is empty");
+    assert!(!s.is_down());
+}

@@ -16,3 +16,55 @@ const decision: Decision = new Gcra({ maxBurst: 4, countPerPeriod: 1, periodMs: 
 const header: string = decision.rateLimitHeader('api');
 
 export { now, later, seconds, same, code, wrong, header };
+
+// Keyed and Redis limiters, as a TypeScript user writes them (type-checked, not run).
+import {
+  KeyedLimiter,
+  Membership,
+  RedisDividedLimiter,
+  RedisLeasedLimiter,
+  RedisLimiter,
+  RedisRateLimiter,
+  RedisStore,
+} from 'ratekeeper';
+import type { KeyedOptions, LimitOptions, RedisLimiterOptions, StoreOptions, WhenFull } from 'ratekeeper';
+
+const perUser: LimitOptions = { algorithm: 'gcra', maxBurst: 29, countPerPeriod: 30, periodMs: 60_000 };
+const policy: WhenFull = 'evictSoonestFull';
+const keyedOptions: KeyedOptions = { maxKeys: 100_000, whenFull: policy };
+const keyed = new KeyedLimiter(perUser, keyedOptions);
+const byString: Decision = keyed.check('user:1');
+const byBytes: boolean = keyed.tryAcquire(new TextEncoder().encode('user:1'), 2n);
+const held: number = keyed.size;
+
+async function redis(): Promise<void> {
+  const storeOptions: StoreOptions = { timeoutMs: 50, retryIntervalMs: 100 };
+  const store: RedisStore = await RedisStore.connect('redis://127.0.0.1:6379/', storeOptions);
+  const cluster: RedisStore = await RedisStore.connectCluster(['redis://127.0.0.1:7000']);
+  const membership: Membership = await Membership.join(store, 'api-nodes', { ttlMs: 3_000 });
+  const exactOptions: RedisLimiterOptions = { whenUnavailable: 'localShare', membership, maxKeys: 10_000 };
+  const exact = new RedisLimiter(store, 'api', perUser, exactOptions);
+  const d: Decision = await exact.check('user:1', 1);
+  const leased = new RedisLeasedLimiter(cluster, 'api', perUser, { batch: 5, leaseMs: 100 });
+  const l: Decision = await leased.check('user:1');
+  const divided: RedisDividedLimiter = await RedisDividedLimiter.create(store, 'api', perUser, {
+    heartbeatTtlMs: 3_000,
+    maxKeys: 10_000,
+  });
+  const local: Decision = divided.check('user:1');
+  const shared: RedisRateLimiter = await RedisRateLimiter.create(store, 'reports', 5, { warmupMs: 1_000 });
+  const waited: number = await shared.acquire();
+  const got: boolean = await shared.tryAcquire(1, { timeoutMs: 100 });
+  // @ts-expect-error: a Redis decision is a Promise
+  const notYet: Decision = exact.check('user:1');
+  // @ts-expect-error: an unknown policy
+  new RedisLimiter(store, 'api', perUser, { whenUnavailable: 'retry' });
+  // @ts-expect-error: Redis keys are strings
+  await exact.check(new Uint8Array(1));
+  // @ts-expect-error: stores come from RedisStore.connect
+  new RedisStore();
+  void [d, l, local, waited, got, notYet];
+  store.close();
+}
+
+export { byString, byBytes, held, redis };

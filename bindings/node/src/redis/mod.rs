@@ -1,0 +1,80 @@
+//! The distributed limiters of `ratekeeper-redis` for JavaScript: the
+//! store, exact mode, leased mode, divided mode, membership, and Guava's
+//! limiter shared through Redis. Each `…Create`/`…Connect` function returns
+//! (or resolves to) an object of bound functions (see `bound`), which the
+//! classes of `node/lib/redis.js` wrap.
+//!
+//! Nothing here waits on the JavaScript thread: a call that needs Redis
+//! returns a Promise and hands its [`Done`](crate::promise::Done) to the
+//! crate's callback form (`check_with`, `reserve_with`, …), or — for the
+//! crate's blocking-only calls (connecting, joining a group) — runs on
+//! libuv's thread pool (see `promise`). Errors are the crate's, mapped in
+//! `error` (stable codes `ERR_RATEKEEPER_REDIS_…`, distinct from the
+//! argument errors every limiter shares).
+//!
+//! ## Closing
+//!
+//! Every object here can be closed (`close()`), which drops its hold on
+//! the crate's object at once (later calls reject with
+//! `ERR_RATEKEEPER_CLOSED`); otherwise it is dropped when JavaScript
+//! collects it. Closing a store closes every limiter and membership made
+//! from it, so that the connection itself closes (the crate keeps it while
+//! any of them holds it). Nothing here keeps the event loop alive: the
+//! connection is driven by the crate's own thread, and answers come back
+//! through an unreferenced thread-safe function (see `promise`).
+//!
+//! | module | owns |
+//! |---|---|
+//! | `store` | `RedisStore`: connecting, options, closing |
+//! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy; leased mode; divided mode |
+//! | `batch` | the exact-mode checks of one turn of the event loop, sent as one task |
+//! | `membership` | `Membership` |
+//! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
+
+mod batch;
+mod exact;
+mod membership;
+mod smooth;
+mod store;
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use crate::error::Failure;
+
+pub(crate) use store::Store;
+
+/// What a store closes when it is closed: the limiters and memberships
+/// made from it.
+pub(crate) trait Close: Send + Sync {
+    /// Drops the hold on the crate's object; later calls fail.
+    fn close(&self);
+}
+
+/// The crate's object of one JavaScript object, until it is closed.
+pub(crate) struct Held<T> {
+    inner: Mutex<Option<T>>,
+    /// "this RedisLimiter", for the error after closing.
+    what: &'static str,
+}
+
+impl<T: Clone> Held<T> {
+    pub(crate) fn new(inner: T, what: &'static str) -> Self {
+        Held { inner: Mutex::new(Some(inner)), what }
+    }
+
+    /// A clone of the object (they are handles), or `Closed`.
+    pub(crate) fn get(&self) -> Result<T, Failure> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).clone().ok_or(Failure::Closed(self.what))
+    }
+
+    /// Drops the object.
+    pub(crate) fn take(&self) -> Option<T> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// Registers `child` with its store, so that closing the store closes it.
+pub(crate) fn adopt<C: Close + 'static>(store: &Store, child: &Arc<C>) {
+    let weak: Weak<dyn Close> = Arc::downgrade(child) as Weak<dyn Close>;
+    store.adopt(weak);
+}

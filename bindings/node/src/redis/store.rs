@@ -1,0 +1,214 @@
+//! `RedisStore`: one multiplexed, reconnecting connection to Redis or a
+//! Redis Cluster (`ratekeeper_redis::RedisStore`). `redisConnect` checks
+//! the URLs and options here, connects on libuv's thread pool (the crate
+//! connects only blocking) and resolves to the store's bound functions.
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use napi::bindgen_prelude::Unknown;
+use napi::{sys, Env, JsValue};
+use napi_derive::napi;
+use ratekeeper_redis::{RedisStore, StoreOptions};
+use redis::IntoConnectionInfo;
+
+use super::{Close, Held};
+use crate::args::{self, Duration as Given};
+use crate::bound::{Binder, Named, Returned, Tagged};
+use crate::error::{guarded, Failure};
+use crate::js::Js;
+use crate::promise::{self, Answer};
+
+/// One JavaScript `RedisStore`.
+pub(crate) struct Store {
+    store: Held<RedisStore>,
+    /// The limiters and memberships made from it (closed with it).
+    children: Mutex<Vec<Weak<dyn Close>>>,
+}
+
+impl Tagged for Store {
+    const TAG: sys::napi_type_tag = sys::napi_type_tag { lower: 0x9d52_2a94_78d5_1d1b, upper: 0xe395_df0b_0e61_33d1 };
+}
+
+impl Store {
+    /// The crate's store, or `Closed`.
+    pub(crate) fn get(&self) -> Result<RedisStore, Failure> {
+        self.store.get()
+    }
+
+    pub(crate) fn adopt(&self, child: Weak<dyn Close>) {
+        let mut children = self.children.lock().unwrap_or_else(PoisonError::into_inner);
+        children.retain(|c| c.strong_count() > 0);
+        children.push(child);
+    }
+
+    fn close(&self) {
+        self.store.take();
+        let children = std::mem::take(&mut *self.children.lock().unwrap_or_else(PoisonError::into_inner));
+        for child in children.iter().filter_map(Weak::upgrade) {
+            child.close();
+        }
+    }
+}
+
+/// The store a limiter's constructor was given.
+pub(crate) fn store_of(value: Js) -> Result<Arc<Store>, Failure> {
+    crate::bound::target_of::<Store>(value).ok_or(Failure::WrongType {
+        argument: "store",
+        value,
+        expected: "a RedisStore",
+    })
+}
+
+/// The object `redisConnect` resolves to: functions bound to one store.
+#[allow(dead_code)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RedisStoreMethods {
+    /// Whether Redis failed to answer within the last retry interval.
+    #[napi(ts_type = "() => boolean")]
+    pub is_down: (),
+    /// Closes the store and everything made from it.
+    #[napi(ts_type = "() => void")]
+    pub close: (),
+    /// Whether it is closed.
+    #[napi(ts_type = "() => boolean")]
+    pub closed: (),
+    /// Whether it is connected to a Redis Cluster.
+    #[napi(ts_type = "boolean")]
+    pub cluster: (),
+    /// The decision timeout, in milliseconds.
+    #[napi(ts_type = "number")]
+    pub timeout_ms: (),
+    /// The retry interval, in milliseconds.
+    #[napi(ts_type = "number")]
+    pub retry_interval_ms: (),
+}
+
+const METHODS: &[Named<Store>] = &[
+    (c"isDown", 0, |s, _| Ok(Returned::Bool(s.get()?.is_down()))),
+    (c"close", 0, |s, _| {
+        s.close();
+        Ok(Returned::Undefined)
+    }),
+    (c"closed", 0, |s, _| Ok(Returned::Bool(s.get().is_err()))),
+];
+
+/// What a store's URL must be.
+const URL_REQUIREMENT: &str = "must be a Redis URL such as \"redis://127.0.0.1:6379/0\"";
+
+/// A URL, checked by the Redis client's own parser.
+fn url(value: Js, argument: &'static str) -> Result<String, Failure> {
+    let Some(url) = value.string() else {
+        return Err(Failure::WrongType { argument, value, expected: "a string" });
+    };
+    match url.as_str().into_connection_info() {
+        Ok(_) => Ok(url),
+        Err(_) => Err(Failure::OutOfRange { argument, value, requirement: URL_REQUIREMENT }),
+    }
+}
+
+/// A store option's duration (`names`: milliseconds, microseconds),
+/// `default` when absent: finite, not negative, and positive if `positive`.
+fn duration(
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+    default: Duration,
+    positive: bool,
+) -> Result<Duration, Failure> {
+    let requirement = if positive { "must be finite and positive" } else { "must be finite and not negative" };
+    let (argument, value, micros) = match args::duration(ms, micros, names)? {
+        None => return Ok(default),
+        Some(Given::Millis(value, x)) if x.is_finite() => (names.0, value, args::micros_from_millis(x)),
+        Some(Given::Millis(value, _)) => return Err(Failure::OutOfRange { argument: names.0, value, requirement }),
+        Some(Given::Micros(m)) => (names.1, micros, m),
+    };
+    match u64::try_from(micros) {
+        Ok(m) if m > 0 || !positive => Ok(Duration::from_micros(m)),
+        _ => Err(Failure::OutOfRange { argument, value, requirement }),
+    }
+}
+
+/// Connects to Redis — one server at `urls` (a string), or a Redis Cluster
+/// through any of `urls` (an array) when `cluster` — and resolves to the
+/// store's bound functions. Options arrive one by one (`undefined` when
+/// absent).
+#[napi(
+    ts_args_type = "urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown",
+    ts_return_type = "Promise<RedisStoreMethods>"
+)]
+#[allow(clippy::too_many_arguments)]
+pub fn redis_connect<'env>(
+    env: &'env Env,
+    urls: Unknown<'_>,
+    cluster: bool,
+    timeout_ms: Unknown<'_>,
+    timeout_micros: Unknown<'_>,
+    connect_timeout_ms: Unknown<'_>,
+    connect_timeout_micros: Unknown<'_>,
+    retry_interval_ms: Unknown<'_>,
+    retry_interval_micros: Unknown<'_>,
+) -> napi::Result<Unknown<'env>> {
+    let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
+    guarded(env, || {
+        let urls = if cluster {
+            let value = js(urls);
+            let items = value.elements()?.filter(|items| !items.is_empty()).ok_or(Failure::WrongType {
+                argument: "urls",
+                value,
+                expected: "a non-empty array of Redis URLs",
+            })?;
+            items.into_iter().map(|item| url(item, "urls")).collect::<Result<Vec<_>, _>>()?
+        } else {
+            vec![url(js(urls), "url")?]
+        };
+        let defaults = StoreOptions::default();
+        let options = StoreOptions {
+            timeout: duration(
+                js(timeout_ms),
+                js(timeout_micros),
+                ("timeoutMs", "timeoutMicros"),
+                defaults.timeout,
+                true,
+            )?,
+            connect_timeout: duration(
+                js(connect_timeout_ms),
+                js(connect_timeout_micros),
+                ("connectTimeoutMs", "connectTimeoutMicros"),
+                defaults.connect_timeout,
+                true,
+            )?,
+            retry_interval: duration(
+                js(retry_interval_ms),
+                js(retry_interval_micros),
+                ("retryIntervalMs", "retryIntervalMicros"),
+                defaults.retry_interval,
+                false,
+            )?,
+        };
+        let promise = promise::blocking(env.raw(), move || -> Answer {
+            let connected = if cluster {
+                let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+                RedisStore::connect_cluster(&nodes, options)
+            } else {
+                RedisStore::connect(&urls[0], options)
+            };
+            Box::new(move |cx| {
+                let store = connected?;
+                let (timeout, retry) = (store.timeout(), store.retry_interval());
+                let target =
+                    Arc::new(Store { store: Held::new(store, "this RedisStore"), children: Mutex::new(Vec::new()) });
+                let binder = &mut Binder::new(cx.env, target)?;
+                binder
+                    .methods(METHODS)?
+                    .tagged()?
+                    .flag(c"cluster", cluster)?
+                    .number(c"timeoutMs", timeout.as_micros() as f64 / 1e3)?
+                    .number(c"retryIntervalMs", retry.as_micros() as f64 / 1e3)?;
+                Ok(binder.finish())
+            })
+        })?;
+        // SAFETY: a value just created in this call's environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), promise) })
+    })
+}

@@ -1,0 +1,544 @@
+export type StoreOptions = {
+    /**
+     * The longest any one decision may take,
+     * reconnection included; past it the call fails with
+     * `ERR_RATEKEEPER_REDIS_TIMEOUT` and the limiter's `whenUnavailable`
+     * policy decides. Default 100.
+     */
+    timeoutMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     */
+    timeoutMicros?: number | bigint | undefined;
+    /**
+     * The longest one attempt to connect
+     * may take. Default 250.
+     */
+    connectTimeoutMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     */
+    connectTimeoutMicros?: number | bigint | undefined;
+    /**
+     * After Redis failed to answer,
+     * decisions stop trying it for this long (failing at once with
+     * `ERR_RATEKEEPER_REDIS_UNAVAILABLE`, or deciding by the policy), so that
+     * a dead server costs no timeouts; then the next decision tries again.
+     * Default 200.
+     */
+    retryIntervalMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     */
+    retryIntervalMicros?: number | bigint | undefined;
+};
+/**
+ * What a decision does when Redis cannot answer (down, unreachable, or
+ * slower than the store's timeout): `error` rejects with the error (the
+ * default); `failClosed` refuses every request (retry after the store's
+ * retry interval); `failOpen` admits every request; `localShare` decides
+ * in this process with its share of the limit, `limit ÷ the last known
+ * number of live nodes` of `membership` (never the whole limit in every
+ * process), and goes back to Redis as soon as it answers.
+ */
+export type WhenUnavailable = "error" | "failClosed" | "failOpen" | "localShare";
+export type RedisLimiterOptions = {
+    /**
+     * Whether a refusal with a
+     * retry-after is remembered, so that the same key's requests (of the same
+     * cost or more) are refused in this process without a round trip until
+     * then — never later than Redis would. Default true.
+     */
+    rememberRefusals?: boolean | undefined;
+    /**
+     * Default `error`.
+     */
+    whenUnavailable?: WhenUnavailable | undefined;
+    /**
+     * For `localShare`: the group whose
+     * live nodes divide the limit.
+     */
+    membership?: Membership | undefined;
+    /**
+     * For `localShare`: the most keys the
+     * local share holds (see `KeyedLimiter`).
+     */
+    maxKeys?: number | bigint | undefined;
+};
+export type LeasedOptions = {
+    /**
+     * Units taken from Redis per round trip
+     * (1 to the limit).
+     */
+    batch: number | bigint;
+    /**
+     * How long a taken batch may be spent, in
+     * milliseconds; units left when it expires are lost.
+     */
+    leaseMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     * Give one or the other.
+     */
+    leaseMicros?: number | bigint | undefined;
+};
+export type DividedOptions = {
+    /**
+     * How long a node counts as live after
+     * its last heartbeat (it heartbeats every third of it), in milliseconds;
+     * at least 3.
+     */
+    heartbeatTtlMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    heartbeatTtlMicros?: number | bigint | undefined;
+    /**
+     * The most keys this node holds.
+     */
+    maxKeys: number | bigint;
+};
+export type MembershipOptions = {
+    /**
+     * How long a node counts as live after its last
+     * heartbeat (it heartbeats every third of it), in milliseconds; at least 3.
+     */
+    ttlMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     * Give one or the other.
+     */
+    ttlMicros?: number | bigint | undefined;
+};
+export type RedisRateLimiterOptions = {
+    /**
+     * Guava's `SmoothWarmingUp`, as for
+     * `RateLimiter.create`.
+     */
+    warmupMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     */
+    warmupMicros?: number | bigint | undefined;
+    /**
+     * For a warming-up limiter (default 3).
+     */
+    coldFactor?: number | undefined;
+    /**
+     * For a bursty limiter (default 1).
+     */
+    maxBurstSeconds?: number | undefined;
+    /**
+     * Lets the shared state expire after this
+     * long unused (default: never). A limiter recreated after that starts
+     * afresh, as a new Guava limiter does.
+     */
+    idleTtlMs?: number | undefined;
+    /**
+     * The same in exact microseconds.
+     */
+    idleTtlMicros?: number | bigint | undefined;
+};
+/**
+ * @typedef {object} StoreOptions
+ * @property {number} [timeoutMs] The longest any one decision may take,
+ *   reconnection included; past it the call fails with
+ *   `ERR_RATEKEEPER_REDIS_TIMEOUT` and the limiter's `whenUnavailable`
+ *   policy decides. Default 100.
+ * @property {number | bigint} [timeoutMicros] The same in exact microseconds.
+ * @property {number} [connectTimeoutMs] The longest one attempt to connect
+ *   may take. Default 250.
+ * @property {number | bigint} [connectTimeoutMicros] The same in exact microseconds.
+ * @property {number} [retryIntervalMs] After Redis failed to answer,
+ *   decisions stop trying it for this long (failing at once with
+ *   `ERR_RATEKEEPER_REDIS_UNAVAILABLE`, or deciding by the policy), so that
+ *   a dead server costs no timeouts; then the next decision tries again.
+ *   Default 200.
+ * @property {number | bigint} [retryIntervalMicros] The same in exact microseconds.
+ */
+/**
+ * A connection to Redis or a Redis Cluster that any number of limiters
+ * share: one multiplexed, reconnecting connection, on which their requests
+ * are pipelined, driven by ratekeeper's own thread.
+ *
+ * An idle store does not keep the process alive. `close()` closes it and
+ * every limiter and membership made from it.
+ *
+ * @example
+ * const store = await RedisStore.connect('redis://127.0.0.1:6379/');
+ * const api = new RedisLimiter(store, 'api', { algorithm: 'gcra', maxBurst: 99, countPerPeriod: 1000, periodMs: 1000 });
+ * const d = await api.check(`user:${id}`);
+ */
+export class RedisStore {
+    /**
+     * Connects to one Redis server, waiting at most `connectTimeoutMs`.
+     * Rejects with `ERR_RATEKEEPER_REDIS_UNAVAILABLE` (or `…_TIMEOUT`) when
+     * it cannot.
+     * @param {string} url `redis://[user:password@]host[:port][/db]`.
+     * @param {StoreOptions} [options]
+     * @returns {Promise<RedisStore>}
+     */
+    static connect(url: string, options?: StoreOptions): Promise<RedisStore>;
+    /**
+     * Connects to a Redis Cluster through any of its nodes. A limiter's keys
+     * share a hash slot per user key, so each decision is still one script
+     * run on one node.
+     * @param {readonly string[]} urls At least one node's URL.
+     * @param {StoreOptions} [options]
+     * @returns {Promise<RedisStore>}
+     */
+    static connectCluster(urls: readonly string[], options?: StoreOptions): Promise<RedisStore>;
+    /**
+     * Use `RedisStore.connect` or `RedisStore.connectCluster`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').RedisStoreMethods} methods
+     */
+    private constructor();
+    /**
+     * Whether Redis failed to answer within the last retry interval (decisions
+     * are not sending it anything meanwhile).
+     * @type {boolean}
+     */
+    get isDown(): boolean;
+    /**
+     * Whether this is a Redis Cluster connection.
+     * @type {boolean}
+     */
+    get cluster(): boolean;
+    /**
+     * The decision timeout, in milliseconds.
+     * @type {number}
+     */
+    get timeoutMs(): number;
+    /**
+     * The retry interval, in milliseconds.
+     * @type {number}
+     */
+    get retryIntervalMs(): number;
+    /**
+     * Whether `close()` was called.
+     * @type {boolean}
+     */
+    get closed(): boolean;
+    /**
+     * Closes the connection, and every limiter and membership made from this
+     * store (their calls then reject with `ERR_RATEKEEPER_CLOSED`; calls
+     * already sent complete). Closing twice does nothing more.
+     */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {'error' | 'failClosed' | 'failOpen' | 'localShare'} WhenUnavailable
+ *   What a decision does when Redis cannot answer (down, unreachable, or
+ *   slower than the store's timeout): `error` rejects with the error (the
+ *   default); `failClosed` refuses every request (retry after the store's
+ *   retry interval); `failOpen` admits every request; `localShare` decides
+ *   in this process with its share of the limit, `limit ÷ the last known
+ *   number of live nodes` of `membership` (never the whole limit in every
+ *   process), and goes back to Redis as soon as it answers.
+ */
+/**
+ * @typedef {object} RedisLimiterOptions
+ * @property {boolean} [rememberRefusals] Whether a refusal with a
+ *   retry-after is remembered, so that the same key's requests (of the same
+ *   cost or more) are refused in this process without a round trip until
+ *   then — never later than Redis would. Default true.
+ * @property {WhenUnavailable} [whenUnavailable] Default `error`.
+ * @property {Membership} [membership] For `localShare`: the group whose
+ *   live nodes divide the limit.
+ * @property {number | bigint} [maxKeys] For `localShare`: the most keys the
+ *   local share holds (see `KeyedLimiter`).
+ */
+/**
+ * Exact mode: every decision is one atomic script run in Redis, timed by
+ * the server's clock, so every process sharing the `name` (and the Redis)
+ * shares each key's limit exactly, and decides as one local limiter would.
+ * GCRA (redis-cell's reply), the token bucket, the fixed window, the sliding
+ * window counter and the sliding log run in Redis; other algorithms throw
+ * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`.
+ *
+ * @example
+ * const api = new RedisLimiter(store, 'api',
+ *   { algorithm: 'gcra', maxBurst: 99, countPerPeriod: 1000, periodMs: 1000 },
+ *   { whenUnavailable: 'failClosed' });
+ * const d = await api.check(`user:${id}`);
+ * if (!d.allowed) res.writeHead(429, d.headers('api'));
+ */
+export class RedisLimiter {
+    /**
+     * @param {RedisStore} store
+     * @param {string} name Processes using the same name share its keys.
+     * @param {import('./composite.js').LimitOptions} limit Each key's limit.
+     * @param {RedisLimiterOptions} [options]
+     */
+    constructor(store: RedisStore, name: string, limit: import("./composite.js").LimitOptions, options?: RedisLimiterOptions);
+    /**
+     * Admits `cost` units for `key` if the shared limit allows (consuming
+     * them), or refuses (consuming nothing): one round trip, or none when a
+     * remembered refusal decides.
+     * @param {string} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<import('./decision.js').Decision>}
+     */
+    check(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * The decision `check(key, cost)` would make now, consuming nothing.
+     * @param {string} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<import('./decision.js').Decision>}
+     */
+    peek(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * The quota: the most units admitted at once.
+     * @type {number}
+     */
+    get limit(): number;
+    /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} LeasedOptions
+ * @property {number | bigint} batch Units taken from Redis per round trip
+ *   (1 to the limit).
+ * @property {number} [leaseMs] How long a taken batch may be spent, in
+ *   milliseconds; units left when it expires are lost.
+ * @property {number | bigint} [leaseMicros] The same in exact microseconds.
+ *   Give one or the other.
+ */
+/**
+ * Leased mode: one round trip takes up to `batch` units for a key, which
+ * this process then admits locally, without a round trip, until it runs
+ * out or the lease expires. Every unit admitted was first taken from the
+ * shared limit, so the total never exceeds it; what moves is when: in any
+ * interval T the processes together admit at most `rate × (T + lease) +
+ * burst`, and each may lose up to `batch` units per lease. GCRA and the
+ * token bucket only.
+ */
+export class RedisLeasedLimiter {
+    /**
+     * @param {RedisStore} store
+     * @param {string} name
+     * @param {import('./composite.js').LimitOptions} limit GCRA or the token bucket.
+     * @param {LeasedOptions} options
+     */
+    constructor(store: RedisStore, name: string, limit: import("./composite.js").LimitOptions, options: LeasedOptions);
+    /**
+     * Admits `cost` units for `key` from this process's lease, or takes a new
+     * lease (one round trip) when it holds too few. An admission from a lease
+     * has the units left in it as `remaining`.
+     * @param {string} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<import('./decision.js').Decision>}
+     */
+    check(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /** Releases the limiter now. */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} DividedOptions
+ * @property {number} [heartbeatTtlMs] How long a node counts as live after
+ *   its last heartbeat (it heartbeats every third of it), in milliseconds;
+ *   at least 3.
+ * @property {number | bigint} [heartbeatTtlMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {number | bigint} maxKeys The most keys this node holds.
+ */
+/**
+ * Divided mode: every process joins the group `name` (heartbeats into Redis)
+ * and enforces `limit ÷ live nodes` on its own, per key, with no round trip
+ * per decision — so `check` is synchronous. The shares add up to the limit
+ * when traffic is spread evenly; a busy node is refused while an idle one
+ * has room.
+ */
+export class RedisDividedLimiter {
+    /**
+     * Joins the group `name` and resolves to a limiter enforcing this
+     * process's share of `limit`.
+     * @param {RedisStore} store
+     * @param {string} name
+     * @param {import('./composite.js').LimitOptions} limit The whole limit, per key.
+     * @param {DividedOptions} options
+     * @returns {Promise<RedisDividedLimiter>}
+     */
+    static create(store: RedisStore, name: string, limit: import("./composite.js").LimitOptions, options: DividedOptions): Promise<RedisDividedLimiter>;
+    /**
+     * Use `RedisDividedLimiter.create`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').RedisDividedMethods} methods
+     */
+    private constructor();
+    /**
+     * Decides `cost` units for `key` with this process's share. Never waits.
+     * Synchronous.
+     * @param {string} key
+     * @param {number | bigint} [cost=1]
+     * @returns {import('./decision.js').Decision}
+     */
+    check(key: string, cost?: number | bigint): import("./decision.js").Decision;
+    /**
+     * The live nodes as last read.
+     * @type {number}
+     */
+    get nodes(): number;
+    /**
+     * This process's id in the group.
+     * @type {string}
+     */
+    get nodeId(): string;
+    /** Leaves the group and releases the limiter now. */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} MembershipOptions
+ * @property {number} [ttlMs] How long a node counts as live after its last
+ *   heartbeat (it heartbeats every third of it), in milliseconds; at least 3.
+ * @property {number | bigint} [ttlMicros] The same in exact microseconds.
+ *   Give one or the other.
+ */
+/**
+ * This process's place in a group of nodes sharing limits: it heartbeats
+ * into Redis in the background, and `nodes` is the live count as last read
+ * (kept while Redis is away). A `RedisLimiter` with `whenUnavailable:
+ * 'localShare'` divides its limit by it.
+ */
+export class Membership {
+    /**
+     * Joins `group` as a new node; rejects if Redis cannot be reached for
+     * the first heartbeat.
+     * @param {RedisStore} store
+     * @param {string} group
+     * @param {MembershipOptions} options
+     * @returns {Promise<Membership>}
+     */
+    static join(store: RedisStore, group: string, options: MembershipOptions): Promise<Membership>;
+    /**
+     * Use `Membership.join`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').MembershipMethods} methods
+     */
+    private constructor();
+    /**
+     * The live nodes as last read (at least 1: this one).
+     * @type {number}
+     */
+    get nodes(): number;
+    /**
+     * This process's id in the group.
+     * @type {string}
+     */
+    get nodeId(): string;
+    /**
+     * Heartbeats now and resolves to the live count (the background
+     * heartbeat normally does this).
+     * @returns {Promise<number>}
+     */
+    refresh(): Promise<number>;
+    /**
+     * Releases this handle: the node leaves the group at once, unless a
+     * limiter still uses the membership (then when that limiter is closed).
+     */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} RedisRateLimiterOptions
+ * @property {number} [warmupMs] Guava's `SmoothWarmingUp`, as for
+ *   `RateLimiter.create`.
+ * @property {number | bigint} [warmupMicros] The same in exact microseconds.
+ * @property {number} [coldFactor] For a warming-up limiter (default 3).
+ * @property {number} [maxBurstSeconds] For a bursty limiter (default 1).
+ * @property {number} [idleTtlMs] Lets the shared state expire after this
+ *   long unused (default: never). A limiter recreated after that starts
+ *   afresh, as a new Guava limiter does.
+ * @property {number | bigint} [idleTtlMicros] The same in exact microseconds.
+ */
+/**
+ * Guava's `RateLimiter` shared by every process using the same `name` and
+ * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
+ * one Guava limiter would give for the same sequence of calls. Every call is
+ * a round trip, so every method returns a Promise; waits are timers.
+ *
+ * @example
+ * const shared = await RedisRateLimiter.create(store, 'reports', 5); // 5 permits/s among all processes
+ * await shared.acquire();
+ */
+export class RedisRateLimiter {
+    /**
+     * Connects to the limiter named `name`, creating it at `permitsPerSecond`
+     * unless another process already has (then its rate and parameters are
+     * kept). The options are checked as `RateLimiter.create` checks them.
+     * @param {RedisStore} store
+     * @param {string} name
+     * @param {number} permitsPerSecond
+     * @param {RedisRateLimiterOptions} [options]
+     * @returns {Promise<RedisRateLimiter>}
+     */
+    static create(store: RedisStore, name: string, permitsPerSecond: number, options?: RedisRateLimiterOptions): Promise<RedisRateLimiter>;
+    /**
+     * Use `RedisRateLimiter.create`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').RedisSmoothMethods} methods
+     */
+    private constructor();
+    /**
+     * Takes `permits`, waiting (on a timer) until they are granted, and
+     * resolves to the seconds waited.
+     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @returns {Promise<number>}
+     */
+    acquire(permits?: number): Promise<number>;
+    /**
+     * Takes `permits` if they can be had within the timeout (default 0),
+     * waiting for them, and resolves to `true`; otherwise resolves to `false`
+     * at once, taking nothing.
+     * @param {number} [permits=1]
+     * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+     * @returns {Promise<boolean>}
+     */
+    tryAcquire(permits?: number, options?: import("./rate-limiter.js").TimeoutOptions): Promise<boolean>;
+    /**
+     * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
+     * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+     * @returns {Promise<boolean>}
+     */
+    canAcquire(options?: import("./rate-limiter.js").TimeoutOptions): Promise<boolean>;
+    /**
+     * Milliseconds until a request made now would be granted; takes nothing.
+     * @returns {Promise<number>}
+     */
+    timeUntilAvailable(): Promise<number>;
+    /**
+     * The stable rate, permits per second (Guava's `getRate`).
+     * @returns {Promise<number>}
+     */
+    getRate(): Promise<number>;
+    /**
+     * Guava's `setRate`, for every process sharing the limiter.
+     * @param {number} permitsPerSecond
+     * @returns {Promise<void>}
+     */
+    setRate(permitsPerSecond: number): Promise<void>;
+    /**
+     * The Redis key holding the shared state.
+     * @type {string}
+     */
+    get key(): string;
+    /** Releases the limiter now. */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}

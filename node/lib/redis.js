@@ -1,0 +1,752 @@
+'use strict';
+/**
+ * Limits shared by many processes and hosts through Redis (or a Redis
+ * Cluster): `RedisStore`, the connection; `RedisLimiter`, exact mode (every
+ * decision one atomic script run, timed by the server's clock);
+ * `RedisLeasedLimiter`, leased mode; `RedisDividedLimiter`, divided mode;
+ * `Membership`, the live nodes of a group; `RedisRateLimiter`, Guava's
+ * `RateLimiter` shared by every process.
+ *
+ * Thin shells over native functions bound to the `ratekeeper-redis` crate's
+ * objects (bindings/node/src/redis/). Anything that talks to Redis returns a
+ * Promise, settled from the crate's own thread (bindings/node/src/promise.rs):
+ * the event loop is never blocked, and never kept alive by an idle store.
+ * Failures reject with an `Error` whose `code` says what happened
+ * (`ERR_RATEKEEPER_REDIS_UNAVAILABLE`, `…_TIMEOUT`, `…_ERROR`, `…_PROTOCOL`,
+ * `…_UNSUPPORTED`, `ERR_RATEKEEPER_CLOSED`); bad arguments are the same
+ * `RangeError`s and `TypeError`s as everywhere in the package.
+ * @module
+ */
+
+const native = require('./binding.js');
+const { views } = require('./admission.js');
+const { decisionAt } = require('./decision.js');
+const { LIMITER, noPublicConstructor } = require('./internal.js');
+const { readOptions } = require('./options.js');
+const { sleep } = require('./sleep.js');
+
+const STORE_OPTIONS = Object.freeze([
+  'timeoutMs',
+  'timeoutMicros',
+  'connectTimeoutMs',
+  'connectTimeoutMicros',
+  'retryIntervalMs',
+  'retryIntervalMicros',
+]);
+const LIMITER_OPTIONS = Object.freeze(['rememberRefusals', 'whenUnavailable', 'membership', 'maxKeys']);
+const LEASED_OPTIONS = Object.freeze(['batch', 'leaseMs', 'leaseMicros']);
+const DIVIDED_OPTIONS = Object.freeze(['heartbeatTtlMs', 'heartbeatTtlMicros', 'maxKeys']);
+const MEMBERSHIP_OPTIONS = Object.freeze(['ttlMs', 'ttlMicros']);
+const SHARED_OPTIONS = Object.freeze([
+  'warmupMs',
+  'warmupMicros',
+  'coldFactor',
+  'maxBurstSeconds',
+  'idleTtlMs',
+  'idleTtlMicros',
+]);
+const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
+
+/**
+ * Whether a microtask will send this turn's checks. `RedisLimiter.check`
+ * queues each check on the native side, and the first in a turn queues
+ * `flush`, which runs once the turn's code and the microtasks before it are
+ * done: the checks of one turn (say, of every worker woken by one batch of
+ * answers) go to Redis as one task (bindings/node/src/redis/batch.rs).
+ */
+let flushQueued = false;
+
+function flush() {
+  flushQueued = false;
+  native.redisFlush();
+}
+
+/** Whether the native side can settle this environment's Promises yet. */
+let ready = false;
+
+/**
+ * Sets up, once, how decisions come back from the crate's thread: into
+ * these scratch words, made into a `Decision` by `decisionAt` (as every
+ * synchronous decision is).
+ */
+function setUp() {
+  if (ready) return;
+  /** @type {Float64Array} */
+  let f = new Float64Array(0);
+  /** @type {BigInt64Array} */
+  let big = new BigInt64Array(0);
+  [f, big] = views(native.redisInit(() => decisionAt(f, big, 0)));
+  ready = true;
+}
+
+/**
+ * The native object of a store (another value is passed on as it is, for
+ * the native module to refuse with a `TypeError`). Set by `RedisStore`'s
+ * static block.
+ * @type {(store: unknown) => unknown}
+ */
+let storeNative;
+
+/**
+ * The native object of a membership, likewise. Set by `Membership`'s
+ * static block.
+ * @type {(membership: unknown) => unknown}
+ */
+let membershipNative;
+
+/**
+ * @typedef {object} StoreOptions
+ * @property {number} [timeoutMs] The longest any one decision may take,
+ *   reconnection included; past it the call fails with
+ *   `ERR_RATEKEEPER_REDIS_TIMEOUT` and the limiter's `whenUnavailable`
+ *   policy decides. Default 100.
+ * @property {number | bigint} [timeoutMicros] The same in exact microseconds.
+ * @property {number} [connectTimeoutMs] The longest one attempt to connect
+ *   may take. Default 250.
+ * @property {number | bigint} [connectTimeoutMicros] The same in exact microseconds.
+ * @property {number} [retryIntervalMs] After Redis failed to answer,
+ *   decisions stop trying it for this long (failing at once with
+ *   `ERR_RATEKEEPER_REDIS_UNAVAILABLE`, or deciding by the policy), so that
+ *   a dead server costs no timeouts; then the next decision tries again.
+ *   Default 200.
+ * @property {number | bigint} [retryIntervalMicros] The same in exact microseconds.
+ */
+
+/**
+ * A connection to Redis or a Redis Cluster that any number of limiters
+ * share: one multiplexed, reconnecting connection, on which their requests
+ * are pipelined, driven by ratekeeper's own thread.
+ *
+ * An idle store does not keep the process alive. `close()` closes it and
+ * every limiter and membership made from it.
+ *
+ * @example
+ * const store = await RedisStore.connect('redis://127.0.0.1:6379/');
+ * const api = new RedisLimiter(store, 'api', { algorithm: 'gcra', maxBurst: 99, countPerPeriod: 1000, periodMs: 1000 });
+ * const d = await api.check(`user:${id}`);
+ */
+class RedisStore {
+  /** @type {import('./binding.js').RedisStoreMethods} */
+  #native;
+
+  /**
+   * Use `RedisStore.connect` or `RedisStore.connectCluster`.
+   * @private
+   * @param {symbol} token
+   * @param {import('./binding.js').RedisStoreMethods} methods
+   */
+  constructor(token, methods) {
+    if (token !== LIMITER) noPublicConstructor('RedisStore', 'use RedisStore.connect(url, options)');
+    this.#native = methods;
+  }
+
+  static {
+    storeNative = (store) =>
+      typeof store === 'object' && store !== null && #native in store ? /** @type {RedisStore} */ (store).#native : store;
+  }
+
+  /**
+   * Connects to one Redis server, waiting at most `connectTimeoutMs`.
+   * Rejects with `ERR_RATEKEEPER_REDIS_UNAVAILABLE` (or `…_TIMEOUT`) when
+   * it cannot.
+   * @param {string} url `redis://[user:password@]host[:port][/db]`.
+   * @param {StoreOptions} [options]
+   * @returns {Promise<RedisStore>}
+   */
+  static async connect(url, options) {
+    setUp();
+    const o = readOptions(options, STORE_OPTIONS);
+    const methods = await native.redisConnect(
+      url,
+      false,
+      o.timeoutMs,
+      o.timeoutMicros,
+      o.connectTimeoutMs,
+      o.connectTimeoutMicros,
+      o.retryIntervalMs,
+      o.retryIntervalMicros,
+    );
+    return new RedisStore(LIMITER, methods);
+  }
+
+  /**
+   * Connects to a Redis Cluster through any of its nodes. A limiter's keys
+   * share a hash slot per user key, so each decision is still one script
+   * run on one node.
+   * @param {readonly string[]} urls At least one node's URL.
+   * @param {StoreOptions} [options]
+   * @returns {Promise<RedisStore>}
+   */
+  static async connectCluster(urls, options) {
+    setUp();
+    const o = readOptions(options, STORE_OPTIONS);
+    const methods = await native.redisConnect(
+      urls,
+      true,
+      o.timeoutMs,
+      o.timeoutMicros,
+      o.connectTimeoutMs,
+      o.connectTimeoutMicros,
+      o.retryIntervalMs,
+      o.retryIntervalMicros,
+    );
+    return new RedisStore(LIMITER, methods);
+  }
+
+  /**
+   * Whether Redis failed to answer within the last retry interval (decisions
+   * are not sending it anything meanwhile).
+   * @type {boolean}
+   */
+  get isDown() {
+    return this.#native.isDown();
+  }
+
+  /**
+   * Whether this is a Redis Cluster connection.
+   * @type {boolean}
+   */
+  get cluster() {
+    return this.#native.cluster;
+  }
+
+  /**
+   * The decision timeout, in milliseconds.
+   * @type {number}
+   */
+  get timeoutMs() {
+    return this.#native.timeoutMs;
+  }
+
+  /**
+   * The retry interval, in milliseconds.
+   * @type {number}
+   */
+  get retryIntervalMs() {
+    return this.#native.retryIntervalMs;
+  }
+
+  /**
+   * Whether `close()` was called.
+   * @type {boolean}
+   */
+  get closed() {
+    return this.#native.closed();
+  }
+
+  /**
+   * Closes the connection, and every limiter and membership made from this
+   * store (their calls then reject with `ERR_RATEKEEPER_CLOSED`; calls
+   * already sent complete). Closing twice does nothing more.
+   */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisStore';
+  }
+}
+
+/**
+ * @typedef {'error' | 'failClosed' | 'failOpen' | 'localShare'} WhenUnavailable
+ *   What a decision does when Redis cannot answer (down, unreachable, or
+ *   slower than the store's timeout): `error` rejects with the error (the
+ *   default); `failClosed` refuses every request (retry after the store's
+ *   retry interval); `failOpen` admits every request; `localShare` decides
+ *   in this process with its share of the limit, `limit ÷ the last known
+ *   number of live nodes` of `membership` (never the whole limit in every
+ *   process), and goes back to Redis as soon as it answers.
+ */
+
+/**
+ * @typedef {object} RedisLimiterOptions
+ * @property {boolean} [rememberRefusals] Whether a refusal with a
+ *   retry-after is remembered, so that the same key's requests (of the same
+ *   cost or more) are refused in this process without a round trip until
+ *   then — never later than Redis would. Default true.
+ * @property {WhenUnavailable} [whenUnavailable] Default `error`.
+ * @property {Membership} [membership] For `localShare`: the group whose
+ *   live nodes divide the limit.
+ * @property {number | bigint} [maxKeys] For `localShare`: the most keys the
+ *   local share holds (see `KeyedLimiter`).
+ */
+
+/**
+ * Exact mode: every decision is one atomic script run in Redis, timed by
+ * the server's clock, so every process sharing the `name` (and the Redis)
+ * shares each key's limit exactly, and decides as one local limiter would.
+ * GCRA (redis-cell's reply), the token bucket, the fixed window, the sliding
+ * window counter and the sliding log run in Redis; other algorithms throw
+ * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`.
+ *
+ * @example
+ * const api = new RedisLimiter(store, 'api',
+ *   { algorithm: 'gcra', maxBurst: 99, countPerPeriod: 1000, periodMs: 1000 },
+ *   { whenUnavailable: 'failClosed' });
+ * const d = await api.check(`user:${id}`);
+ * if (!d.allowed) res.writeHead(429, d.headers('api'));
+ */
+class RedisLimiter {
+  /** @type {import('./binding.js').RedisLimiterMethods} */
+  #native;
+  #check;
+
+  /**
+   * @param {RedisStore} store
+   * @param {string} name Processes using the same name share its keys.
+   * @param {import('./composite.js').LimitOptions} limit Each key's limit.
+   * @param {RedisLimiterOptions} [options]
+   */
+  constructor(store, name, limit, options) {
+    const o = readOptions(options, LIMITER_OPTIONS);
+    this.#native = native.redisLimiterCreate(
+      storeNative(store),
+      name,
+      limit,
+      o.rememberRefusals,
+      o.whenUnavailable,
+      o.membership === undefined ? undefined : membershipNative(o.membership),
+      o.maxKeys,
+    );
+    this.#check = this.#native.check;
+  }
+
+  /**
+   * Admits `cost` units for `key` if the shared limit allows (consuming
+   * them), or refuses (consuming nothing): one round trip, or none when a
+   * remembered refusal decides.
+   * @param {string} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<import('./decision.js').Decision>}
+   */
+  check(key, cost) {
+    if (!flushQueued) {
+      flushQueued = true;
+      queueMicrotask(flush);
+    }
+    return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
+  }
+
+  /**
+   * The decision `check(key, cost)` would make now, consuming nothing.
+   * @param {string} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<import('./decision.js').Decision>}
+   */
+  peek(key, cost) {
+    return /** @type {Promise<import('./decision.js').Decision>} */ (this.#native.peek(key, cost));
+  }
+
+  /**
+   * The quota: the most units admitted at once.
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit;
+  }
+
+  /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisLimiter';
+  }
+}
+
+/**
+ * @typedef {object} LeasedOptions
+ * @property {number | bigint} batch Units taken from Redis per round trip
+ *   (1 to the limit).
+ * @property {number} [leaseMs] How long a taken batch may be spent, in
+ *   milliseconds; units left when it expires are lost.
+ * @property {number | bigint} [leaseMicros] The same in exact microseconds.
+ *   Give one or the other.
+ */
+
+/**
+ * Leased mode: one round trip takes up to `batch` units for a key, which
+ * this process then admits locally, without a round trip, until it runs
+ * out or the lease expires. Every unit admitted was first taken from the
+ * shared limit, so the total never exceeds it; what moves is when: in any
+ * interval T the processes together admit at most `rate × (T + lease) +
+ * burst`, and each may lose up to `batch` units per lease. GCRA and the
+ * token bucket only.
+ */
+class RedisLeasedLimiter {
+  /** @type {import('./binding.js').RedisLeasedMethods} */
+  #native;
+  #check;
+
+  /**
+   * @param {RedisStore} store
+   * @param {string} name
+   * @param {import('./composite.js').LimitOptions} limit GCRA or the token bucket.
+   * @param {LeasedOptions} options
+   */
+  constructor(store, name, limit, options) {
+    const o = readOptions(options, LEASED_OPTIONS);
+    this.#native = native.redisLeasedCreate(storeNative(store), name, limit, o.batch, o.leaseMs, o.leaseMicros);
+    this.#check = this.#native.check;
+  }
+
+  /**
+   * Admits `cost` units for `key` from this process's lease, or takes a new
+   * lease (one round trip) when it holds too few. An admission from a lease
+   * has the units left in it as `remaining`.
+   * @param {string} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<import('./decision.js').Decision>}
+   */
+  check(key, cost) {
+    return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
+  }
+
+  /** Releases the limiter now. */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisLeasedLimiter';
+  }
+}
+
+/**
+ * @typedef {object} DividedOptions
+ * @property {number} [heartbeatTtlMs] How long a node counts as live after
+ *   its last heartbeat (it heartbeats every third of it), in milliseconds;
+ *   at least 3.
+ * @property {number | bigint} [heartbeatTtlMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {number | bigint} maxKeys The most keys this node holds.
+ */
+
+/**
+ * Divided mode: every process joins the group `name` (heartbeats into Redis)
+ * and enforces `limit ÷ live nodes` on its own, per key, with no round trip
+ * per decision — so `check` is synchronous. The shares add up to the limit
+ * when traffic is spread evenly; a busy node is refused while an idle one
+ * has room.
+ */
+class RedisDividedLimiter {
+  /** @type {import('./binding.js').RedisDividedMethods} */
+  #native;
+  #f;
+  #big;
+
+  /**
+   * Use `RedisDividedLimiter.create`.
+   * @private
+   * @param {symbol} token
+   * @param {import('./binding.js').RedisDividedMethods} methods
+   */
+  constructor(token, methods) {
+    if (token !== LIMITER) noPublicConstructor('RedisDividedLimiter', 'use RedisDividedLimiter.create(store, name, limit, options)');
+    this.#native = methods;
+    [this.#f, this.#big] = views(methods.scratch);
+  }
+
+  /**
+   * Joins the group `name` and resolves to a limiter enforcing this
+   * process's share of `limit`.
+   * @param {RedisStore} store
+   * @param {string} name
+   * @param {import('./composite.js').LimitOptions} limit The whole limit, per key.
+   * @param {DividedOptions} options
+   * @returns {Promise<RedisDividedLimiter>}
+   */
+  static async create(store, name, limit, options) {
+    const o = readOptions(options, DIVIDED_OPTIONS);
+    const methods = await native.redisDividedCreate(
+      storeNative(store),
+      name,
+      limit,
+      o.heartbeatTtlMs,
+      o.heartbeatTtlMicros,
+      o.maxKeys,
+    );
+    return new RedisDividedLimiter(LIMITER, methods);
+  }
+
+  /**
+   * Decides `cost` units for `key` with this process's share. Never waits.
+   * Synchronous.
+   * @param {string} key
+   * @param {number | bigint} [cost=1]
+   * @returns {import('./decision.js').Decision}
+   */
+  check(key, cost) {
+    this.#native.check(key, cost);
+    return decisionAt(this.#f, this.#big, 0);
+  }
+
+  /**
+   * The live nodes as last read.
+   * @type {number}
+   */
+  get nodes() {
+    return this.#native.nodes();
+  }
+
+  /**
+   * This process's id in the group.
+   * @type {string}
+   */
+  get nodeId() {
+    return this.#native.nodeId;
+  }
+
+  /** Leaves the group and releases the limiter now. */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisDividedLimiter';
+  }
+}
+
+/**
+ * @typedef {object} MembershipOptions
+ * @property {number} [ttlMs] How long a node counts as live after its last
+ *   heartbeat (it heartbeats every third of it), in milliseconds; at least 3.
+ * @property {number | bigint} [ttlMicros] The same in exact microseconds.
+ *   Give one or the other.
+ */
+
+/**
+ * This process's place in a group of nodes sharing limits: it heartbeats
+ * into Redis in the background, and `nodes` is the live count as last read
+ * (kept while Redis is away). A `RedisLimiter` with `whenUnavailable:
+ * 'localShare'` divides its limit by it.
+ */
+class Membership {
+  /** @type {import('./binding.js').MembershipMethods} */
+  #native;
+
+  /**
+   * Use `Membership.join`.
+   * @private
+   * @param {symbol} token
+   * @param {import('./binding.js').MembershipMethods} methods
+   */
+  constructor(token, methods) {
+    if (token !== LIMITER) noPublicConstructor('Membership', 'use Membership.join(store, group, options)');
+    this.#native = methods;
+  }
+
+  static {
+    membershipNative = (membership) =>
+      typeof membership === 'object' && membership !== null && #native in membership
+        ? /** @type {Membership} */ (membership).#native
+        : membership;
+  }
+
+  /**
+   * Joins `group` as a new node; rejects if Redis cannot be reached for
+   * the first heartbeat.
+   * @param {RedisStore} store
+   * @param {string} group
+   * @param {MembershipOptions} options
+   * @returns {Promise<Membership>}
+   */
+  static async join(store, group, options) {
+    const o = readOptions(options, MEMBERSHIP_OPTIONS);
+    const methods = await native.redisMembershipJoin(storeNative(store), group, o.ttlMs, o.ttlMicros);
+    return new Membership(LIMITER, methods);
+  }
+
+  /**
+   * The live nodes as last read (at least 1: this one).
+   * @type {number}
+   */
+  get nodes() {
+    return this.#native.nodes();
+  }
+
+  /**
+   * This process's id in the group.
+   * @type {string}
+   */
+  get nodeId() {
+    return this.#native.nodeId;
+  }
+
+  /**
+   * Heartbeats now and resolves to the live count (the background
+   * heartbeat normally does this).
+   * @returns {Promise<number>}
+   */
+  refresh() {
+    return this.#native.refresh();
+  }
+
+  /**
+   * Releases this handle: the node leaves the group at once, unless a
+   * limiter still uses the membership (then when that limiter is closed).
+   */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'Membership';
+  }
+}
+
+/**
+ * @typedef {object} RedisRateLimiterOptions
+ * @property {number} [warmupMs] Guava's `SmoothWarmingUp`, as for
+ *   `RateLimiter.create`.
+ * @property {number | bigint} [warmupMicros] The same in exact microseconds.
+ * @property {number} [coldFactor] For a warming-up limiter (default 3).
+ * @property {number} [maxBurstSeconds] For a bursty limiter (default 1).
+ * @property {number} [idleTtlMs] Lets the shared state expire after this
+ *   long unused (default: never). A limiter recreated after that starts
+ *   afresh, as a new Guava limiter does.
+ * @property {number | bigint} [idleTtlMicros] The same in exact microseconds.
+ */
+
+/**
+ * Guava's `RateLimiter` shared by every process using the same `name` and
+ * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
+ * one Guava limiter would give for the same sequence of calls. Every call is
+ * a round trip, so every method returns a Promise; waits are timers.
+ *
+ * @example
+ * const shared = await RedisRateLimiter.create(store, 'reports', 5); // 5 permits/s among all processes
+ * await shared.acquire();
+ */
+class RedisRateLimiter {
+  /** @type {import('./binding.js').RedisSmoothMethods} */
+  #native;
+
+  /**
+   * Use `RedisRateLimiter.create`.
+   * @private
+   * @param {symbol} token
+   * @param {import('./binding.js').RedisSmoothMethods} methods
+   */
+  constructor(token, methods) {
+    if (token !== LIMITER) noPublicConstructor('RedisRateLimiter', 'use RedisRateLimiter.create(store, name, permitsPerSecond, options)');
+    this.#native = methods;
+  }
+
+  /**
+   * Connects to the limiter named `name`, creating it at `permitsPerSecond`
+   * unless another process already has (then its rate and parameters are
+   * kept). The options are checked as `RateLimiter.create` checks them.
+   * @param {RedisStore} store
+   * @param {string} name
+   * @param {number} permitsPerSecond
+   * @param {RedisRateLimiterOptions} [options]
+   * @returns {Promise<RedisRateLimiter>}
+   */
+  static async create(store, name, permitsPerSecond, options) {
+    const o = readOptions(options, SHARED_OPTIONS);
+    const methods = await native.redisSmoothCreate(
+      storeNative(store),
+      name,
+      permitsPerSecond,
+      o.warmupMs,
+      o.warmupMicros,
+      o.coldFactor,
+      o.maxBurstSeconds,
+      o.idleTtlMs,
+      o.idleTtlMicros,
+    );
+    return new RedisRateLimiter(LIMITER, methods);
+  }
+
+  /**
+   * Takes `permits`, waiting (on a timer) until they are granted, and
+   * resolves to the seconds waited.
+   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @returns {Promise<number>}
+   */
+  async acquire(permits) {
+    const seconds = await this.#native.reserve(permits);
+    if (seconds > 0) await sleep(seconds * 1e3);
+    return seconds;
+  }
+
+  /**
+   * Takes `permits` if they can be had within the timeout (default 0),
+   * waiting for them, and resolves to `true`; otherwise resolves to `false`
+   * at once, taking nothing.
+   * @param {number} [permits=1]
+   * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+   * @returns {Promise<boolean>}
+   */
+  async tryAcquire(permits, options) {
+    const o = readOptions(options, TIMEOUT_OPTIONS);
+    const seconds = await this.#native.tryReserve(permits, o.timeoutMs, o.timeoutMicros);
+    if (seconds < 0) return false;
+    if (seconds > 0) await sleep(seconds * 1e3);
+    return true;
+  }
+
+  /**
+   * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
+   * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+   * @returns {Promise<boolean>}
+   */
+  async canAcquire(options) {
+    const o = readOptions(options, TIMEOUT_OPTIONS);
+    return this.#native.canAcquire(o.timeoutMs, o.timeoutMicros);
+  }
+
+  /**
+   * Milliseconds until a request made now would be granted; takes nothing.
+   * @returns {Promise<number>}
+   */
+  timeUntilAvailable() {
+    return this.#native.timeUntilAvailable();
+  }
+
+  /**
+   * The stable rate, permits per second (Guava's `getRate`).
+   * @returns {Promise<number>}
+   */
+  getRate() {
+    return this.#native.rate();
+  }
+
+  /**
+   * Guava's `setRate`, for every process sharing the limiter.
+   * @param {number} permitsPerSecond
+   * @returns {Promise<void>}
+   */
+  setRate(permitsPerSecond) {
+    return this.#native.setRate(permitsPerSecond);
+  }
+
+  /**
+   * The Redis key holding the shared state.
+   * @type {string}
+   */
+  get key() {
+    return this.#native.key;
+  }
+
+  /** Releases the limiter now. */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisRateLimiter';
+  }
+}
+
+module.exports = {
+  RedisStore,
+  RedisLimiter,
+  RedisLeasedLimiter,
+  RedisDividedLimiter,
+  Membership,
+  RedisRateLimiter,
+};
