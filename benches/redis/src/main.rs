@@ -7,12 +7,15 @@
 //!   × pipelines of 16 (the load of the issue's measurements): our scripts
 //!   for every exact-mode algorithm and the shared Guava limiter, a peer's
 //!   GCRA script (the npm package `redis-gcra`, when `--peer-gcra FILE`
-//!   names its Lua), and plain `INCR`;
+//!   names its Lua), go-redis/redis_rate's GCRA script (when
+//!   `--peer-redis-rate FILE` holds its `allowN` Lua: like ours it reads the
+//!   server's `TIME`, so it is the closest peer; no registry this project
+//!   installs from carries it), and plain `INCR`;
 //! * **decisions per second** from one process with 32 in flight: exact
 //!   GCRA, leased GCRA, the peer's GCRA script, and `INCR`.
 //!
 //! ```text
-//! redis-bench --json FILE [--quick] [--peer-gcra PATH/TO/gcra.lua]
+//! redis-bench --json FILE [--quick] [--peer-gcra PATH/TO/gcra.lua] [--peer-redis-rate FILE]
 //! ```
 
 use std::path::PathBuf;
@@ -34,16 +37,20 @@ struct Args {
     json: PathBuf,
     quick: bool,
     peer_gcra: Option<PathBuf>,
+    peer_redis_rate: Option<PathBuf>,
 }
 
 fn args() -> Args {
-    let mut args = Args { json: PathBuf::from("redis.json"), quick: false, peer_gcra: None };
+    let mut args = Args { json: PathBuf::from("redis.json"), quick: false, peer_gcra: None, peer_redis_rate: None };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => args.json = PathBuf::from(it.next().expect("--json FILE")),
             "--quick" => args.quick = true,
             "--peer-gcra" => args.peer_gcra = Some(PathBuf::from(it.next().expect("--peer-gcra FILE"))),
+            "--peer-redis-rate" => {
+                args.peer_redis_rate = Some(PathBuf::from(it.next().expect("--peer-redis-rate FILE")))
+            }
             other => panic!("unknown argument {other:?}"),
         }
     }
@@ -169,6 +176,30 @@ fn main() {
             }),
         ));
     }
+    if let Some(path) = &args.peer_redis_rate {
+        // redis_rate's allowN: `burst, rate, period (s), cost`; the time is
+        // the server's.
+        let script = Arc::new(redis::Script::new(&std::fs::read_to_string(path).expect("redis_rate's script")));
+        let (conn, keys) = (peer_conn.clone(), Arc::clone(&keys));
+        contenders.push((
+            "go-redis/redis_rate (GCRA Lua, server TIME)",
+            "evalsha",
+            Box::new(move |i| {
+                let (script, mut conn, keys) = (Arc::clone(&script), conn.clone(), Arc::clone(&keys));
+                Box::pin(async move {
+                    let _: redis::Value = script
+                        .key(format!("redis-rate:{}", keys[i % KEYS]))
+                        .arg(1_000_000_000) // burst
+                        .arg(1_000) // rate: 1,000 per
+                        .arg(1) // period: 1 s
+                        .arg(1)
+                        .invoke_async(&mut conn)
+                        .await
+                        .unwrap();
+                })
+            }),
+        ));
+    }
     {
         let (conn, keys) = (peer_conn.clone(), Arc::clone(&keys));
         contenders.push((
@@ -231,13 +262,19 @@ fn main() {
         }
     }
 
-    let peer = if args.peer_gcra.is_some() { "redis-gcra" } else { "ratekeeper GCRA" };
+    let peer = if args.peer_redis_rate.is_some() {
+        "go-redis/redis_rate"
+    } else if args.peer_gcra.is_some() {
+        "redis-gcra"
+    } else {
+        "ratekeeper GCRA"
+    };
     let doc: Value = json!({
         "format": "ratekeeper-bench/1",
         "suite": "redis",
         "title": "Redis: the distributed limiters beside a peer's GCRA script",
         "command": "benches/redis/run",
-        "notes": "One local Redis 7.0. Server CPU per decision is Redis's own usec_per_call (INFO commandstats) under 50 concurrent clients × pipelines of 16; decisions per second are from one process with 32 in flight, as ns per decision. Every decision admits (limits out of reach), so each contender does its full work. redis_rate's script and redis-cell's CL.THROTTLE module are not in any registry this project may install from, so the GCRA peer is the npm package redis-gcra (a GCRA Lua script taking the time from the client).",
+        "notes": "One local Redis 7.0. Server CPU per decision is Redis's own usec_per_call (INFO commandstats) under 50 concurrent clients × pipelines of 16; decisions per second are from one process with 32 in flight, as ns per decision. Every decision admits (limits out of reach), so each contender does its full work. redis-cell's CL.THROTTLE module and redis_rate's script are not in any registry this project may install from; the GCRA peers are the npm package redis-gcra (a GCRA Lua script taking the time from the client) and, when REDIS_RATE_LUA names a copy of its allowN script, go-redis/redis_rate (which reads the server's TIME, as ours does).",
         "tables": [
             {"title": "Server CPU per decision", "reference": peer, "rows": cpu_rows},
             {"title": "Decisions per second (one process, 32 in flight)", "reference": "ratekeeper GCRA (exact mode)", "rows": rate_rows},

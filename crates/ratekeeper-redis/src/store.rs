@@ -110,8 +110,12 @@ pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
                     | redis::ServerErrorKind::MasterDown
                     | redis::ServerErrorKind::TryAgain
                     | redis::ServerErrorKind::ClusterDown
+                    | redis::ServerErrorKind::ReadOnly
             )
         )
+        // Out of memory under `maxmemory` with `noeviction`: Redis cannot
+        // keep state, so it cannot decide.
+        || error.code() == Some("OOM")
 }
 
 #[derive(Clone)]

@@ -12,6 +12,7 @@ pub struct RedisServer {
     pub port: u16,
     dir: std::path::PathBuf,
     extra: Vec<String>,
+    running: bool,
 }
 
 impl RedisServer {
@@ -28,7 +29,7 @@ impl RedisServer {
             let dir = std::env::temp_dir().join(format!("ratekeeper-redis-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("temp dir");
             let child = spawn(port, &dir, &extra);
-            let mut server = RedisServer { child, port, dir, extra: extra.clone() };
+            let mut server = RedisServer { child, port, dir, extra: extra.clone(), running: true };
             if server.wait_ready(Duration::from_secs(10)) {
                 return server;
             }
@@ -37,16 +38,34 @@ impl RedisServer {
         panic!("could not start redis-server");
     }
 
+    /// Whether the server is running (not killed).
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
     /// `kill -9`: the server dies at once, mid-request if need be.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.running = false;
+    }
+
+    /// Freezes the server (SIGSTOP): a network stall, connections open and
+    /// silent.
+    pub fn stall(&self) {
+        let _ = Command::new("kill").args(["-STOP", &self.child.id().to_string()]).status();
+    }
+
+    /// Lets a stalled server go on (SIGCONT).
+    pub fn resume(&self) {
+        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
     }
 
     /// Starts the server again on the same port (empty: it kept nothing).
     pub fn restart(&mut self) {
         self.child = spawn(self.port, &self.dir, &self.extra);
         assert!(self.wait_ready(Duration::from_secs(10)), "redis-server did not restart");
+        self.running = true;
     }
 
     fn wait_ready(&mut self, within: Duration) -> bool {
@@ -92,14 +111,30 @@ pub struct RedisCluster {
 
 impl RedisCluster {
     pub fn start() -> Self {
-        let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| RedisServer::start_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]))
+        Self::start_with_replicas(0)
+    }
+
+    /// Three masters, each with `replicas` replicas.
+    pub fn start_with_replicas(replicas: usize) -> Self {
+        let nodes: Vec<RedisServer> = (0..3 * (1 + replicas))
+            .map(|_| {
+                RedisServer::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-node-timeout",
+                    "2000",
+                    // Replicas sync at once rather than after diskless sync's
+                    // default 5 s wait for more replicas.
+                    "--repl-diskless-sync-delay",
+                    "0",
+                ])
+            })
             .collect();
         let addresses: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
         let status = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addresses)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -107,14 +142,33 @@ impl RedisCluster {
         assert!(status.success(), "redis-cli --cluster create failed");
         let cluster = RedisCluster { nodes };
         cluster.wait_ok(Duration::from_secs(20));
+        cluster.wait_replicas_in_sync(Duration::from_secs(20));
         cluster
     }
 
-    /// Waits until every node reports `cluster_state:ok`.
-    fn wait_ok(&self, within: Duration) {
+    /// Waits until every replica has finished its first sync: a replica that
+    /// never synced refuses to take over (its data is "too old" by Redis's
+    /// replica validity rule), so a failover test must not start before.
+    fn wait_replicas_in_sync(&self, within: Duration) {
         let start = Instant::now();
         while start.elapsed() < within {
-            let all_ok = self.nodes.iter().all(|n| {
+            let synced = self.nodes.iter().all(|n| {
+                let info: String = redis::cmd("INFO").arg("replication").query(&mut n.connection()).unwrap_or_default();
+                info.contains("role:master") || info.contains("master_link_status:up")
+            });
+            if synced {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the replicas did not sync");
+    }
+
+    /// Waits until every node still running reports `cluster_state:ok`.
+    pub fn wait_ok(&self, within: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            let all_ok = self.nodes.iter().filter(|n| n.is_running()).all(|n| {
                 let mut conn = n.connection();
                 redis::cmd("CLUSTER")
                     .arg("INFO")
@@ -127,6 +181,29 @@ impl RedisCluster {
             std::thread::sleep(Duration::from_millis(100));
         }
         panic!("the cluster did not become ready");
+    }
+
+    /// The node serving `key`'s slot as master.
+    pub fn master_of(&self, key: &str) -> usize {
+        let alive = self.nodes.iter().find(|n| n.is_running()).expect("a node still running");
+        let mut conn = alive.connection();
+        let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut conn).unwrap();
+        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).unwrap();
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if !fields[2].contains("master") || fields[2].contains("fail") {
+                continue;
+            }
+            let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
+            let serves = fields[8..].iter().any(|range| match range.split_once('-') {
+                Some((a, b)) => (a.parse::<i64>().unwrap()..=b.parse().unwrap()).contains(&slot),
+                None => range.parse::<i64>().ok() == Some(slot),
+            });
+            if serves {
+                return self.nodes.iter().position(|n| n.port == port).unwrap();
+            }
+        }
+        panic!("no master serves slot {slot}");
     }
 
     pub fn urls(&self) -> Vec<String> {
