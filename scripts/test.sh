@@ -5,8 +5,9 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, the C header's drift check,
-# unit/doc/property tests, the C tests (valgrind, ASan), the examples, the
-# conformance vectors through every language's runner, an install of the C
+# unit/doc/property tests (with the std layer's stress and abuse tests), the
+# loom models of the std layer's concurrent paths (scripts/loom.sh), the C
+# tests (valgrind, ASan), the examples, the conformance vectors through every language's runner, an install of the C
 # library used from outside the repository, the Node.js package
 # (declarations up to date, its tests, installed from its tarball into a new
 # project), the Python package (built by
@@ -43,6 +44,9 @@ git diff --exit-code -- include/ratekeeper.h
 
 stage "cargo test"
 cargo test --workspace --locked
+
+stage "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
+scripts/loom.sh
 
 stage "examples"
 cargo run --locked -q -p ratekeeper-examples --bin guava-demo

@@ -1,13 +1,22 @@
-//! Loom models of the crate's internal concurrent building blocks: the
-//! seqlock [`SeqCell`] (every lock-free limiter's state) and the keyed
-//! limiter's shard lock. `tests/loom.rs` models the public limiters built
-//! on them.
+//! Loom models of the std layer's concurrent code. This module holds the
+//! internal building blocks — the seqlock [`SeqCell`] (every lock-free
+//! limiter's state) and the keyed limiter's shard lock; [`limiters`] drives
+//! the public limiters (every algorithm, `RateLimiter`, the composite, the
+//! concurrency limiter, the clocks) and [`keyed`] the keyed limiters, all
+//! through their public methods.
 //!
 //! Built only with `RUSTFLAGS="--cfg loom"`, when [`crate::sync`] hands out
 //! loom's atomics: loom then runs each model under every interleaving of its
 //! threads, and every value each relaxed load may return, that the memory
-//! model allows (up to `LOOM_MAX_PREEMPTIONS` preemptions; 3 unless set).
+//! model allows (exhaustively; `LOOM_MAX_PREEMPTIONS` may bound it).
 //! Run them with `scripts/loom.sh`.
+//!
+//! Models have two threads, three where the third only reads. Loom cannot
+//! finish a model in which two threads wait for a third by spinning (the
+//! seqlock's retry, the shard lock): a spinning thread yields, and loom may
+//! then schedule the two spinners alone, forever, since a yield is not a
+//! preemption that a bound could cut; it gives up at its branch limit.
+//! More threads are the stress tests' job (`tests/stress.rs`, 2 to 64).
 //!
 //! What the seqlock must guarantee, and the models check:
 //!
@@ -37,12 +46,19 @@ use ratekeeper_core::Packed;
 use crate::keyed::ShardLock;
 use crate::seq_cell::SeqCell;
 
-/// Runs `model` under loom, exhaustively within the preemption bound, and
-/// prints how many executions that took.
-fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
+mod keyed;
+mod limiters;
+
+/// Runs `model` under loom, exhaustively, and prints how many executions
+/// that took.
+///
+/// No preemption bound unless `LOOM_MAX_PREEMPTIONS` sets one: every model
+/// here is small enough for loom to try every interleaving its partial-order
+/// reduction distinguishes (the whole run takes about a second), so nothing
+/// is left to a bound. No time or permutation cap may cut the search short
+/// either.
+pub(crate) fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = builder.preemption_bound.or(Some(3));
-    // Exhaustive: no time or permutation cap may cut the search short.
     builder.max_duration = None;
     builder.max_permutations = None;
     let executions = StdArc::new(AtomicUsize::new(0));
@@ -58,6 +74,63 @@ fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
         start.elapsed().as_secs_f64(),
         builder.preemption_bound
     );
+}
+
+/// What two calls on one object returned (the first caller's, the
+/// second's) and what the object looked like afterwards.
+type Outcome<R, S> = ([R; 2], S);
+
+/// Linearizability of two calls: under loom, caller 0 and caller 1 each
+/// make their call on one object from `make`; what they get, and the
+/// object's state after both (`end`), must be what one of the two serial
+/// orders gives on a fresh object. The two orders must give different
+/// outcomes (else the model would show nothing), and every call happens at
+/// one instant of a manual clock unless a call moves it, so the serial
+/// outcomes are exact.
+///
+/// The race is modelled twice, with caller 0 on the model's main thread
+/// and then on the spawned one. Loom's exploration (DPOR) remembers only
+/// the latest access to each atomic, so a thread's own load can hide an
+/// earlier load by another thread from the race check: it finds the
+/// interleavings in which a spawned thread's copy is torn by the main
+/// thread's write, but not always the mirror image. Both placements cover
+/// both.
+pub(crate) fn linearizable<L, R, S>(name: &str, make: fn() -> L, call: fn(&L, usize) -> R, end: fn(&L) -> S)
+where
+    L: Send + Sync + 'static,
+    R: PartialEq + std::fmt::Debug + Send + 'static,
+    S: PartialEq + std::fmt::Debug + 'static,
+{
+    for spawned in [1, 0] {
+        let title = format!("{name} (caller {spawned} spawned)");
+        let name = title.clone();
+        check(&title, move || {
+            let name = &name;
+            let serial = |order: [usize; 2]| -> Outcome<R, S> {
+                let object = make();
+                let first = call(&object, order[0]);
+                let second = call(&object, order[1]);
+                let results = if order[0] == 0 { [first, second] } else { [second, first] };
+                (results, end(&object))
+            };
+            let (zero_first, one_first) = (serial([0, 1]), serial([1, 0]));
+            assert_ne!(zero_first, one_first, "{name}: the order of the calls changes nothing; the model is vacuous");
+            let object = Arc::new(make());
+            let other = {
+                let object = Arc::clone(&object);
+                thread::spawn(move || call(&object, spawned))
+            };
+            let mine = call(&object, 1 - spawned);
+            let theirs = other.join().unwrap();
+            let results = if spawned == 1 { [mine, theirs] } else { [theirs, mine] };
+            let got = (results, end(&object));
+            assert!(
+                got == zero_first || got == one_first,
+                "{name}: not linearizable: got {got:?}; caller 0 first gives {zero_first:?}; caller 1 first \
+                 gives {one_first:?}"
+            );
+        });
+    }
 }
 
 /// Two words that a consistent state always has equal, and a third the
@@ -149,6 +222,29 @@ fn decide_never_accepts_a_torn_copy_nor_loses_an_addition() {
             w.join().unwrap();
         }
         assert_eq!(cell.get(), Twin::new(2, 7));
+    });
+}
+
+/// A refusal (a decision that changes nothing, so publishes nothing) is
+/// returned only if made on a consistent copy: a spawned thread decides
+/// while this one writes both words, and the decision reports the copy it
+/// was made on. Also `read` (a consistent copy, as `peek` takes).
+#[test]
+fn a_refusal_is_made_on_a_consistent_copy() {
+    check("SeqCell::decide (refusal) and read vs update, 2 threads", || {
+        let cell = Arc::new(SeqCell::new(&Twin::new(0, 7), 0));
+        let reader = {
+            let cell = Arc::clone(&cell);
+            thread::spawn(move || {
+                let seen: Twin = cell.decide(0, |t: &mut Twin, _| *t);
+                assert!(!seen.torn() && seen.cold == 7, "a refusal was made on {seen:?}");
+                let read: Twin = cell.read().value();
+                assert!(!read.torn() && read.a >= seen.a, "read {read:?} after {seen:?}");
+            })
+        };
+        cell.update(0, |t: &mut Twin, _| *t = Twin::new(t.a + 1, t.cold));
+        reader.join().unwrap();
+        assert_eq!(cell.get(), Twin::new(1, 7));
     });
 }
 
@@ -268,25 +364,33 @@ fn writes_on_a_stale_copy_fail() {
     });
 }
 
-/// The shard lock: three threads add to a plain (non-atomic) counter under
+/// The shard lock: two threads add to a plain (non-atomic) counter under
 /// it. Loom tracks each guard's access to the cell, so two guards at once
 /// would fail the model; and no addition is lost.
+///
+/// Two threads (see the module docs): mutual exclusion is a property of
+/// pairs, and the [`keyed`] models run the lock in the limiter's own paths.
 #[test]
 fn the_shard_lock_excludes() {
-    check("keyed ShardLock, 3 threads", || {
+    check("keyed ShardLock, 2 threads", || {
         let lock = Arc::new(ShardLock::new(0u64));
-        let others: Vec<_> = (0..2)
-            .map(|_| {
-                let lock = Arc::clone(&lock);
-                thread::spawn(move || *lock.lock() += 1)
+        let other = {
+            let lock = Arc::clone(&lock);
+            thread::spawn(move || {
+                let mut guard = lock.lock();
+                let seen = *guard;
+                // A window for the other thread to barge in, if it could.
+                thread::yield_now();
+                *guard = seen + 1;
             })
-            .take(std::env::var("SHARD_THREADS").map_or(2, |v| v.parse().unwrap()))
-            .collect();
-        *lock.lock() += 1;
-        let n = others.len() as u64 + 1;
-        for t in others {
-            t.join().unwrap();
+        };
+        {
+            let mut guard = lock.lock();
+            let seen = *guard;
+            thread::yield_now();
+            *guard = seen + 1;
         }
-        assert_eq!(*lock.lock(), n);
+        other.join().unwrap();
+        assert_eq!(*lock.lock(), 2);
     });
 }

@@ -1,11 +1,12 @@
 //! The atomics, cell, lock and spin-wait hints the std layer's concurrent
 //! code is made of: std's in every normal build, [loom]'s when the crate is
 //! built with `RUSTFLAGS="--cfg loom"` for the concurrency models
-//! (`scripts/loom.sh`, `tests/loom.rs`, `src/loom_models.rs`).
+//! (`scripts/loom.sh`, `src/loom_models.rs`).
 //!
 //! Why one module: loom checks a concurrent algorithm by running it under
-//! every interleaving (and every value a relaxed load may return) that the
-//! C++/Rust memory model allows, which it can do only if each atomic access,
+//! the interleavings of its threads (and the values a relaxed load may
+//! return) that the C++/Rust memory model allows, which it can do only if
+//! each atomic access,
 //! lock and `UnsafeCell` access goes through its own types. Routing them all
 //! through here lets the `cfg(loom)` build swap those types in without a
 //! line of limiter logic changing. In the normal build everything here is
