@@ -7,8 +7,9 @@
 # with warnings as errors, the no_std check, the C header's drift check,
 # unit/doc/property tests (with the std layer's stress and abuse tests), the
 # loom models of the std layer's concurrent paths (scripts/loom.sh), the C
-# tests (valgrind, ASan), the examples, the conformance vectors through every language's runner, an install of the C
-# library used from outside the repository, the Node.js package
+# tests (valgrind, ASan), the examples, the conformance vectors through
+# every language's runner, an install of the C library used from outside
+# the repository, the Node.js package
 # (declarations up to date, its tests, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest), a
