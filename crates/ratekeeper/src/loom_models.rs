@@ -6,10 +6,19 @@
 //! through their public methods.
 //!
 //! Built only with `RUSTFLAGS="--cfg loom"`, when [`crate::sync`] hands out
-//! loom's atomics: loom then runs each model under every interleaving of its
-//! threads, and every value each relaxed load may return, that the memory
-//! model allows (exhaustively; `LOOM_MAX_PREEMPTIONS` may bound it).
-//! Run them with `scripts/loom.sh`.
+//! loom's atomics, cells and locks: loom then runs each model under the
+//! interleavings of its threads, and the values relaxed loads may return,
+//! that the memory model allows — all of them as its partial-order
+//! reduction tells them apart (no preemption bound unless
+//! `LOOM_MAX_PREEMPTIONS` sets one). That reduction has a blind spot, which
+//! [`linearizable`] works around. Run them with `scripts/loom.sh`.
+//!
+//! Each model was seen to fail on a broken variant of the code it covers:
+//! the version CAS replaced by a swap, the re-check or either fence
+//! removed, `Relaxed` for the version's or the shard lock's
+//! acquire/release, no shard lock, a refusal returned without the re-check,
+//! `update` on an unchecked copy, `try_acquire` ignoring its CAS, the
+//! manual clock advanced by a load and a store.
 //!
 //! Models have two threads, three where the third only reads. Loom cannot
 //! finish a model in which two threads wait for a third by spinning (the
@@ -54,8 +63,8 @@ mod limiters;
 ///
 /// No preemption bound unless `LOOM_MAX_PREEMPTIONS` sets one: every model
 /// here is small enough for loom to try every interleaving its partial-order
-/// reduction distinguishes (the whole run takes about a second), so nothing
-/// is left to a bound. No time or permutation cap may cut the search short
+/// reduction distinguishes (all of them take a few seconds), so nothing is
+/// left to a bound. No time or permutation cap may cut the search short
 /// either.
 pub(crate) fn check(name: &str, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
