@@ -5,12 +5,13 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, the C header's drift check,
-# unit/doc/property tests, the C tests (valgrind, ASan; the Redis ones
-# against a private Redis and a Redis Cluster), the examples, the
-# conformance vectors through every language's runner, an install of the C
-# library used from outside the repository, the Node.js package
-# (declarations up to date, its tests, its Redis tests against a private
-# Redis and a Redis Cluster, installed from its tarball into a new
+# unit/doc/property tests (with the std layer's stress and abuse tests), the
+# loom models of the std layer's concurrent paths (scripts/loom.sh), the C
+# tests (valgrind, ASan; the Redis ones against a private Redis and a Redis
+# Cluster), the examples, the conformance vectors through every language's
+# runner, an install of the C library used from outside the repository, the
+# Node.js package (declarations up to date, its tests, its Redis tests
+# against a private Redis and a Redis Cluster, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
 # tests under tests/redis/with-redis), a
@@ -47,6 +48,9 @@ git diff --exit-code -- include/ratekeeper.h
 
 stage "cargo test"
 cargo test --workspace --locked
+
+stage "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
+scripts/loom.sh
 
 stage "examples"
 cargo run --locked -q -p ratekeeper-examples --bin guava-demo

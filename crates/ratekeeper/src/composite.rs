@@ -2,13 +2,14 @@
 //! nothing, shareable between threads. Semantics in
 //! [`core::composite`](ratekeeper_core::composite).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use ratekeeper_core::composite;
 use ratekeeper_core::{Argument, Decision, Error, LimiterSpec};
 
 use crate::any_limiter::AnyCore;
 use crate::clock::{Clock, MonotonicClock};
+use crate::sync::Mutex;
 
 /// Several limits of any kinds — "10 per second *and* 1,000 per hour" — that
 /// must all admit a request; a refusal by any consumes nothing in any.

@@ -39,10 +39,13 @@ mod gcra;
 pub mod headers;
 pub mod keyed;
 mod leaky_bucket;
+#[cfg(all(test, loom))]
+mod loom_models;
 mod markers;
 mod rate_limiter;
 mod seq_cell;
 mod shared;
+mod sync;
 mod token_bucket;
 mod units;
 mod windows;

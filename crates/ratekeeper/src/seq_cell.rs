@@ -29,11 +29,11 @@
 //! earlier decision was published). This is what lets a caller read the
 //! clock *before* taking its copy, which keeps the copy-to-CAS window short.
 
+use ratekeeper_core::Packed;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{fence, AtomicI64, AtomicU64, Ordering};
 
-use ratekeeper_core::Packed;
+use crate::sync::{fence, spin, yield_now, AtomicI64, AtomicU64, Ordering};
 
 /// Backing off doubles the spin up to 2^`MAX_SPIN_SHIFT` pauses, then yields
 /// the CPU.
@@ -65,6 +65,12 @@ impl<const N: usize> Snapshot<N> {
     #[inline]
     pub(crate) fn time(&self, now: i64) -> i64 {
         now.max(self.time)
+    }
+
+    /// The version the copy was taken at (even; +2 per write).
+    #[cfg(all(test, loom))]
+    pub(crate) fn version(&self) -> u64 {
+        self.version
     }
 
     /// The state as of this copy.
@@ -261,12 +267,10 @@ impl Backoff {
     #[inline]
     pub(crate) fn wait(&mut self) {
         if self.step <= MAX_SPIN_SHIFT {
-            for _ in 0..1u32 << self.step {
-                std::hint::spin_loop();
-            }
+            spin(1 << self.step);
             self.step += 1;
         } else {
-            std::thread::yield_now();
+            yield_now();
         }
     }
 }

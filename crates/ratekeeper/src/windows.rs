@@ -3,7 +3,7 @@
 //! fixed-size limiter) and [`SlidingLog`] (behind a mutex). Semantics in
 //! the core modules of the same names.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 use std::time::Duration;
 
 use ratekeeper_core::fixed_window::FixedWindow as CoreFixed;
@@ -14,6 +14,7 @@ use ratekeeper_core::{Admission, Argument, Decision, Error};
 
 use crate::clock::{duration_to_micros, Clock, MonotonicClock};
 use crate::shared::admission_limiter;
+use crate::sync::Mutex;
 
 admission_limiter!(
     /// At most `limit` units per fixed window of `window`, windows aligned

@@ -3,6 +3,9 @@
 //!
 //! This binary counts every byte allocated (a counting global allocator), so
 //! its tests run one at a time: `flood_*` and `eviction_*` share a mutex.
+//! Besides `KeyedLimiter` itself, the floods go through `AnyKeyedLimiter`
+//! (byte keys on an `AnyClock`: what every language binding holds) for every
+//! algorithm, under the opt-in forced eviction, and from many threads.
 //! The figures (keys flooded, bound, bytes, peak RSS) are printed; run with
 //! `--nocapture` to see them. `KEYED_FLOOD_KEYS` sets the flood's size
 //! (default 3,000,000).
@@ -13,9 +16,12 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ratekeeper::core::{Admission, FixedWindow, Gcra, LogEntry, SlidingLog, SlidingWindowCounter, TokenBucket};
-use ratekeeper::keyed::{KeyedAlgorithm, KeyedLimiter, KeyedOptions};
-use ratekeeper::ManualClock;
+use ratekeeper::core::{
+    Admission, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, LogEntry, SlidingLog, SlidingWindow,
+    SlidingWindowCounter, TokenBucket,
+};
+use ratekeeper::keyed::{AnyKeyedLimiter, KeyedAlgorithm, KeyedLimiter, KeyedOptions, WhenFull};
+use ratekeeper::{AnyClock, LimiterSpec, ManualClock};
 
 struct Counting;
 
@@ -220,4 +226,184 @@ fn eviction_never_changes_a_decision() {
     same_as_unbounded(SlidingWindowCounter::new(3, 1_000).unwrap(), 1, bound);
     let log = SlidingLog::new(3, 1_500, vec![LogEntry::default(); 3].into_boxed_slice()).unwrap();
     same_as_unbounded(log, 1, bound);
+    same_as_unbounded(LeakyBucketMeter::new(3, 1, 500).unwrap(), 1, bound);
+    same_as_unbounded(LeakyBucketQueue::new(2, 400).unwrap(), 1, bound);
+    same_as_unbounded(SlidingWindow::new(3, 1_200, 4).unwrap(), 1, bound);
+}
+
+/// A unique key of `len` bytes for request `i` (longer than the inline 22
+/// bytes when `len` says so, so that keys live on the heap too).
+fn unique_key(i: u64, len: usize) -> Vec<u8> {
+    let mut key = format!("{i:016x}").into_bytes();
+    key.resize(len.max(16), b'.');
+    key
+}
+
+/// Bytes allocated now, beyond `before`.
+fn allocated_since(before: usize) -> usize {
+    IN_USE.load(Ordering::Relaxed).saturating_sub(before)
+}
+
+/// What a flood did, for the figures.
+struct Flood {
+    keys: u64,
+    admitted: u64,
+    bytes_when_full: usize,
+    held: usize,
+    peak: usize,
+}
+
+/// Floods `limiter` with `keys` unique keys, the manual clock moving 1 µs
+/// per request: checks the bound every 1,024 keys, and that once the table
+/// is full the bytes allocated stay within 5% of what they were then.
+fn flood(limiter: &AnyKeyedLimiter, clock: &ManualClock, keys: u64, before: usize, what: &str) -> Flood {
+    let max_keys = limiter.max_keys();
+    let mut admitted = 0;
+    let mut bytes_when_full = None;
+    PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+    for i in 0..keys {
+        // Keys of 16 to 47 bytes: inline and on the heap.
+        let key = unique_key(i, 16 + (i % 32) as usize);
+        admitted += u64::from(limiter.check(key.as_slice(), 1).allowed);
+        clock.advance_micros(1);
+        if i % 1_024 == 0 {
+            let len = limiter.len();
+            assert!(len <= max_keys, "{what}: {len} keys held after {i}");
+            let bytes = allocated_since(before);
+            match bytes_when_full {
+                None if len == max_keys => bytes_when_full = Some(bytes),
+                Some(full) => {
+                    assert!(bytes <= full + full / 20, "{what}: {bytes} B after {i} keys, {full} B when full")
+                }
+                None => {}
+            }
+        }
+    }
+    let bytes_when_full = bytes_when_full.unwrap_or_else(|| panic!("{what}: the flood never filled the table"));
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+    assert!(peak <= bytes_when_full + bytes_when_full / 10, "{what}: peak {peak} B, {bytes_when_full} B when full");
+    Flood { keys, admitted, bytes_when_full, held: allocated_since(before), peak }
+}
+
+/// Every algorithm through the bindings' type: 1/15 of the flood size each
+/// (200,000 keys by default), room for 4,096, each key owed for about 50 ms
+/// (50,000 requests) after it is admitted. The bound holds, memory stays
+/// flat once full, keys keep coming due and being replaced.
+#[test]
+fn flood_every_algorithm_through_the_bindings_type() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = (flood_size() / 15).max(100_000);
+    let max_keys = 4_096;
+    let specs = [
+        LimiterSpec::TokenBucket { rate: 20.0, burst: 1 },
+        LimiterSpec::Gcra { max_burst: 0, count_per_period: 1, period_micros: 50_000 },
+        LimiterSpec::LeakyBucketMeter { capacity: 1, count_per_period: 1, period_micros: 50_000 },
+        LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 50_000 },
+        LimiterSpec::FixedWindow { limit: 1, window_micros: 50_000 },
+        LimiterSpec::SlidingWindow { limit: 1, window_micros: 50_000, sub_windows: 4 },
+        LimiterSpec::SlidingLog { limit: 2, window_micros: 50_000 },
+        LimiterSpec::SlidingWindowCounter { limit: 1, window_micros: 50_000 },
+    ];
+    for spec in specs {
+        let clock = Arc::new(ManualClock::new());
+        let before = IN_USE.load(Ordering::Relaxed);
+        let limiter =
+            AnyKeyedLimiter::new(&spec, KeyedOptions::new(max_keys), AnyClock::from(Arc::clone(&clock))).unwrap();
+        let f = flood(&limiter, &clock, keys, before, spec.algorithm());
+        // Room for 4,096 keys, each due within 50,000 requests (the sliding
+        // window counter weighs the last window: within 100,000): the table
+        // was refilled with new keys, more than once.
+        assert!(f.admitted > max_keys as u64 * 3 / 2, "{}: only {} admitted", spec.algorithm(), f.admitted);
+        println!(
+            "flood (bindings' type) {:<22}: {} unique keys, bound {max_keys}: {} held at the end, {} admitted, {} \
+             refused at the bound; {} B when full, {} B held ({} B/key), peak {} B",
+            spec.algorithm(),
+            f.keys,
+            limiter.len(),
+            f.admitted,
+            limiter.refused_new_keys(),
+            f.bytes_when_full,
+            f.held,
+            f.held / max_keys,
+            f.peak
+        );
+        drop(limiter);
+        assert!(allocated_since(before) <= 64 * 1_024, "{}: dropping the limiter frees it all", spec.algorithm());
+    }
+}
+
+/// The opt-in `EvictSoonestFull` under a flood of keys owed for an hour:
+/// nothing ever comes due, so every new key evicts one that is not full
+/// (each eviction counted) — and the bound and the memory hold all the same.
+#[test]
+fn flood_with_forced_eviction_stays_within_the_bound() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = (flood_size() / 15).max(100_000);
+    let max_keys = 4_096;
+    let clock = Arc::new(ManualClock::new());
+    let before = IN_USE.load(Ordering::Relaxed);
+    let spec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 1, period_micros: 3_600_000_000 };
+    let options = KeyedOptions::new(max_keys).when_full(WhenFull::EvictSoonestFull);
+    let limiter = AnyKeyedLimiter::new(&spec, options, AnyClock::from(Arc::clone(&clock))).unwrap();
+    let f = flood(&limiter, &clock, keys, before, "evict_soonest_full");
+    assert_eq!(f.admitted, keys, "every new key is admitted under forced eviction");
+    assert_eq!(limiter.refused_new_keys(), 0);
+    assert_eq!(limiter.forced_evictions(), keys - limiter.len() as u64);
+    println!(
+        "flood (evict_soonest_full): {keys} unique keys, bound {max_keys}: {} held, {} forced evictions; {} B when \
+         full, {} B held, peak {} B",
+        limiter.len(),
+        limiter.forced_evictions(),
+        f.bytes_when_full,
+        f.held,
+        f.peak
+    );
+}
+
+/// Eight threads flood one keyed limiter with keys of their own at once,
+/// under a clock that keeps letting keys come due: every thread sees the
+/// bound hold, and the memory after the flood is what a full table holds.
+#[test]
+fn flood_from_threads_stays_within_the_bound() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    const THREADS: u64 = 8;
+    let keys = (flood_size() / 15).max(100_000);
+    let max_keys = 4_096;
+    let clock = Arc::new(ManualClock::new());
+    let before = IN_USE.load(Ordering::Relaxed);
+    let spec = LimiterSpec::Gcra { max_burst: 0, count_per_period: 1, period_micros: 50_000 };
+    let limiter: AnyKeyedLimiter =
+        AnyKeyedLimiter::new(&spec, KeyedOptions::new(max_keys), AnyClock::from(Arc::clone(&clock))).unwrap();
+    PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let admitted: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (limiter, clock) = (&limiter, &clock);
+                s.spawn(move || {
+                    let mut admitted = 0;
+                    for i in (t..keys).step_by(THREADS as usize) {
+                        let key = unique_key(i, 16 + (i % 32) as usize);
+                        admitted += u64::from(limiter.check(key.as_slice(), 1).allowed);
+                        clock.advance_micros(1);
+                        assert!(limiter.len() <= max_keys, "{} keys held", limiter.len());
+                    }
+                    admitted
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    let (held, peak) = (allocated_since(before), PEAK.load(Ordering::Relaxed).saturating_sub(before));
+    assert!(limiter.len() <= max_keys);
+    assert!(admitted > max_keys as u64 * 3 / 2, "only {admitted} admitted");
+    // The table, at most full, and the keys' own bytes (at most 48 each
+    // plus the allocator's rounding), and the threads' key buffers.
+    assert!(peak <= max_keys * 160 + 256 * 1_024, "peak {peak} B for {max_keys} keys");
+    println!(
+        "flood ({THREADS} threads): {keys} unique keys, bound {max_keys}: {} held, {admitted} admitted, {} refused \
+         at the bound; {held} B held, peak {peak} B; process peak RSS {:?} KiB",
+        limiter.len(),
+        limiter.refused_new_keys(),
+        peak_rss_kib()
+    );
 }

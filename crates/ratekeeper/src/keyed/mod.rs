@@ -119,17 +119,17 @@ mod key_bytes;
 mod table;
 
 use std::borrow::Borrow;
-use std::cell::UnsafeCell;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasher, Hash, RandomState};
+use std::mem::ManuallyDrop;
 use std::num::NonZeroU64;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use ratekeeper_core::{Argument, Decision, Error, NEVER};
 
 use crate::clock::{Clock, MonotonicClock};
 use crate::seq_cell::Backoff;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, CellAccess, Ordering, UnsafeCell};
 
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
@@ -382,7 +382,7 @@ fn prefetch(address: usize) {
 /// a plain store (std's `Mutex` unlocks with a second atomic swap, to wake
 /// sleepers). A shard is held for tens of nanoseconds, except while its
 /// table grows or is swept; waiters spin with backoff, then yield the CPU.
-struct ShardLock<T> {
+pub(crate) struct ShardLock<T> {
     locked: AtomicBool,
     value: UnsafeCell<T>,
 }
@@ -392,16 +392,16 @@ struct ShardLock<T> {
 unsafe impl<T: Send> Sync for ShardLock<T> {}
 
 impl<T> ShardLock<T> {
-    const fn new(value: T) -> Self {
+    pub(crate) fn new(value: T) -> Self {
         ShardLock { locked: AtomicBool::new(false), value: UnsafeCell::new(value) }
     }
 
     #[inline]
-    fn lock(&self) -> ShardGuard<'_, T> {
+    pub(crate) fn lock(&self) -> ShardGuard<'_, T> {
         if self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
             self.lock_contended();
         }
-        ShardGuard { lock: self }
+        ShardGuard { lock: self, access: ManuallyDrop::new(self.value.access()) }
     }
 
     #[cold]
@@ -420,8 +420,11 @@ impl<T> ShardLock<T> {
 
 /// Access to a [`ShardLock`]'s value; unlocks when dropped (also when
 /// unwinding).
-struct ShardGuard<'a, T> {
+pub(crate) struct ShardGuard<'a, T> {
     lock: &'a ShardLock<T>,
+    /// The access the lock grants, ended before the unlock (under loom, a
+    /// tracked access: two guards at once would be reported).
+    access: ManuallyDrop<CellAccess<T>>,
 }
 
 impl<T> std::ops::Deref for ShardGuard<'_, T> {
@@ -430,7 +433,7 @@ impl<T> std::ops::Deref for ShardGuard<'_, T> {
     #[inline]
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the lock: no other access exists.
-        unsafe { &*self.lock.value.get() }
+        unsafe { self.access.get() }
     }
 }
 
@@ -438,13 +441,15 @@ impl<T> std::ops::DerefMut for ShardGuard<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the lock, and `&mut self` is unique.
-        unsafe { &mut *self.lock.value.get() }
+        unsafe { self.access.get_mut() }
     }
 }
 
 impl<T> Drop for ShardGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // SAFETY: dropped once, here, and not used after.
+        unsafe { ManuallyDrop::drop(&mut self.access) };
         self.lock.locked.store(false, Ordering::Release);
     }
 }
