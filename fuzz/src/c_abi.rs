@@ -786,7 +786,11 @@ impl World {
             }
             Op::Statics { status, algorithm, color } => {
                 let m = c_str(rk_status_message(status)).expect("rk_status_message is never NULL");
-                assert_eq!(m == "unknown status", status > 6, "rk_status_message({status}) = {m:?}");
+                assert_eq!(
+                    m == "unknown status",
+                    status > ratekeeper_c::status::rk_status::RK_UNSUPPORTED as u32,
+                    "rk_status_message({status}) = {m:?}"
+                );
                 let name = c_str(rk_algorithm_name(algorithm));
                 assert_eq!(name.is_some(), (1..=8).contains(&algorithm), "rk_algorithm_name({algorithm})");
                 let name = c_str(rk_color_name(color));
