@@ -21,7 +21,7 @@
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
 # against Go's golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED,
 # likewise), and a bounded fuzz run of every target in fuzz/ on its committed
-# corpus (scripts/fuzz-smoke.sh: FUZZ_SECONDS per target, 60 under CI).
+# corpus (scripts/fuzz-smoke.sh: FUZZ_SECONDS per target, 30 under CI).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -177,5 +177,5 @@ stage "fuzz crate: cargo fmt --check, clippy (a workspace of its own)"
 cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 CARGO_TARGET_DIR=fuzz/target cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
 
-stage "fuzz: every target for FUZZ_SECONDS (60 under CI) from the committed corpus"
+stage "fuzz: every target for FUZZ_SECONDS (30 under CI) from the committed corpus"
 scripts/fuzz-smoke.sh
