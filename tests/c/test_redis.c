@@ -142,7 +142,7 @@ static void test_exact_mode(void) {
 
 /* 2. The _async form. */
 static void test_async(void) {
-  rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 2, .window_micros = 60000000};
+  rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 2, .window_micros = 1000000000000};
   rk_redis_limiter *l = NULL;
   CHECK_OK(rk_redis_limiter_new(store, name("async"), &spec, &l));
   struct waiter w;
@@ -302,7 +302,7 @@ static void test_divided_mode_and_membership(void) {
   rk_redis_membership_free(m1);
 
   /* Two nodes of a divided limit of 10: 5 each, decided locally. */
-  rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 10, .window_micros = 60000000};
+  rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 10, .window_micros = 1000000000000};
   rk_redis_divided_limiter *d1 = NULL, *d2 = NULL;
   CHECK_OK(rk_redis_divided_limiter_new(store, name("divided"), &spec, 300000, 1000, &d1));
   CHECK_OK(rk_redis_divided_limiter_new(store, name("divided"), &spec, 300000, 1000, &d2));

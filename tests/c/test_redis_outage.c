@@ -130,7 +130,7 @@ int main(void) {
   CHECK_OK(rk_redis_store_connect(url, &options, &store));
   if (store == NULL) return check_summary("test_redis_outage");
 
-  rk_limiter_spec window = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 10, .window_micros = 60000000};
+  rk_limiter_spec window = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 10, .window_micros = 1000000000000};
   rk_limiter_spec gcra = {.algorithm = RK_ALGORITHM_GCRA, .max_burst = 9, .count_per_period = 10, .period_micros = 60000000};
   rk_redis_limiter *err = NULL, *closed = NULL, *open = NULL, *share = NULL, *forgetful = NULL;
   CHECK_OK(rk_redis_limiter_new(store, name("window"), &window, &err));
