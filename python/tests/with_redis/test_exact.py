@@ -56,8 +56,8 @@ def test_gcra_answers_as_cl_throttle(store: RedisStore, name: str) -> None:
 TEMPLATES: dict[str, Callable[[ManualClock | None], Limiter]] = {
     "gcra": lambda c: Gcra(4, 5, 60.0, clock=c),
     "token_bucket": lambda c: TokenBucket(0.01, 5, clock=c),
-    "fixed_window": lambda c: FixedWindow(5, 60.0, clock=c),
-    "sliding_window_counter": lambda c: SlidingWindowCounter(5, 60.0, clock=c),
+    "fixed_window": lambda c: FixedWindow(5, 1e6, clock=c),
+    "sliding_window_counter": lambda c: SlidingWindowCounter(5, 1e6, clock=c),
     "sliding_log": lambda c: SlidingLog(5, 60.0, clock=c),
 }
 
@@ -83,7 +83,7 @@ def test_every_algorithm_decides_as_the_local_one(
 
 
 def test_peek_takes_nothing(store: RedisStore, name: str) -> None:
-    limiter = RedisLimiter(store, name, FixedWindow(2, 60.0))
+    limiter = RedisLimiter(store, name, FixedWindow(2, 1e6))
     assert limiter.peek("k").remaining == 1
     assert limiter.peek("k", 2).allowed
     assert [limiter.check("k").allowed for _ in range(3)] == [True, True, False]
@@ -93,17 +93,17 @@ def test_peek_takes_nothing(store: RedisStore, name: str) -> None:
 def test_limiters_of_one_name_share_and_names_and_keys_never_collide(
     store: RedisStore, name: str
 ) -> None:
-    one = RedisLimiter(store, name, FixedWindow(3, 60.0))
-    other = RedisLimiter(store, name, FixedWindow(3, 60.0))  # as in another process
+    one = RedisLimiter(store, name, FixedWindow(3, 1e6))
+    other = RedisLimiter(store, name, FixedWindow(3, 1e6))  # as in another process
     assert [one.check("k").allowed, other.check("k").allowed, one.check("k").allowed] == [True] * 3
     assert not other.check("k").allowed
     # Escaped names and keys: "a" + "b:c" is not "a:b" + "c", and braces
     # do not change the hash slot.
-    assert RedisLimiter(store, f"{name}:a", FixedWindow(1, 60.0)).check("b:c").allowed
-    assert RedisLimiter(store, f"{name}:a:b", FixedWindow(1, 60.0)).check("c").allowed
-    assert RedisLimiter(store, f"{name}{{x}}", FixedWindow(1, 60.0)).check("}{k").allowed
-    assert RedisLimiter(store, f"{name}{{x}}}}", FixedWindow(1, 60.0)).check("{k").allowed
-    assert RedisLimiter(store, name, FixedWindow(3, 60.0)).check("é 🎉").allowed
+    assert RedisLimiter(store, f"{name}:a", FixedWindow(1, 1e6)).check("b:c").allowed
+    assert RedisLimiter(store, f"{name}:a:b", FixedWindow(1, 1e6)).check("c").allowed
+    assert RedisLimiter(store, f"{name}{{x}}", FixedWindow(1, 1e6)).check("}{k").allowed
+    assert RedisLimiter(store, f"{name}{{x}}}}", FixedWindow(1, 1e6)).check("{k").allowed
+    assert RedisLimiter(store, name, FixedWindow(3, 1e6)).check("é 🎉").allowed
 
 
 def test_remembered_refusals_are_served_without_redis(private_redis: PrivateRedis) -> None:
@@ -206,14 +206,14 @@ def test_invalid_calls_send_nothing(
     argument: str,
     kind: type[Exception],
 ) -> None:
-    limiter = RedisLimiter(store, name, FixedWindow(1, 60.0))
+    limiter = RedisLimiter(store, name, FixedWindow(1, 1e6))
     with pytest.raises(kind, match=f"^invalid argument {argument} = "):
         call(limiter)
     assert limiter.check("k").remaining == 0  # the whole limit was still there
 
 
 def test_the_async_calls_check_their_arguments(store: RedisStore, name: str) -> None:
-    limiter = RedisLimiter(store, name, FixedWindow(1, 60.0))
+    limiter = RedisLimiter(store, name, FixedWindow(1, 1e6))
     with pytest.raises(ArgumentTypeError, match="key = b'k'"):
         asyncio.run(limiter.check_async(b"k"))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="cost = -1"):
@@ -233,7 +233,7 @@ def test_a_blocking_call_releases_the_gil(
     private_redis: PrivateRedis, heartbeat: Heartbeat, call: Callable[[RedisLimiter], Decision]
 ) -> None:
     store = RedisStore.connect(private_redis.url, timeout=2.0)
-    limiter = RedisLimiter(store, "gil", FixedWindow(5, 60.0))
+    limiter = RedisLimiter(store, "gil", FixedWindow(5, 1e6))
     limiter.check("warm")
     private_redis.stall(0.4)
     start = time.monotonic()
@@ -248,7 +248,7 @@ def test_a_blocking_call_releases_the_gil(
 
 def test_check_async_never_blocks_the_event_loop(private_redis: PrivateRedis) -> None:
     store = RedisStore.connect(private_redis.url, timeout=2.0)
-    limiter = RedisLimiter(store, "loop", FixedWindow(5, 60.0))
+    limiter = RedisLimiter(store, "loop", FixedWindow(5, 1e6))
 
     async def main() -> tuple[Decision, int, float]:
         ticks = 0
@@ -307,7 +307,7 @@ def test_many_threads_get_exactly_the_limit(store: RedisStore, name: str) -> Non
 
 
 def test_the_decorator_limits_per_key(store: RedisStore, name: str) -> None:
-    limiter = RedisLimiter(store, name, FixedWindow(2, 60.0))
+    limiter = RedisLimiter(store, name, FixedWindow(2, 1e6))
     calls: list[str] = []
 
     @limiter.limited(lambda user, item: f"user:{user}")

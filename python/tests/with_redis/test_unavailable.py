@@ -34,7 +34,7 @@ def connect(server: PrivateRedis) -> RedisStore:
 
 def test_error_raises_fast_and_typed(private_redis: PrivateRedis) -> None:
     store = connect(private_redis)
-    limiter = RedisLimiter(store, "n", FixedWindow(10, 60.0))
+    limiter = RedisLimiter(store, "n", FixedWindow(10, 1e6))
     assert limiter.check("k").allowed
     private_redis.kill()
     start = time.monotonic()
@@ -51,8 +51,8 @@ def test_error_raises_fast_and_typed(private_redis: PrivateRedis) -> None:
 
 def test_fail_closed_refuses_and_fail_open_admits(private_redis: PrivateRedis) -> None:
     store = connect(private_redis)
-    closed = RedisLimiter(store, "c", FixedWindow(10, 60.0), when_unavailable="fail_closed")
-    opened = RedisLimiter(store, "o", FixedWindow(10, 60.0), when_unavailable="fail_open")
+    closed = RedisLimiter(store, "c", FixedWindow(10, 1e6), when_unavailable="fail_closed")
+    opened = RedisLimiter(store, "o", FixedWindow(10, 1e6), when_unavailable="fail_open")
     assert closed.check("k").allowed
     assert opened.check("k").allowed
     private_redis.kill()
@@ -76,7 +76,7 @@ def test_local_share_divides_the_limit_by_the_live_nodes(private_redis: PrivateR
         limiter = RedisLimiter(
             store,
             "shared",
-            FixedWindow(10, 60.0),
+            FixedWindow(10, 1e6),
             when_unavailable="local_share",
             membership=me,
             max_keys=100,
@@ -113,7 +113,7 @@ def wait_for_redis(decide: Callable[[], Decision], within: float = 1.5) -> Decis
 
 def test_decisions_return_to_redis_within_a_second(private_redis: PrivateRedis) -> None:
     store = connect(private_redis)
-    limiter = RedisLimiter(store, "back", FixedWindow(10, 60.0), when_unavailable="fail_open")
+    limiter = RedisLimiter(store, "back", FixedWindow(10, 1e6), when_unavailable="fail_open")
     assert limiter.check("k", 10).allowed
     private_redis.kill()
     assert limiter.check("k").remaining == 9  # fail_open's answer
@@ -125,8 +125,8 @@ def test_decisions_return_to_redis_within_a_second(private_redis: PrivateRedis) 
 
 def test_a_stalled_server_is_a_timeout(private_redis: PrivateRedis) -> None:
     store = RedisStore.connect(private_redis.url, timeout=0.2, retry_interval=0.0)
-    strict = RedisLimiter(store, "s", FixedWindow(10, 60.0))
-    lenient = RedisLimiter(store, "l", FixedWindow(10, 60.0), when_unavailable="fail_open")
+    strict = RedisLimiter(store, "s", FixedWindow(10, 1e6))
+    lenient = RedisLimiter(store, "l", FixedWindow(10, 1e6), when_unavailable="fail_open")
     assert strict.check("k").allowed
     private_redis.stall(1.0)
     start = time.monotonic()
@@ -142,8 +142,8 @@ def test_a_stalled_server_is_a_timeout(private_redis: PrivateRedis) -> None:
 
 def test_the_async_calls_follow_the_policy(private_redis: PrivateRedis) -> None:
     store = connect(private_redis)
-    strict = RedisLimiter(store, "s", FixedWindow(10, 60.0))
-    closed = RedisLimiter(store, "c", FixedWindow(10, 60.0), when_unavailable="fail_closed")
+    strict = RedisLimiter(store, "s", FixedWindow(10, 1e6))
+    closed = RedisLimiter(store, "c", FixedWindow(10, 1e6), when_unavailable="fail_closed")
     private_redis.kill()
 
     async def main() -> Decision:
@@ -163,7 +163,7 @@ def test_the_other_limiters_raise_and_the_divided_one_decides_alone(
     leased = RedisLeasedLimiter(store, "leased", Gcra(99, 100, 1.0), batch=10, lease=60.0)
     guava = RedisRateLimiter.create(store, "guava", 10.0)
     membership = Membership.join(store, "m", 5.0)
-    divided = RedisDividedLimiter(store, "d", FixedWindow(4, 60.0), heartbeat_ttl=5.0, max_keys=10)
+    divided = RedisDividedLimiter(store, "d", FixedWindow(4, 1e6), heartbeat_ttl=5.0, max_keys=10)
     assert leased.check("k").allowed  # a lease of 10 taken
     private_redis.kill()
     # The lease still decides alone; past it, a round trip is needed.

@@ -47,7 +47,7 @@ def test_the_store_is_a_cluster(store: RedisStore) -> None:
 
 @pytest.mark.parametrize(
     "template",
-    [Gcra(4, 5, 60.0), TokenBucket(0.01, 5), FixedWindow(5, 60.0), SlidingLog(5, 60.0)],
+    [Gcra(4, 5, 60.0), TokenBucket(0.01, 5), FixedWindow(5, 1e6), SlidingLog(5, 60.0)],
     ids=["gcra", "token_bucket", "fixed_window", "sliding_log"],
 )
 def test_exact_mode_holds_each_keys_limit(
@@ -84,7 +84,7 @@ def test_leased_guava_and_divided_modes(store: RedisStore, name: str) -> None:
 
     with (
         RedisDividedLimiter(
-            store, name, FixedWindow(6, 60.0), heartbeat_ttl=1.0, max_keys=10
+            store, name, FixedWindow(6, 1e6), heartbeat_ttl=1.0, max_keys=10
         ) as one,
         Membership.join(store, name, 1.0) as two,
     ):
