@@ -87,9 +87,9 @@ test('every algorithm that runs in Redis decides its burst', async () => {
   const limits = [
     { algorithm: 'gcra', maxBurst: 1, countPerPeriod: 1, periodMs: 60_000 },
     { algorithm: 'tokenBucket', rate: 1, burst: 2 },
-    { algorithm: 'fixedWindow', limit: 2, windowMs: 60_000 },
-    { algorithm: 'slidingWindowCounter', limit: 2, windowMs: 60_000 },
-    { algorithm: 'slidingLog', limit: 2, windowMs: 60_000 },
+    { algorithm: 'fixedWindow', limit: 2, windowMs: 1e9 },
+    { algorithm: 'slidingWindowCounter', limit: 2, windowMs: 1e9 },
+    { algorithm: 'slidingLog', limit: 2, windowMs: 1e9 },
   ];
   for (const limit of limits) {
     const limiter = new RedisLimiter(store, unique(limit.algorithm), limit);
@@ -115,7 +115,7 @@ test('an algorithm that does not run in Redis: ERR_RATEKEEPER_REDIS_UNSUPPORTED'
 
 test('the same name through several stores (as from several processes) shares one limit', async () => {
   const name = unique('shared');
-  const limit = { algorithm: 'fixedWindow', limit: 30, windowMs: 60_000 };
+  const limit = { algorithm: 'fixedWindow', limit: 30, windowMs: 1e9 };
   const stores = await Promise.all([1, 2, 3].map(() => RedisStore.connect(url)));
   try {
     const limiters = stores.map((s) => new RedisLimiter(s, name, limit));
@@ -131,7 +131,7 @@ test('the same name through several stores (as from several processes) shares on
 
 test('names and keys are escaped: no two (name, key) pairs share state', async () => {
   const base = unique('escape');
-  const limit = { algorithm: 'fixedWindow', limit: 1, windowMs: 60_000 };
+  const limit = { algorithm: 'fixedWindow', limit: 1, windowMs: 1e9 };
   const pairs = [
     [`${base}`, 'a:b'],
     [`${base}:a`, 'b'],
@@ -335,7 +335,7 @@ test('worker threads decide through Redis on their own, and one terminated with 
     const { RedisStore, RedisLimiter } = require(workerData.pkg);
     (async () => {
       const store = await RedisStore.connect(workerData.url);
-      const l = new RedisLimiter(store, workerData.name, { algorithm: 'fixedWindow', limit: 100, windowMs: 60000 });
+      const l = new RedisLimiter(store, workerData.name, { algorithm: 'fixedWindow', limit: 100, windowMs: 1e9 });
       if (workerData.abandon) {
         for (let i = 0; i < 5000; i++) l.check('flood' + i).catch(() => {});
         parentPort.postMessage('flooding');

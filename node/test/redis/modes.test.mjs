@@ -174,7 +174,7 @@ test('membership: invalid arguments', async () => {
 
 test('divided: each node enforces its share of the limit, with no round trip', async () => {
   const name = unique('divided');
-  const limit = { algorithm: 'fixedWindow', limit: 10, windowMs: 60_000 };
+  const limit = { algorithm: 'fixedWindow', limit: 10, windowMs: 1e9 };
   const options = { heartbeatTtlMs: 300, maxKeys: 100 };
   const a = await RedisDividedLimiter.create(store, name, limit, options);
   const b = await RedisDividedLimiter.create(store, name, limit, options);
@@ -203,7 +203,7 @@ test('divided: each node enforces its share of the limit, with no round trip', a
 
 test('divided: invalid arguments', async () => {
   const name = unique('divided-invalid');
-  const limit = { algorithm: 'fixedWindow', limit: 10, windowMs: 60_000 };
+  const limit = { algorithm: 'fixedWindow', limit: 10, windowMs: 1e9 };
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 1, maxKeys: 10 }), RANGE, 'heartbeatTtlMs', 1);
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 300, maxKeys: 0 }), RANGE, 'maxKeys', 0);
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 300 }), TYPE, 'maxKeys', undefined);
