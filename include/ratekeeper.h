@@ -2328,9 +2328,9 @@ rk_status rk_redis_membership_join(const rk_redis_store *store,
 
 /**
  * Releases the caller's reference to a membership. When it was the last
- * (no limiter falls back with it), the node leaves the group at once (in
- * the background, best effort: otherwise its TTL removes it). `NULL` does
- * nothing.
+ * (no limiter falls back with it), the node leaves the group at once
+ * (best effort, one round trip of at most the store's timeout; otherwise
+ * its TTL removes it). `NULL` does nothing.
  *
  * # Safety
  * `membership` is NULL or a membership from `rk_redis_membership_join()`
@@ -2643,8 +2643,9 @@ rk_status rk_redis_divided_limiter_new(const rk_redis_store *store,
                                        rk_redis_divided_limiter **out_limiter);
 
 /**
- * Frees a divided limiter and leaves its group (in the background, best
- * effort: otherwise the TTL removes this node). `NULL` does nothing.
+ * Frees a divided limiter and leaves its group (best effort, one round
+ * trip of at most the store's timeout; otherwise the TTL removes this
+ * node). `NULL` does nothing.
  *
  * # Safety
  * `limiter` is NULL or a limiter from `rk_redis_divided_limiter_new()`

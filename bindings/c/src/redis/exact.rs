@@ -558,8 +558,9 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_new(
     })
 }
 
-/// Frees a divided limiter and leaves its group (in the background, best
-/// effort: otherwise the TTL removes this node). `NULL` does nothing.
+/// Frees a divided limiter and leaves its group (best effort, one round
+/// trip of at most the store's timeout; otherwise the TTL removes this
+/// node). `NULL` does nothing.
 ///
 /// # Safety
 /// `limiter` is NULL or a limiter from `rk_redis_divided_limiter_new()`

@@ -67,9 +67,9 @@ pub unsafe extern "C" fn rk_redis_membership_join(
 }
 
 /// Releases the caller's reference to a membership. When it was the last
-/// (no limiter falls back with it), the node leaves the group at once (in
-/// the background, best effort: otherwise its TTL removes it). `NULL` does
-/// nothing.
+/// (no limiter falls back with it), the node leaves the group at once
+/// (best effort, one round trip of at most the store's timeout; otherwise
+/// its TTL removes it). `NULL` does nothing.
 ///
 /// # Safety
 /// `membership` is NULL or a membership from `rk_redis_membership_join()`
