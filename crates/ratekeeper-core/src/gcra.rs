@@ -100,6 +100,18 @@ impl Gcra {
         self.period_micros
     }
 
+    /// The decision for `cost` when the TAT lies `lead_ticks` ahead of now
+    /// (0 or less: not ahead), consuming nothing.
+    ///
+    /// For a store that keeps the TAT on its own clock and reports only how
+    /// far ahead of that clock it lies — ratekeeper-redis's script, timed
+    /// by the server — so the decision's fields come from this arithmetic,
+    /// not from a second copy of it. A `check` admits exactly when this
+    /// decision is admitted.
+    pub fn decide_ahead(&self, cost: u64, lead_ticks: i128) -> Decision {
+        Gcra { tat: lead_ticks.max(0), ..*self }.decide(cost, 0).0
+    }
+
     /// The emission interval in ticks (the period in microseconds).
     #[inline]
     fn emission_interval(&self) -> i128 {
@@ -351,5 +363,23 @@ mod tests {
         g.check(1, i64::MAX);
         assert_eq!(before[Gcra::HOT..], g.pack()[Gcra::HOT..]);
         assert_eq!(Gcra::unpack(g.pack()), g);
+    }
+
+    /// What the Redis script relies on: the decision from the TAT's lead
+    /// alone is the decision of a limiter holding that TAT, for every cost,
+    /// and it admits exactly when a check would.
+    #[test]
+    fn deciding_from_the_lead_matches_the_limiter() {
+        let mut g = Gcra::new(4, 3, 1_000_000).unwrap();
+        let mut now = 1_000;
+        for step in 0..40i64 {
+            let lead = g.tat - g.ticks(now);
+            for cost in [0, 1, 2, 5, 6] {
+                assert_eq!(g.decide_ahead(cost, lead), g.peek(cost, now), "cost {cost} at {now}");
+            }
+            let expected = g.decide_ahead(1 + step as u64 % 3, lead);
+            assert_eq!(g.check(1 + step as u64 % 3, now), expected);
+            now += 97_001 * (step % 5);
+        }
     }
 }

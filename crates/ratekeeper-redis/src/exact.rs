@@ -84,6 +84,9 @@ struct Inner {
     parameters: Vec<String>,
     /// The quota: a cost above it is never admitted.
     limit: u64,
+    /// For GCRA, whose script replies with the TAT's lead only: the core
+    /// limiter that turns the lead into the decision.
+    gcra: Option<ratekeeper_core::Gcra>,
     /// The client's clock, for remembered refusals (and, in tests, the
     /// scripts' clock too).
     clock: AnyClock,
@@ -178,6 +181,12 @@ impl RedisLimiter {
         // The local limiter's checks, and its errors.
         let local = AnyCore::new(&spec)?;
         let limit = ratekeeper::Admission::peek(&local, 0, 0).limit;
+        let gcra = match spec {
+            LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
+                Some(ratekeeper_core::Gcra::new(max_burst, count_per_period, period_micros)?)
+            }
+            _ => None,
+        };
         let (algorithm, parameters) = match spec {
             LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
                 (Admission::Gcra, vec![max_burst.to_string(), count_per_period.to_string(), period_micros.to_string()])
@@ -204,6 +213,7 @@ impl RedisLimiter {
                 script: Arc::new(scripts::admission(algorithm, time)),
                 parameters,
                 limit,
+                gcra,
                 clock,
                 remember_refusals: AtomicBool::new(true),
                 when_unavailable: Mutex::new(WhenUnavailable::Error),
@@ -347,15 +357,33 @@ impl RedisLimiter {
     }
 
     async fn run(&self, op: &'static str, key: &str, cost: u64) -> Result<Decision, Error> {
-        decision(&self.run_script(op.to_owned(), key, cost).await?)
+        let reply = self.run_script(op.to_owned(), key, cost).await?;
+        self.decision(&reply, cost)
+    }
+
+    /// The decision in a script's reply to a request of `cost`.
+    fn decision(&self, reply: &[i64], cost: u64) -> Result<Decision, Error> {
+        match &self.inner.gcra {
+            // The TAT's lead over the server's now, in ticks.
+            Some(gcra) => match reply.first() {
+                Some(&lead) => Ok(gcra.decide_ahead(cost, i128::from(lead))),
+                None => Err(Error::Protocol(format!("not a GCRA reply: {reply:?}"))),
+            },
+            None => decision(reply),
+        }
     }
 
     /// Leased mode's round trip: takes up to `want` units for `key` if that
     /// covers `cost`, and returns the decision with how many were taken.
     pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
         let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
-        let granted = reply.get(7).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
-        Ok((decision(&reply)?, granted.max(0) as u64))
+        // After the Decision's seven fields; GCRA's after its lead.
+        let at = if self.inner.gcra.is_some() { 1 } else { 7 };
+        let granted = reply.get(at).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
+        let granted = granted.max(0) as u64;
+        // A grant that covers the cost is what the script decided on.
+        let decided_cost = if granted > 0 { granted } else { cost };
+        Ok((self.decision(&reply, decided_cost)?, granted))
     }
 
     /// The algorithm (leased mode runs on GCRA and the token bucket only).
@@ -379,8 +407,11 @@ impl RedisLimiter {
         if inner.time == TimeSource::Argument {
             args.push(inner.clock.now_micros().to_string());
         }
-        let reply = RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string()))
+        match RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await? {
+            // GCRA's reply to a check or a look: one integer.
+            redis::Value::Int(n) => Ok(vec![n]),
+            reply => redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string())),
+        }
     }
 
     /// A decision made without a round trip: a remembered refusal still in
