@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// What went wrong talking to a shared limiter.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// A bad argument: the same checks, and the same error, as the local

@@ -65,6 +65,10 @@ pub enum WhenUnavailable {
     LocalShare,
 }
 
+/// At most this many GCRA requests are decided in one script run (the
+/// server does nothing else meanwhile: a few hundred microseconds at most).
+const MAX_REQUESTS_PER_SCRIPT: usize = 128;
+
 /// At most this many refusals are remembered per limiter.
 const MAX_REMEMBERED_REFUSALS: usize = 10_000;
 
@@ -234,7 +238,65 @@ impl RedisLimiter {
             return Ok(decision);
         }
         let sent = self.inner.clock.now_micros();
-        let decision = match self.run("check", key, cost).await {
+        let answer = self.run("check", key, cost).await;
+        self.settle(key, cost, sent, answer)
+    }
+
+    /// Checks many requests — `(key, cost)`, for any keys, the same key
+    /// more than once included — and answers each as
+    /// [`check_async`](Self::check_async) would, in order.
+    ///
+    /// GCRA on a single server decides up to 128 requests in one script run
+    /// (one round trip, and the script's fixed costs paid once): what a
+    /// client with many checks in flight wants, such as the Node binding,
+    /// which sends the checks of one turn of its event loop this way. The
+    /// requests are decided in order at one server time, as if they had
+    /// arrived together. Other algorithms, and Redis Cluster (whose scripts
+    /// may only touch one slot), send one script per request, concurrently.
+    pub async fn check_many_async(&self, requests: Vec<(String, u64)>) -> Vec<Result<Decision, Error>> {
+        let mut answers: Vec<Option<Result<Decision, Error>>> =
+            requests.iter().map(|(key, cost)| self.decided_locally(key, *cost).map(Ok)).collect();
+        let pending: Vec<usize> = (0..requests.len()).filter(|&i| answers[i].is_none()).collect();
+        if self.inner.gcra.is_some() && !self.inner.store.is_cluster() && pending.len() > 1 {
+            let sent = self.inner.clock.now_micros();
+            let runs: Vec<_> = pending
+                .chunks(MAX_REQUESTS_PER_SCRIPT)
+                .map(|chunk| {
+                    let batch: Vec<(String, u64)> = chunk.iter().map(|&i| requests[i].clone()).collect();
+                    let this = self.clone();
+                    RedisStore::spawn(async move { this.run_script("check".to_owned(), &batch).await })
+                })
+                .collect();
+            for (chunk, run) in pending.chunks(MAX_REQUESTS_PER_SCRIPT).zip(runs) {
+                let reply = run.await;
+                for (n, &i) in chunk.iter().enumerate() {
+                    let (key, cost) = &requests[i];
+                    let answer = match &reply {
+                        Ok(leads) => self.decision(leads.get(n..).unwrap_or_default(), *cost),
+                        Err(e) => Err(e.clone()),
+                    };
+                    answers[i] = Some(self.settle(key, *cost, sent, answer));
+                }
+            }
+        } else {
+            let runs: Vec<_> = pending
+                .iter()
+                .map(|&i| {
+                    let (this, (key, cost)) = (self.clone(), requests[i].clone());
+                    RedisStore::spawn(async move { this.check_async(&key, cost).await })
+                })
+                .collect();
+            for (&i, run) in pending.iter().zip(runs) {
+                answers[i] = Some(run.await);
+            }
+        }
+        answers.into_iter().map(|a| a.expect("every request answered")).collect()
+    }
+
+    /// A check's answer from Redis, made final: the unavailability policy
+    /// when Redis could not answer, the refusal remembered when it refused.
+    fn settle(&self, key: &str, cost: u64, sent: i64, answer: Result<Decision, Error>) -> Result<Decision, Error> {
+        let decision = match answer {
             Ok(decision) => decision,
             Err(e) if e.is_unavailability() => return self.unavailable(e, key, cost),
             Err(e) => return Err(e),
@@ -351,13 +413,18 @@ impl RedisLimiter {
         RedisStore::block_on(async move { this.peek_async(&key, cost).await })
     }
 
+    /// Whether `other` is this limiter or a clone of it.
+    pub fn is(&self, other: &RedisLimiter) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The quota: the most units admitted at once.
     pub fn limit(&self) -> u64 {
         self.inner.limit
     }
 
     async fn run(&self, op: &'static str, key: &str, cost: u64) -> Result<Decision, Error> {
-        let reply = self.run_script(op.to_owned(), key, cost).await?;
+        let reply = self.run_script(op.to_owned(), &[(key.to_owned(), cost)]).await?;
         self.decision(&reply, cost)
     }
 
@@ -376,7 +443,7 @@ impl RedisLimiter {
     /// Leased mode's round trip: takes up to `want` units for `key` if that
     /// covers `cost`, and returns the decision with how many were taken.
     pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
-        let reply = self.run_script(format!("lease:{want}"), key, cost).await?;
+        let reply = self.run_script(format!("lease:{want}"), &[(key.to_owned(), cost)]).await?;
         // After the Decision's seven fields; GCRA's after its lead.
         let at = if self.inner.gcra.is_some() { 1 } else { 7 };
         let granted = reply.get(at).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
@@ -396,13 +463,25 @@ impl RedisLimiter {
         &self.inner.clock
     }
 
-    async fn run_script(&self, op: String, key: &str, cost: u64) -> Result<Vec<i64>, Error> {
+    /// Runs the algorithm's script for `requests` (one, except for GCRA:
+    /// see its script) and returns its reply as integers.
+    async fn run_script(&self, op: String, requests: &[(String, u64)]) -> Result<Vec<i64>, Error> {
         let inner = &self.inner;
-        let keys = state_keys(&inner.name, inner.algorithm, key);
-        let mut args = Vec::with_capacity(3 + inner.parameters.len());
+        let mut args = Vec::with_capacity(2 + inner.parameters.len() + requests.len());
         args.push(op);
-        args.push(cost.to_string());
-        args.extend(inner.parameters.iter().cloned());
+        let keys = if inner.gcra.is_some() {
+            // The parameters, then one cost per key.
+            args.extend(inner.parameters.iter().cloned());
+            args.extend(requests.iter().map(|(_, cost)| cost.to_string()));
+            requests.iter().flat_map(|(key, _)| state_keys(&inner.name, inner.algorithm, key)).collect()
+        } else {
+            let [(key, cost)] = requests else {
+                return Err(Error::Unsupported("one request per script for this algorithm"));
+            };
+            args.push(cost.to_string());
+            args.extend(inner.parameters.iter().cloned());
+            state_keys(&inner.name, inner.algorithm, key)
+        };
         #[cfg(feature = "test-clock")]
         if inner.time == TimeSource::Argument {
             args.push(inner.clock.now_micros().to_string());

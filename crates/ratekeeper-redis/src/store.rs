@@ -386,6 +386,11 @@ impl RedisStore {
         self.inner.options.retry_interval
     }
 
+    /// Whether this is a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.inner.connection, Connection::Cluster(_))
+    }
+
     /// Whether Redis failed to answer within the last retry interval.
     pub fn is_down(&self) -> bool {
         self.inner.is_down()

@@ -17,63 +17,77 @@
 -- decide_ahead`) instead of a second copy of that arithmetic in Lua.
 -- Measured with redis-benchmark, this halved the script's own work.
 --
--- KEYS[1]  the state (a string: "seconds microseconds offset")
--- ARGV[1]  "check" | "peek" | "lease:N" (take up to N units if that covers
---          the cost)
--- ARGV[2]  cost;  ARGV[3] max_burst;  ARGV[4] count per period;  ARGV[5] period µs
+-- One run may decide for several keys (or the same key several times), in
+-- order, at one server time: a client with many checks in flight sends
+-- them as one script (see `RedisLimiter::check_many_async`), and the
+-- script's fixed costs (the call, TIME, the reply) are paid once.
 --
--- Reply: the TAT's lead over now in ticks (0 when not ahead), before this
--- decision; for "lease:N", { lead, units taken }.
+-- KEYS     the states, one per request (a string: "seconds microseconds offset")
+-- ARGV[1]  "check" | "peek" | "lease:N" (one key only: take up to N units
+--          if that covers the cost)
+-- ARGV[2] max_burst;  ARGV[3] count per period;  ARGV[4] period µs;
+-- ARGV[4 + i] the cost of request i
+--
+-- Reply: for each request, the TAT's lead over now in ticks (0 when not
+-- ahead) before its decision — one integer when there is one request, and
+-- for "lease:N" { lead, units taken }.
 
-local key = KEYS[1]
 local op = ARGV[1]
-local cost = ARGV[2] + 0
-local count = ARGV[4] + 0
-local interval = ARGV[5] + 0            -- the period: one emission interval in ticks
-local tolerance = interval * (ARGV[3] + 1)  -- in ticks
+local count = ARGV[3] + 0
+local interval = ARGV[4] + 0                -- the period: one emission interval in ticks
+local tolerance = interval * (ARGV[2] + 1)  -- in ticks
+local n = #KEYS
+local leads = nil
+if n > 1 then leads = {} end
 
-local lead = 0
-local state = redis.call('GET', key)
-if state then
-  local a = string.find(state, ' ', 1, true)
-  local b = string.find(state, ' ', a + 1, true)
-  local elapsed = (SECONDS - string.sub(state, 1, a - 1)) * 1000000 + (MICROS - string.sub(state, a + 1, b - 1))
-  local offset = string.sub(state, b + 1) + 0
-  if elapsed < 0 then
-    -- The server's clock went back: count from the later time.
-    lead = offset
-  else
-    local passed = elapsed * count
-    if passed < offset then lead = offset - passed end
+for i = 1, n do
+  local key = KEYS[i]
+  local cost = ARGV[4 + i] + 0
+  local lead = 0
+  local state = redis.call('GET', key)
+  if state then
+    local a = string.find(state, ' ', 1, true)
+    local b = string.find(state, ' ', a + 1, true)
+    local elapsed = (SECONDS - string.sub(state, 1, a - 1)) * 1000000 + (MICROS - string.sub(state, a + 1, b - 1))
+    local offset = string.sub(state, b + 1) + 0
+    if elapsed < 0 then
+      -- The server's clock went back: count from the later time.
+      lead = offset
+    else
+      local passed = elapsed * count
+      if passed < offset then lead = offset - passed end
+    end
   end
-end
 
-if op == 'peek' then return lead end
-local granted = nil
-if op ~= 'check' then
-  -- Leased mode: take what is left (floor((tolerance − lead) / interval)),
-  -- up to N, in one go — if that covers the request's cost; otherwise take
-  -- nothing and refuse.
-  local left = 0
-  local room = tolerance - lead
-  if room > 0 then
-    left = math.floor(room / interval)
-    if left * interval > room then left = left - 1 elseif (left + 1) * interval <= room then left = left + 1 end
+  if op ~= 'peek' then
+    local granted = nil
+    if op ~= 'check' then
+      -- Leased mode: take what is left (floor((tolerance − lead) / interval)),
+      -- up to N, in one go — if that covers the request's cost; otherwise
+      -- take nothing and refuse.
+      local left = 0
+      local room = tolerance - lead
+      if room > 0 then
+        left = math.floor(room / interval)
+        if left * interval > room then left = left - 1 elseif (left + 1) * interval <= room then left = left + 1 end
+      end
+      granted = math.min(string.sub(op, 7) + 0, left)
+      if granted >= cost then cost = granted else granted = 0 end
+    end
+    -- Admitted when the pushed TAT is at most the tolerance ahead of now (a
+    -- cost above the limit never is); a cost of 0 is a look, storing nothing.
+    if cost > 0 then
+      local new_lead = lead + interval * cost
+      if new_lead <= tolerance then
+        -- The state expires once the TAT is past: whole again. (In ms, at
+        -- least the lead rounded up.)
+        redis.call('SET', key, string.format('%s %s %d', SECONDS, MICROS, new_lead),
+          'PX', math.floor(new_lead / (count * 1000)) + 1 + EXPIRY_SLACK_MS)
+      end
+    end
+    if granted then return { lead, granted } end
   end
-  granted = math.min(string.sub(op, 7) + 0, left)
-  if granted >= cost then cost = granted else granted = 0 end
+  if n == 1 then return lead end
+  leads[i] = lead
 end
-
--- Admitted when the pushed TAT is at most the tolerance ahead of now (a
--- cost above the limit never is); a cost of 0 is a look and stores nothing.
-if cost > 0 then
-  local new_lead = lead + interval * cost
-  if new_lead <= tolerance then
-    -- The state expires once the TAT is past: whole again. (In ms, ≥ the
-    -- lead rounded up.)
-    redis.call('SET', key, string.format('%s %s %d', SECONDS, MICROS, new_lead),
-      'PX', math.floor(new_lead / (count * 1000)) + 1 + EXPIRY_SLACK_MS)
-  end
-end
-if granted then return { lead, granted } end
-return lead
+return leads
