@@ -14,17 +14,6 @@ use support::{RedisCluster, RedisServer};
 
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
-fn evalsha_calls(server: &RedisServer) -> u64 {
-    let mut conn = server.connection();
-    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut conn).unwrap();
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| l.split("calls=").nth(1))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// 300 requests over 7 keys, costs 0 to 6 (the limit is 5).
 fn requests(round: u64) -> Vec<(String, u64)> {
     (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
@@ -50,10 +39,10 @@ fn a_batch_decides_as_the_same_checks_in_order() {
     limiter.check("warm-up", 0).unwrap();
     for round in 0..4 {
         let requests = requests(round);
-        let before = evalsha_calls(&server);
+        let before = server.evalsha_calls();
         let answers = check_many(&limiter, requests.clone());
         // 300 requests: three runs of at most 128.
-        assert_eq!(evalsha_calls(&server) - before, 3);
+        assert_eq!(server.evalsha_calls() - before, 3);
         let now = clock.now_micros();
         for ((key, cost), answer) in requests.iter().zip(answers) {
             let i: usize = key["user-".len()..].parse().unwrap();
@@ -77,10 +66,10 @@ fn refusals_from_a_batch_are_remembered() {
     assert!(limiter.remembered_refusal("k", 1).is_some());
     assert!(limiter.remembered_refusal("j", 1).is_none());
     // A batch answers a remembered refusal without Redis.
-    let before = evalsha_calls(&server);
+    let before = server.evalsha_calls();
     let again = check_many(&limiter, vec![("k".to_owned(), 1), ("k".to_owned(), 2)]);
     assert!(again.iter().all(|a| !a.as_ref().unwrap().allowed));
-    assert_eq!(evalsha_calls(&server), before);
+    assert_eq!(server.evalsha_calls(), before);
 }
 
 #[test]

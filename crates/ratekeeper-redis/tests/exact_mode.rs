@@ -14,17 +14,6 @@ fn store(server: &RedisServer) -> RedisStore {
     RedisStore::connect(&server.url(), StoreOptions::default()).unwrap()
 }
 
-fn evalsha_calls(server: &RedisServer) -> u64 {
-    let mut conn = server.connection();
-    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut conn).unwrap();
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| l.split("calls=").nth(1))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 fn key_exists(server: &RedisServer, pattern: &str) -> bool {
     let mut conn = server.connection();
     let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut conn).unwrap();
@@ -76,7 +65,7 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
     assert!(cached.remembered_refusal("k", 0).is_none());
     assert!(cached.remembered_refusal("other", 1).is_none());
     assert!(reference.remembered_refusal("k", 1).is_none());
-    let before = evalsha_calls(&server);
+    let before = server.evalsha_calls();
     let start = Instant::now();
     let mut local = 0;
     while start.elapsed() < Duration::from_millis(100) {
@@ -87,7 +76,7 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
         assert!(d.retry_after_micros > 0 && d.retry_after_micros <= first.retry_after_micros);
         local += 1;
     }
-    let server_calls = evalsha_calls(&server) - before;
+    let server_calls = server.evalsha_calls() - before;
     // Only the reference's peeks reached the server.
     assert_eq!(server_calls, local, "refusals served locally still reached Redis");
     // A cost above the limit is refused for ever, as the server says,

@@ -16,17 +16,6 @@ fn store(server: &RedisServer) -> RedisStore {
     RedisStore::connect(&server.url(), StoreOptions::default()).unwrap()
 }
 
-fn evalsha_calls(server: &RedisServer) -> u64 {
-    let mut conn = server.connection();
-    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut conn).unwrap();
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| l.split("calls=").nth(1))
-        .and_then(|r| r.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_lease_is_spent_locally_then_expires() {
     let server = RedisServer::start();
@@ -42,10 +31,10 @@ fn a_lease_is_spent_locally_then_expires() {
             .unwrap();
     // Loads the script (a first EVALSHA fails with NOSCRIPT, then succeeds).
     node.check("warm-up", 0).unwrap();
-    let before = evalsha_calls(&server);
+    let before = server.evalsha_calls();
     let remaining: Vec<u64> = (0..4).map(|_| node.check("k", 1).unwrap().remaining).collect();
     assert_eq!(remaining, [3, 2, 1, 0]);
-    assert_eq!(evalsha_calls(&server) - before, 1, "one round trip for four decisions");
+    assert_eq!(server.evalsha_calls() - before, 1, "one round trip for four decisions");
     // The other node leases from what is left: 6 units, in batches of 4.
     assert!(other.check("k", 4).unwrap().allowed);
     assert!(other.check("k", 2).unwrap().allowed);

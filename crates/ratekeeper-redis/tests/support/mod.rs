@@ -93,6 +93,18 @@ impl RedisServer {
     pub fn connection(&self) -> redis::Connection {
         redis::Client::open(self.url()).unwrap().get_connection().unwrap()
     }
+
+    /// How many `EVALSHA` calls the server has run: round trips of the
+    /// scripts.
+    pub fn evalsha_calls(&self) -> u64 {
+        let info: String = redis::cmd("INFO").arg("commandstats").query(&mut self.connection()).unwrap();
+        info.lines()
+            .find(|l| l.starts_with("cmdstat_evalsha:"))
+            .and_then(|l| l.split("calls=").nth(1))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
 }
 
 impl Drop for RedisServer {
