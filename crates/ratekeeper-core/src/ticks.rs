@@ -10,6 +10,18 @@
 
 use crate::decision::NEVER;
 
+/// [`micros_ceil`] of ticks that fit 64 bits: the same result, without
+/// the 128-bit comparisons.
+#[inline]
+pub(crate) fn micros_ceil_narrow(ticks: i64, count: u64) -> i64 {
+    if ticks <= 0 {
+        return 0;
+    }
+    let (ticks, count) = (ticks as u64, count.max(1));
+    // ≤ ticks ≤ i64::MAX: no saturation needed.
+    (ticks / count + u64::from(ticks % count != 0)) as i64
+}
+
 /// `ticks` (of `1 / count` µs) as whole microseconds, rounded up; never
 /// negative, saturating at [`NEVER`]. A count of 0 (no constructor makes
 /// one) counts as 1.

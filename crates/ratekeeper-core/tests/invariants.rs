@@ -502,7 +502,7 @@ mod never_panics {
         #[test]
         fn garbage_states(words in prop::array::uniform13(extreme_u64()), calls in calls()) {
             admit(TokenBucket::unpack(words[..5].try_into().unwrap()), &calls);
-            admit(Gcra::unpack(words[..5].try_into().unwrap()), &calls);
+            admit(Gcra::unpack(words[..7].try_into().unwrap()), &calls);
             admit(LeakyBucketMeter::unpack(words[..6].try_into().unwrap()), &calls);
             admit(LeakyBucketQueue::unpack(words[..3].try_into().unwrap()), &calls);
             admit(FixedWindow::unpack(words[..4].try_into().unwrap()), &calls);

@@ -33,7 +33,7 @@ admission_limiter!(
     /// ```
     Gcra,
     CoreGcra,
-    5
+    7
 );
 
 impl Gcra<MonotonicClock> {

@@ -128,7 +128,7 @@ macro_rules! keyed_by_hot_words {
 }
 
 keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
-keyed_by_hot_words!(Gcra, 5, 2, "gcra");
+keyed_by_hot_words!(Gcra, 7, 2, "gcra");
 keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
 keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
 keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");

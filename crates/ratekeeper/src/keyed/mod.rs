@@ -531,7 +531,7 @@ where
         Q: Hash + Eq + ToOwned + ?Sized,
         Q::Owned: Into<K>,
     {
-        self.try_check(key, cost).unwrap_or_else(|full| full.decision)
+        self.check_flagging_capacity(key, cost, &mut false)
     }
 
     /// [`check`](Self::check), telling a refusal at the bound apart.
@@ -542,8 +542,35 @@ where
         Q: Hash + Eq + ToOwned + ?Sized,
         Q::Owned: Into<K>,
     {
+        let mut at_capacity = false;
+        let decision = self.check_flagging_capacity(key, cost, &mut at_capacity);
+        if at_capacity {
+            Err(AtCapacity { decision })
+        } else {
+            Ok(decision)
+        }
+    }
+
+    /// [`check`](Self::check), setting `at_capacity` when the refusal is
+    /// [`AtCapacity`]'s.
+    ///
+    /// (Both public forms share this rather than `check` unwrapping
+    /// `try_check`'s `Result`: that moved the decision out of the `Result`,
+    /// copying its `allowed` byte as a whole word right after it was
+    /// written, a store the CPU cannot forward — about a tenth of a keyed
+    /// decision's time.)
+    #[inline]
+    fn check_flagging_capacity<Q>(&self, key: &Q, cost: u64, at_capacity: &mut bool) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned + ?Sized,
+        Q::Owned: Into<K>,
+    {
         if cost == 0 {
-            return self.try_peek(key, 0);
+            return self.try_peek(key, 0).unwrap_or_else(|full| {
+                *at_capacity = true;
+                full.decision
+            });
         }
         let hash = self.hasher.hash_one(key);
         let shard = self.shard(hash);
@@ -557,9 +584,9 @@ where
         let now = clock_now.max(s.latest);
         s.latest = now;
         if let Some(state) = s.table.get_mut(tag, key) {
-            return Ok(self.template.check_state(state, cost, now));
+            return self.template.check_state(state, cost, now);
         }
-        self.admit_new_key(shard, s, tag, key, cost, now)
+        self.admit_new_key(shard, s, tag, key, cost, now, at_capacity)
     }
 
     /// The decision [`check`](Self::check) would make now, consuming
@@ -616,8 +643,10 @@ where
         removed
     }
 
-    /// A new key's request, with the shard locked.
+    /// A new key's request, with the shard locked; sets `at_capacity` when
+    /// refused for want of room.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn admit_new_key<Q>(
         &self,
         shard: &Shard<K, A::State>,
@@ -626,7 +655,8 @@ where
         key: &Q,
         cost: u64,
         now: i64,
-    ) -> Result<Decision, AtCapacity>
+        at_capacity: &mut bool,
+    ) -> Decision
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned + ?Sized,
@@ -635,11 +665,12 @@ where
         let decision = self.template.peek_fresh(cost, now);
         if !decision.allowed {
             // Nothing consumed: the fresh state needs no storing.
-            return Ok(decision);
+            return decision;
         }
         if s.table.is_at_bound() && !self.make_room(shard, s, now) {
             shard.refused.fetch_add(1, Ordering::Relaxed);
-            return Err(self.at_capacity(decision, s.earliest_full(), now));
+            *at_capacity = true;
+            return self.at_capacity(decision, s.earliest_full(), now).decision;
         }
         let mut state = self.template.fresh_state();
         let admitted = self.template.check_state(&mut state, cost, now);
@@ -651,7 +682,7 @@ where
             }
             shard.len.store(s.table.len(), Ordering::Relaxed);
         }
-        Ok(admitted)
+        admitted
     }
 
     /// Makes room for one key in a shard at its bound: drops a full key if
