@@ -126,7 +126,19 @@ impl Gcra {
     /// decision is admitted.
     pub fn decide_ahead(&self, cost: u64, lead_ticks: i128) -> Decision {
         let mut tat = lead_ticks.max(0);
-        Gcra { tat, ..*self }.decide(cost, 0, &mut tat)
+        self.decide(tat, cost, 0, &mut tat)
+    }
+
+    /// [`check`](Admission::check) of a TAT kept outside the limiter:
+    /// `self` gives the configuration (its own TAT is not read); `tat` is
+    /// read and, when a cost is admitted, advanced.
+    ///
+    /// For a keyed limiter, which keeps one TAT per key beside one
+    /// template: each decision reads the template where it is, rather
+    /// than assembling a whole limiter from it.
+    #[inline]
+    pub fn check_tat(&self, tat: &mut i128, cost: u64, now_micros: i64) -> Decision {
+        self.decide(*tat, cost, now_micros, tat)
     }
 
     /// The emission interval in ticks (the period in microseconds).
@@ -158,9 +170,9 @@ impl Gcra {
         ticks::micros_ceil(ticks, self.count_per_period)
     }
 
-    /// The decision for `cost` at `now_micros`; when it admits a cost, the
-    /// new TAT is written to `tat_out` (`self` is a copy, so `check` can
-    /// pass its own TAT).
+    /// The decision for `cost` at `now_micros` with the TAT `tat` (not
+    /// `self`'s); when it admits a cost, the new TAT is written to
+    /// `tat_out`.
     ///
     /// (The TAT goes out through a reference rather than beside the
     /// decision in a tuple: moving the decision out of a tuple copied its
@@ -168,11 +180,11 @@ impl Gcra {
     /// store the CPU cannot forward — a stall of a dozen cycles in every
     /// keyed decision.)
     #[inline]
-    fn decide(&self, cost: u64, now_micros: i64, tat_out: &mut i128) -> Decision {
-        match self.narrow_ticks(cost, now_micros) {
+    fn decide(&self, tat: i128, cost: u64, now_micros: i64, tat_out: &mut i128) -> Decision {
+        match self.narrow_ticks(tat, cost, now_micros) {
             Some(ticks) => self.decide_narrow(cost, ticks, tat_out),
             None => {
-                let (decision, new_tat) = self.decide_wide(cost, now_micros);
+                let (decision, new_tat) = self.decide_wide(tat, cost, now_micros);
                 if let Some(tat) = new_tat {
                     *tat_out = tat;
                 }
@@ -191,13 +203,13 @@ impl Gcra {
     /// time 0 (36 years at 1,000 per period, 19 minutes at 10⁹ — past
     /// that, the wide path decides, alike and a little slower).
     #[inline]
-    fn narrow_ticks(&self, cost: u64, now_micros: i64) -> Option<NarrowTicks> {
+    fn narrow_ticks(&self, tat: i128, cost: u64, now_micros: i64) -> Option<NarrowTicks> {
         const BOUND: u64 = 1 << 60;
         let fits = |v: i64| v.unsigned_abs() < BOUND;
         let interval = self.period_micros.max(1);
         let ticks = NarrowTicks {
             now: now_micros.checked_mul(i64::try_from(self.count_per_period).ok()?)?,
-            tat: i64::try_from(self.tat).ok()?,
+            tat: i64::try_from(tat).ok()?,
             interval,
             tolerance: interval.checked_mul(i64::try_from(self.limit()).ok()?)?,
             increment: interval.checked_mul(i64::try_from(cost).ok()?)?,
@@ -244,12 +256,13 @@ impl Gcra {
 
     /// [`decide`](Self::decide) in 128-bit arithmetic, saturating: for
     /// every state, however large its values.
-    fn decide_wide(&self, cost: u64, now_micros: i64) -> (Decision, Option<i128>) {
+    #[cold]
+    fn decide_wide(&self, tat: i128, cost: u64, now_micros: i64) -> (Decision, Option<i128>) {
         let now = self.ticks(now_micros);
         let interval = self.emission_interval();
         let tolerance = self.tolerance();
         let increment = interval.saturating_mul(i128::from(cost));
-        let tat = self.tat.max(now);
+        let tat = tat.max(now);
         let new_tat = tat.saturating_add(increment);
         let allow_at = new_tat.saturating_sub(tolerance);
         let window = self.micros_ceil(tolerance);
@@ -300,13 +313,15 @@ impl Admission for Gcra {
     /// redis-cell's `CL.THROTTLE` with `quantity = cost`.
     #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
-        let copy = *self;
-        copy.decide(cost, now_micros, &mut self.tat)
+        let mut tat = self.tat;
+        let decision = self.check_tat(&mut tat, cost, now_micros);
+        self.tat = tat;
+        decision
     }
 
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
-        self.decide(cost, now_micros, &mut self.tat.clone())
+        self.decide(self.tat, cost, now_micros, &mut self.tat.clone())
     }
 }
 
@@ -423,7 +438,7 @@ mod tests {
             let now = if i % 2 == 0 { b } else { (a / g.count_per_period.max(1) as i64).saturating_add(b % 1_000) };
             let cost = pick(60);
             cases += 1;
-            if let Some(ticks) = g.narrow_ticks(cost, now) {
+            if let Some(ticks) = g.narrow_ticks(g.tat, cost, now) {
                 narrow += 1;
                 let mut tat = None;
                 let mut out = i128::MIN;
@@ -431,12 +446,12 @@ mod tests {
                 if out != i128::MIN {
                     tat = Some(out);
                 }
-                assert_eq!((decision, tat), g.decide_wide(cost, now), "{g:?} cost {cost} now {now}");
+                assert_eq!((decision, tat), g.decide_wide(g.tat, cost, now), "{g:?} cost {cost} now {now}");
             }
         }
         assert!(narrow > cases / 2, "{narrow} of {cases}");
         let ordinary = Gcra::new(9, 100, 1_000_000).unwrap();
-        assert!(ordinary.narrow_ticks(3, 1 << 50).is_some());
+        assert!(ordinary.narrow_ticks(0, 3, 1 << 50).is_some());
     }
 
     const SEC: i64 = 1_000_000;

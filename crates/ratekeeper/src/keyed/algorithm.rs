@@ -76,10 +76,41 @@ fn hot_of<T: Packed<N>, const N: usize, const H: usize>(value: &T) -> [u64; H] {
     std::array::from_fn(|i| words[i])
 }
 
+/// [`KeyedAlgorithm::check_state`] in general: the template's words with
+/// the key's in front, checked as a whole.
+#[inline]
+fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
+    template: &T,
+    state: &mut [u64; H],
+    cost: u64,
+    now_micros: i64,
+) -> Decision {
+    let mut value = with_hot::<T, N, H>(template, state);
+    let decision = Admission::check(&mut value, cost, now_micros);
+    *state = hot_of::<T, N, H>(&value);
+    decision
+}
+
+/// GCRA's key state is just its TAT (the two words its [`Packed`] puts
+/// first, low word first), checked where the template is
+/// ([`Gcra::check_tat`]): GCRA is the keyed limiter's usual algorithm, and
+/// assembling a whole limiter per decision was measurable there.
+#[inline]
+fn check_gcra_tat(template: &Gcra, state: &mut [u64; 2], cost: u64, now_micros: i64) -> Decision {
+    let mut tat = (u128::from(state[0]) | (u128::from(state[1]) << 64)) as i128;
+    let decision = template.check_tat(&mut tat, cost, now_micros);
+    *state = [tat as u64, ((tat as u128) >> 64) as u64];
+    decision
+}
+
 /// Implements [`KeyedAlgorithm`] for a fixed-size core algorithm: `$words`
-/// packed words of which the first `$hot` are its state.
+/// packed words of which the first `$hot` are its state; `$check` decides
+/// (by default [`check_whole`]).
 macro_rules! keyed_by_hot_words {
     ($core:ty, $words:literal, $hot:literal, $name:literal) => {
+        keyed_by_hot_words!($core, $words, $hot, $name, check_whole::<$core, $words, $hot>);
+    };
+    ($core:ty, $words:literal, $hot:literal, $name:literal, $check:expr) => {
         const _: () = assert!(<$core as Packed<$words>>::HOT == $hot);
 
         impl sealed::Sealed for $core {}
@@ -98,10 +129,7 @@ macro_rules! keyed_by_hot_words {
 
             #[inline]
             fn check_state(&self, state: &mut [u64; $hot], cost: u64, now_micros: i64) -> Decision {
-                let mut value = with_hot::<$core, $words, $hot>(self, state);
-                let decision = Admission::check(&mut value, cost, now_micros);
-                *state = hot_of::<$core, $words, $hot>(&value);
-                decision
+                $check(self, state, cost, now_micros)
             }
 
             #[inline]
@@ -128,7 +156,7 @@ macro_rules! keyed_by_hot_words {
 }
 
 keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
-keyed_by_hot_words!(Gcra, 7, 2, "gcra");
+keyed_by_hot_words!(Gcra, 7, 2, "gcra", check_gcra_tat);
 keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
 keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
 keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
