@@ -23,7 +23,12 @@ use crate::errors::{from_rust, from_rust_passed, internal, wrong_type};
 use crate::float_repr;
 
 /// The Rust limiter behind a `Limiter`.
+///
+/// (Its variants differ in size, which clippy flags; there is one per
+/// Python object, so boxing the larger would only add a pointer to follow
+/// on every call.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     /// One algorithm, and the spec it was built from (a token bucket's rate
     /// and burst may change since; [`PyLimiter::current_spec`] reads them).
