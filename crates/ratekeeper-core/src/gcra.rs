@@ -229,7 +229,7 @@ impl Gcra {
         let allow_at = new_tat - t.tolerance;
         // How far the TAT is ahead of now: 0 for an idle limiter.
         let lead = (tat - t.now) as u64;
-        let lead_units = if lead == 0 { 0 } else { ceil_div(lead, t.interval as u64) };
+        let lead_units = if lead == 0 { 0 } else { ticks::ceil_div(lead, t.interval as u64) };
         // `ttl`: the TAT's lead after the decision; `owed`: ⌈ttl ÷
         // interval⌉, computed without dividing when the limiter was idle.
         let (allowed, ttl, owed, retry_after) = if cost > 0 && t.now < allow_at {
@@ -290,12 +290,6 @@ impl Gcra {
         };
         (decision, (allowed && cost > 0).then_some(new_tat))
     }
-}
-
-/// `⌈n ÷ d⌉` for `d > 0`.
-#[inline]
-fn ceil_div(n: u64, d: u64) -> u64 {
-    n / d + u64::from(n % d != 0)
 }
 
 /// A GCRA decision's inputs in ticks, each below 2⁶⁰ in magnitude: see

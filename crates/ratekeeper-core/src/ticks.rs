@@ -10,6 +10,12 @@
 
 use crate::decision::NEVER;
 
+/// `⌈n ÷ d⌉` for `d > 0`.
+#[inline]
+pub(crate) fn ceil_div(n: u64, d: u64) -> u64 {
+    n / d + u64::from(n % d != 0)
+}
+
 /// [`micros_ceil`] of ticks that fit 64 bits: the same result, without
 /// the 128-bit comparisons.
 #[inline]
@@ -17,9 +23,8 @@ pub(crate) fn micros_ceil_narrow(ticks: i64, count: u64) -> i64 {
     if ticks <= 0 {
         return 0;
     }
-    let (ticks, count) = (ticks as u64, count.max(1));
-    // ≤ ticks ≤ i64::MAX: no saturation needed.
-    (ticks / count + u64::from(ticks % count != 0)) as i64
+    // At most `ticks` ≤ i64::MAX: no saturation needed.
+    ceil_div(ticks as u64, count.max(1)) as i64
 }
 
 /// `ticks` (of `1 / count` µs) as whole microseconds, rounded up; never
@@ -32,7 +37,7 @@ pub(crate) fn micros_ceil(ticks: i128, count: u64) -> i64 {
     }
     let count = count.max(1);
     if let Ok(small) = u64::try_from(ticks) {
-        let micros = small / count + u64::from(small % count != 0);
+        let micros = ceil_div(small, count);
         return i64::try_from(micros).unwrap_or(NEVER);
     }
     let count = i128::from(count);

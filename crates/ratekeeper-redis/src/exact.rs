@@ -185,10 +185,8 @@ impl RedisLimiter {
         // The local limiter's checks, and its errors.
         let local = AnyCore::new(&spec)?;
         let limit = ratekeeper::Admission::peek(&local, 0, 0).limit;
-        let gcra = match spec {
-            LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
-                Some(ratekeeper_core::Gcra::new(max_burst, count_per_period, period_micros)?)
-            }
+        let gcra = match local {
+            AnyCore::Gcra(gcra) => Some(gcra),
             _ => None,
         };
         let (algorithm, parameters) = match spec {
