@@ -17,6 +17,12 @@
 -- decide_ahead`) instead of a second copy of that arithmetic in Lua.
 -- Measured with redis-benchmark, this halved the script's own work.
 --
+-- Every argument handed to redis.call is a string (Redis 7.0 turns a Lua
+-- number into text with printf's "%.17g", slower than Lua's own "%d"), and
+-- the time stamp every write starts with is built once per run. Measured
+-- with redis-benchmark (32-key runs, EVALSHA's usec_per_call in INFO
+-- commandstats), those two took a key from 2.66 to 2.47 µs.
+--
 -- One run may decide for several keys (or the same key several times), in
 -- order, at one server time: a client with many checks in flight sends
 -- them as one script (see `RedisLimiter::check_many_async`), and the
@@ -37,6 +43,10 @@ local count = ARGV[3] + 0
 local interval = ARGV[4] + 0                -- the period: one emission interval in ticks
 local tolerance = interval * (ARGV[2] + 1)  -- in ticks
 local n = #KEYS
+-- What every state written by this run starts with (the server's time, as
+-- it gave it), and the ticks in a millisecond: made once, not per key.
+local STAMP = SECONDS .. ' ' .. MICROS .. ' '
+local TICKS_PER_MS = count * 1000
 local leads = nil
 if n > 1 then leads = {} end
 
@@ -81,8 +91,8 @@ for i = 1, n do
       if new_lead <= tolerance then
         -- The state expires once the TAT is past: whole again. (In ms, at
         -- least the lead rounded up.)
-        redis.call('SET', key, string.format('%s %s %d', SECONDS, MICROS, new_lead),
-          'PX', math.floor(new_lead / (count * 1000)) + 1 + EXPIRY_SLACK_MS)
+        redis.call('SET', key, STAMP .. string.format('%d', new_lead),
+          'PX', string.format('%d', math.floor(new_lead / TICKS_PER_MS) + 1 + EXPIRY_SLACK_MS))
       end
     end
     if granted then return { lead, granted } end
