@@ -44,24 +44,6 @@ fn time_source(time: TimeSource) -> &'static str {
     }
 }
 
-/// The server's time as `TIME` gives it, two strings (`SECONDS`,
-/// `MICROS`), for the GCRA script, which stores them as they are: cheaper
-/// than the arithmetic and formatting of a time in microseconds.
-fn time_parts(time: TimeSource) -> &'static str {
-    match time {
-        TimeSource::Server => concat!(
-            "local TIME = redis.call('TIME')\nlocal SECONDS, MICROS = TIME[1], TIME[2]\n",
-            "local EXPIRY_SLACK_MS = 0\n",
-        ),
-        #[cfg(feature = "test-clock")]
-        TimeSource::Argument => concat!(
-            "local NOW = tonumber(ARGV[#ARGV])\nlocal SECONDS = math.floor(NOW / 1000000)\n",
-            "local MICROS = string.format('%d', NOW - SECONDS * 1000000)\nSECONDS = string.format('%d', SECONDS)\n",
-            "local EXPIRY_SLACK_MS = 3600000\n",
-        ),
-    }
-}
-
 fn assemble(parts: &[&str]) -> Script {
     Script::new(&parts.concat())
 }
@@ -91,7 +73,7 @@ pub(crate) enum Admission {
 pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
     if algorithm == Admission::Gcra {
         // Its reply is not a Decision: the client computes that (see its header).
-        return assemble(&[time_parts(time), GCRA]);
+        return assemble(&[time_source(time), GCRA]);
     }
     let body = match algorithm {
         Admission::Gcra => GCRA,

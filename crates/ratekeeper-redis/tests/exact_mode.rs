@@ -126,3 +126,25 @@ fn a_limiters_keys_spread_over_the_cluster() {
         .count();
     assert_eq!(masters_used, 3, "one limiter's keys should spread over every master");
 }
+
+#[test]
+fn a_gcra_key_holding_something_else_is_an_error_not_a_guess() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    let spec = LimiterSpec::Gcra { max_burst: 1, count_per_period: 10, period_micros: 1_000_000 };
+    let limiter = RedisLimiter::new(&s, "foreign", spec).unwrap().remember_refusals(false);
+    assert!(limiter.check("user", 1).unwrap().allowed);
+    let mut conn = server.connection();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("rk:{foreign:user}:*").query(&mut conn).unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    // The state is 16 bytes; a value of another length (here the text an
+    // older script wrote) is refused as not the script's own.
+    let state: Vec<u8> = redis::cmd("GET").arg(&keys[0]).query(&mut conn).unwrap();
+    assert_eq!(state.len(), 16);
+    let () = redis::cmd("SET").arg(&keys[0]).arg("1700000000 123456 7").query(&mut conn).unwrap();
+    let error = limiter.check("user", 1).unwrap_err();
+    assert!(!error.is_unavailability(), "{error:?}");
+    assert!(error.to_string().contains("does not hold a GCRA state"), "{error}");
+    // Other keys of the limiter are unaffected.
+    assert!(limiter.check("other", 1).unwrap().allowed);
+}
