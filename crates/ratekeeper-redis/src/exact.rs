@@ -84,6 +84,7 @@ struct Inner {
     name: String,
     algorithm: Admission,
     script: Arc<redis::Script>,
+    script_source: String,
     /// The algorithm's parameters, as the script reads them.
     parameters: Vec<String>,
     /// The quota: a cost above it is never admitted.
@@ -207,12 +208,14 @@ impl RedisLimiter {
             }
             _ => return Err(Error::Unsupported("this algorithm does not run in Redis")),
         };
+        let script_source = scripts::admission(algorithm, time);
         Ok(RedisLimiter {
             inner: Arc::new(Inner {
                 store: store.clone(),
                 name: name.to_owned(),
                 algorithm,
-                script: Arc::new(scripts::admission(algorithm, time)),
+                script: Arc::new(redis::Script::new(&script_source)),
+                script_source,
                 parameters,
                 limit,
                 gcra,
@@ -269,11 +272,7 @@ impl RedisLimiter {
                 let reply = run.await;
                 for (n, &i) in chunk.iter().enumerate() {
                     let (key, cost) = &requests[i];
-                    let answer = match &reply {
-                        Ok(leads) => self.decision(leads.get(n..).unwrap_or_default(), *cost),
-                        Err(e) => Err(e.clone()),
-                    };
-                    answers[i] = Some(self.settle(key, *cost, sent, answer));
+                    answers[i] = Some(self.answer(&reply, n, key, *cost, sent));
                 }
             }
         } else {
@@ -464,16 +463,29 @@ impl RedisLimiter {
     /// Runs the algorithm's script for `requests` (one, except for GCRA:
     /// see its script) and returns its reply as integers.
     async fn run_script(&self, op: String, requests: &[(String, u64)]) -> Result<Vec<i64>, Error> {
+        let (keys, args) = self.script_call(op, requests.iter().map(|(key, cost)| (key.as_str(), *cost)))?;
+        let reply = RedisStore::spawn(self.inner.store.eval(Arc::clone(&self.inner.script), keys, args)).await?;
+        leads(reply)
+    }
+
+    /// The keys and arguments of the algorithm's script for `requests`:
+    /// any number for GCRA (see its script), one for the others.
+    pub(crate) fn script_call<'a>(
+        &self,
+        op: String,
+        requests: impl ExactSizeIterator<Item = (&'a str, u64)> + Clone,
+    ) -> Result<(Vec<String>, Vec<String>), Error> {
         let inner = &self.inner;
         let mut args = Vec::with_capacity(2 + inner.parameters.len() + requests.len());
         args.push(op);
         let keys = if inner.gcra.is_some() {
             // The parameters, then one cost per key.
             args.extend(inner.parameters.iter().cloned());
-            args.extend(requests.iter().map(|(_, cost)| cost.to_string()));
-            requests.iter().flat_map(|(key, _)| state_keys(&inner.name, inner.algorithm, key)).collect()
+            args.extend(requests.clone().map(|(_, cost)| cost.to_string()));
+            requests.flat_map(|(key, _)| state_keys(&inner.name, inner.algorithm, key)).collect()
         } else {
-            let [(key, cost)] = requests else {
+            let mut requests = requests;
+            let (Some((key, cost)), None) = (requests.next(), requests.next()) else {
                 return Err(Error::Unsupported("one request per script for this algorithm"));
             };
             args.push(cost.to_string());
@@ -484,16 +496,54 @@ impl RedisLimiter {
         if inner.time == TimeSource::Argument {
             args.push(inner.clock.now_micros().to_string());
         }
-        match RedisStore::spawn(inner.store.eval(Arc::clone(&inner.script), keys, args)).await? {
-            // GCRA's reply to a check or a look: one integer.
-            redis::Value::Int(n) => Ok(vec![n]),
-            reply => redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string())),
+        Ok((keys, args))
+    }
+
+    /// The script this limiter's checks run.
+    pub(crate) fn script(&self) -> &redis::Script {
+        &self.inner.script
+    }
+
+    /// Its source, for `EVAL` (`pipe`'s answer to `NOSCRIPT`).
+    pub(crate) fn script_source(&self) -> &str {
+        &self.inner.script_source
+    }
+
+    /// Whether one script run decides many checks (GCRA), and how many at most.
+    pub(crate) fn checks_per_script(&self) -> usize {
+        if self.inner.gcra.is_some() {
+            MAX_REQUESTS_PER_SCRIPT
+        } else {
+            1
         }
+    }
+
+    /// The store this limiter talks through.
+    pub(crate) fn store(&self) -> &RedisStore {
+        &self.inner.store
+    }
+
+    /// The answer to the `n`th check of a script run of `requests` whose
+    /// reply was `reply` (or which failed): as `check_many_async` makes it.
+    pub(crate) fn answer(
+        &self,
+        reply: &Result<Vec<i64>, Error>,
+        n: usize,
+        key: &str,
+        cost: u64,
+        sent: i64,
+    ) -> Result<Decision, Error> {
+        let answer = match reply {
+            Ok(leads) if self.inner.gcra.is_some() => self.decision(leads.get(n..).unwrap_or_default(), cost),
+            Ok(reply) => self.decision(reply, cost),
+            Err(e) => Err(e.clone()),
+        };
+        self.settle(key, cost, sent, answer)
     }
 
     /// A decision made without a round trip: a remembered refusal still in
     /// force (see the module docs).
-    fn decided_locally(&self, key: &str, cost: u64) -> Option<Decision> {
+    pub(crate) fn decided_locally(&self, key: &str, cost: u64) -> Option<Decision> {
         if cost > self.inner.limit {
             // Never admitted, and the server says so (a retry-after of
             // `NEVER`); a remembered refusal would give a finite one.
@@ -530,6 +580,14 @@ impl RedisLimiter {
             }
         }
         refusals.insert(key.to_owned(), Refusal { cost, decided: sent, until, decision });
+    }
+}
+
+/// A script's reply as integers (GCRA's reply to a check or a look is one).
+pub(crate) fn leads(reply: redis::Value) -> Result<Vec<i64>, Error> {
+    match reply {
+        redis::Value::Int(n) => Ok(vec![n]),
+        reply => redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string())),
     }
 }
 

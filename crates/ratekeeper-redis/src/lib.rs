@@ -15,6 +15,8 @@
 //!   bound and the losses stated in its docs.
 //! * [`RedisDividedLimiter`] — the design's divided mode: nodes heartbeat
 //!   into Redis and each enforces `limit ÷ live nodes` locally.
+//! * [`ScriptPipe`] — [`RedisLimiter`]'s checks on a connection the
+//!   caller drives from its own event loop (the Node binding's), sans I/O.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
 
@@ -24,6 +26,7 @@ mod exact;
 mod keys;
 mod leased;
 mod membership;
+mod pipe;
 mod reply;
 mod scripts;
 mod share;
@@ -35,5 +38,6 @@ pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};
 pub use leased::RedisLeasedLimiter;
 pub use membership::Membership;
+pub use pipe::{Answered, ScriptPipe};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};

@@ -70,10 +70,11 @@ pub(crate) enum Admission {
     SlidingLog,
 }
 
-pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
+/// (The source: the caller needs it for `EVAL` as well as the script.)
+pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> String {
     if algorithm == Admission::Gcra {
         // Its reply is not a Decision: the client computes that (see its header).
-        return assemble(&[time_source(time), GCRA]);
+        return [time_source(time), GCRA].concat();
     }
     let body = match algorithm {
         Admission::Gcra => GCRA,
@@ -82,5 +83,5 @@ pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Script {
         Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
         Admission::SlidingLog => SLIDING_LOG,
     };
-    assemble(&[time_source(time), DECISION, body])
+    [time_source(time), DECISION, body].concat()
 }

@@ -396,6 +396,27 @@ impl RedisStore {
         self.inner.is_down()
     }
 
+    /// Whether `other` is this store or a clone of it.
+    pub(crate) fn is(&self, other: &RedisStore) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// A single server's connection details, when a plain TCP connection
+    /// (no TLS) reaches it: what a [`ScriptPipe`](crate::ScriptPipe) needs.
+    pub(crate) fn plain_tcp(&self) -> Option<(String, u16, redis::RedisConnectionInfo)> {
+        let info = self.inner.direct.as_ref()?.client.get_connection_info();
+        match info.addr() {
+            redis::ConnectionAddr::Tcp(host, port) => Some((host.clone(), *port, info.redis_settings().clone())),
+            _ => None,
+        }
+    }
+
+    /// Marks Redis up or down after an answer that came some other way
+    /// than [`eval`](Self::eval) (a pipe's).
+    pub(crate) fn note(&self, result: &Result<Value, Error>) {
+        self.inner.note(result);
+    }
+
     /// Runs `script` on `keys`/`args`, bounded by the store's timeout.
     pub(crate) fn eval(
         &self,

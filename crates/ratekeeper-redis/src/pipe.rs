@@ -1,0 +1,435 @@
+//! [`ScriptPipe`]: exact-mode checks on a connection that the caller drives.
+//!
+//! Every other call of this crate talks to Redis from the crate's own
+//! runtime thread. A host with an event loop of its own (Node) then pays two
+//! thread hand-offs per batch of checks: the checks go to that thread, and
+//! the answers come back. With many checks in flight, those hand-offs, not
+//! Redis, bound the decisions per second (see benches/redis/node). A
+//! `ScriptPipe` lets the host do the socket I/O on its own thread instead.
+//! It does no I/O and has no thread ("sans I/O"): it says what to write,
+//! reads what the host received, and makes the decisions
+//! [`RedisLimiter::check_many_async`] would — the same scripts (GCRA's
+//! checks of a batch in one run), remembered refusals, and unavailability
+//! policy.
+//!
+//! The host:
+//! 1. calls [`connecting`](ScriptPipe::connecting) and opens a TCP
+//!    connection to [`address`](ScriptPipe::address) when
+//!    [`wants_connection`](ScriptPipe::wants_connection) says so, and calls
+//!    [`opened`](ScriptPipe::opened) once it is connected;
+//! 2. hands checks to [`check_many`](ScriptPipe::check_many) (which gives
+//!    them back, for the limiter's own calls, unless the pipe is ready);
+//! 3. writes what [`take_output`](ScriptPipe::take_output) gives;
+//! 4. feeds what it reads to [`receive`](ScriptPipe::receive);
+//! 5. calls [`expire`](ScriptPipe::expire) by the
+//!    [`deadline`](ScriptPipe::deadline), and [`lost`](ScriptPipe::lost)
+//!    when the connection closes or fails to open;
+//! 6. closes the connection whenever [`is_open`](ScriptPipe::is_open) has
+//!    turned false.
+//!
+//! Every call returns the checks it answered, each with the token the host
+//! gave it (in Node, the way back to its Promise).
+//!
+//! ## Failures
+//!
+//! Replies come in the order the commands were written, so once one is
+//! late nothing after it can be trusted. A timeout (the store's, counted
+//! from each command's write) or a lost connection fails every check still
+//! waiting through its limiter's unavailability policy, and marks the store
+//! down for its retry interval, as the store's own connection does. Those
+//! checks are never sent again: a script that may have run must not run
+//! twice. The one exception is `NOSCRIPT` (the server's script cache was
+//! flushed, or another server took over): that script did not run, so it
+//! is sent again as `EVAL` with its source, which loads it for the next
+//! ones.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use ratekeeper::{Clock, Decision};
+use redis::Value;
+
+use crate::error::Error;
+use crate::exact::{leads, RedisLimiter};
+use crate::store::RedisStore;
+
+/// Checks answered, each with its token.
+pub type Answered<T> = Vec<(T, Result<Decision, Error>)>;
+
+/// One connection's exact-mode checks, sans I/O (see the module docs).
+/// `T` is the token each check carries back to its caller.
+pub struct ScriptPipe<T> {
+    store: RedisStore,
+    host: String,
+    port: u16,
+    settings: redis::RedisConnectionInfo,
+    state: State,
+    /// What each reply still to come answers, in order.
+    waiting: VecDeque<Waiting<T>>,
+    /// Bytes read that do not yet make a whole reply.
+    received: Vec<u8>,
+    /// Bytes to write.
+    output: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No connection; the host may open one.
+    Closed,
+    /// The host is opening one.
+    Connecting,
+    /// Connected: checks may go out.
+    Open,
+    /// The server refused the connection's set-up (`AUTH`, `SELECT`): the
+    /// store's own connection, which did set up, serves every check.
+    Refused,
+}
+
+struct Waiting<T> {
+    deadline: Instant,
+    command: Command<T>,
+}
+
+enum Command<T> {
+    /// `AUTH` or `SELECT`, answered `OK`.
+    SetUp,
+    /// One script run.
+    Checks(Checks<T>),
+}
+
+struct Checks<T> {
+    limiter: RedisLimiter,
+    requests: Vec<(String, u64, T)>,
+    /// The limiter's clock when they were sent (for remembered refusals).
+    sent: i64,
+    /// Sent again as `EVAL`, after `NOSCRIPT`.
+    as_eval: bool,
+}
+
+impl<T> std::fmt::Debug for ScriptPipe<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptPipe")
+            .field("address", &(&self.host, self.port))
+            .field("state", &self.state)
+            .field("waiting", &self.waiting.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> ScriptPipe<T> {
+    /// A pipe for `store`'s limiters, or `None` when a plain TCP connection
+    /// does not reach it (a Redis Cluster, TLS, a Unix socket): those use
+    /// the store's own connection.
+    pub fn new(store: &RedisStore) -> Option<Self> {
+        let (host, port, settings) = store.plain_tcp()?;
+        Some(ScriptPipe {
+            store: store.clone(),
+            host,
+            port,
+            settings,
+            state: State::Closed,
+            waiting: VecDeque::new(),
+            received: Vec::new(),
+            output: Vec::new(),
+        })
+    }
+
+    /// The server's host and port.
+    pub fn address(&self) -> (&str, u16) {
+        (&self.host, self.port)
+    }
+
+    /// Whether the host should open a connection now: there is none, and
+    /// Redis did not fail within the store's retry interval.
+    pub fn wants_connection(&self) -> bool {
+        self.state == State::Closed && !self.store.is_down()
+    }
+
+    /// The host is opening a connection.
+    pub fn connecting(&mut self) {
+        if self.state == State::Closed {
+            self.state = State::Connecting;
+        }
+    }
+
+    /// The connection is open: its set-up goes out first.
+    pub fn opened(&mut self) {
+        if self.state != State::Connecting {
+            return;
+        }
+        self.state = State::Open;
+        self.received.clear();
+        self.output.clear();
+        let mut set_up = Vec::new();
+        if let Some(password) = self.settings.password() {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(username) = self.settings.username() {
+                auth.arg(username);
+            }
+            set_up.push(auth.arg(password).clone());
+        }
+        if self.settings.db() != 0 {
+            set_up.push(redis::cmd("SELECT").arg(self.settings.db()).clone());
+        }
+        let deadline = Instant::now() + self.store.timeout();
+        for command in set_up {
+            command.write_packed_command(&mut self.output);
+            self.waiting.push_back(Waiting { deadline, command: Command::SetUp });
+        }
+    }
+
+    /// Whether a connection is open (once it turns false, the host closes
+    /// the connection it has).
+    pub fn is_open(&self) -> bool {
+        self.state == State::Open
+    }
+
+    /// Checks `requests` (`key`, `cost`, token) of `limiter`, as
+    /// [`RedisLimiter::check_many_async`] would: those a remembered refusal
+    /// decides are answered now, the others go out. Given back untouched
+    /// when the pipe cannot take them — not open, Redis down within the
+    /// retry interval, or a limiter of another store — for the limiter's
+    /// own calls (which also apply the unavailability policy).
+    pub fn check_many(
+        &mut self,
+        limiter: &RedisLimiter,
+        requests: Vec<(String, u64, T)>,
+    ) -> Result<Answered<T>, Vec<(String, u64, T)>> {
+        if self.state != State::Open || self.store.is_down() || !limiter.store().is(&self.store) {
+            return Err(requests);
+        }
+        let mut answered = Vec::new();
+        let mut pending = Vec::with_capacity(requests.len());
+        for (key, cost, token) in requests {
+            match limiter.decided_locally(&key, cost) {
+                Some(decision) => answered.push((token, Ok(decision))),
+                None => pending.push((key, cost, token)),
+            }
+        }
+        let sent = limiter.clock().now_micros();
+        let deadline = Instant::now() + self.store.timeout();
+        while !pending.is_empty() {
+            let rest = pending.split_off(limiter.checks_per_script().min(pending.len()));
+            let requests = std::mem::replace(&mut pending, rest);
+            let checks = Checks { limiter: limiter.clone(), requests, sent, as_eval: false };
+            self.send(checks, deadline, &mut answered);
+        }
+        Ok(answered)
+    }
+
+    /// Writes one script run of `checks` (or, if its arguments cannot be
+    /// made, answers them with the error).
+    fn send(&mut self, checks: Checks<T>, deadline: Instant, answered: &mut Answered<T>) {
+        let call = checks
+            .limiter
+            .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_str(), *cost)));
+        let (keys, args) = match call {
+            Ok(call) => call,
+            Err(e) => return Self::answer(checks, Err(e), answered),
+        };
+        let mut command = if checks.as_eval {
+            redis::cmd("EVAL").arg(checks.limiter.script_source()).clone()
+        } else {
+            redis::cmd("EVALSHA").arg(checks.limiter.script().get_hash()).clone()
+        };
+        command.arg(keys.len()).arg(keys).arg(args).write_packed_command(&mut self.output);
+        self.waiting.push_back(Waiting { deadline, command: Command::Checks(checks) });
+    }
+
+    /// Answers every check of a script run from its reply.
+    fn answer(checks: Checks<T>, reply: Result<Vec<i64>, Error>, answered: &mut Answered<T>) {
+        let Checks { limiter, requests, sent, .. } = checks;
+        for (n, (key, cost, token)) in requests.into_iter().enumerate() {
+            answered.push((token, limiter.answer(&reply, n, &key, cost, sent)));
+        }
+    }
+
+    /// The bytes to write now (taken: each is given once).
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.output)
+    }
+
+    /// Reads `bytes` from the connection, and answers the checks whose
+    /// replies are now whole. A reply that makes no sense closes the pipe.
+    pub fn receive(&mut self, bytes: &[u8]) -> Answered<T> {
+        let mut answered = Vec::new();
+        if self.state != State::Open {
+            return answered;
+        }
+        self.received.extend_from_slice(bytes);
+        let mut at = 0;
+        loop {
+            let value = match reply_length(&self.received[at..]) {
+                Ok(None) => break,
+                Ok(Some(length)) => {
+                    let value = redis::parse_redis_value(&self.received[at..at + length]);
+                    at += length;
+                    value.map_err(|e| Error::Protocol(e.to_string()))
+                }
+                Err(e) => Err(e),
+            };
+            let failed = match value {
+                Ok(value) => self.reply(value, &mut answered).err(),
+                Err(e) => Some(e),
+            };
+            if let Some(error) = failed {
+                answered.extend(self.fail(error));
+                return answered;
+            }
+        }
+        self.received.drain(..at);
+        answered
+    }
+
+    /// Takes one whole reply; an error closes the pipe.
+    fn reply(&mut self, value: Value, answered: &mut Answered<T>) -> Result<(), Error> {
+        let Some(waiting) = self.waiting.pop_front() else {
+            return Err(Error::Protocol("a reply to nothing sent".to_owned()));
+        };
+        let reply = match value {
+            Value::ServerError(e) => Err(redis::RedisError::from(e)),
+            value => Ok(value),
+        };
+        match waiting.command {
+            Command::SetUp => match reply {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    self.state = State::Refused;
+                    Err(Error::Redis(e))
+                }
+            },
+            Command::Checks(mut checks) => {
+                if let Err(e) = &reply {
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) && !checks.as_eval {
+                        // Not run: once more, with the source.
+                        checks.as_eval = true;
+                        self.send(checks, waiting.deadline, answered);
+                        return Ok(());
+                    }
+                }
+                let reply = reply.map_err(Error::Redis);
+                self.store.note(&reply);
+                Self::answer(checks, reply.and_then(leads), answered);
+                Ok(())
+            }
+        }
+    }
+
+    /// When the oldest command still waiting times out.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.waiting.front().map(|w| w.deadline)
+    }
+
+    /// Fails every check still waiting, as timed out, if the oldest one is
+    /// past its deadline at `now` (which closes the pipe).
+    pub fn expire(&mut self, now: Instant) -> Answered<T> {
+        match self.deadline() {
+            Some(deadline) if deadline <= now => self.fail(Error::Timeout),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The connection closed, or failed to open. Checks still waiting fail
+    /// (through their policy), and a connection that could not be opened
+    /// marks Redis down, as it would for the store's own connection.
+    pub fn lost(&mut self) -> Answered<T> {
+        let error = || {
+            let lost = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "the connection to Redis closed");
+            Error::Redis(redis::RedisError::from(lost))
+        };
+        match self.state {
+            State::Connecting => {
+                self.state = State::Closed;
+                self.store.note(&Err(error()));
+                Vec::new()
+            }
+            State::Open => self.fail(error()),
+            State::Closed | State::Refused => Vec::new(),
+        }
+    }
+
+    /// Closes the pipe and fails every check still waiting with `error`.
+    fn fail(&mut self, error: Error) -> Answered<T> {
+        if self.state != State::Refused {
+            self.state = State::Closed;
+        }
+        self.received.clear();
+        self.output.clear();
+        let mut answered = Vec::new();
+        if !self.waiting.is_empty() {
+            self.store.note(&Err(error.clone()));
+        }
+        for waiting in std::mem::take(&mut self.waiting) {
+            if let Command::Checks(checks) = waiting.command {
+                Self::answer(checks, Err(error.clone()), &mut answered);
+            }
+        }
+        answered
+    }
+}
+
+/// The length of the first whole RESP2 reply in `bytes`, or `None` while
+/// it is not all there.
+fn reply_length(bytes: &[u8]) -> Result<Option<usize>, Error> {
+    let bad = |what: &[u8]| Error::Protocol(format!("not a Redis reply: {:?}", String::from_utf8_lossy(what)));
+    let mut at = 0;
+    // Replies still to read: the first, then each array's elements.
+    let mut left: u64 = 1;
+    while left > 0 {
+        let Some(end) = bytes[at..].windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
+        let line = &bytes[at..at + end];
+        at += end + 2;
+        left -= 1;
+        let length = || -> Result<i64, Error> {
+            std::str::from_utf8(&line[1..]).ok().and_then(|n| n.parse().ok()).ok_or_else(|| bad(line))
+        };
+        match line.first() {
+            Some(b'+' | b'-' | b':') => {}
+            Some(b'$') => {
+                let n = length()?;
+                if n >= 0 {
+                    at += n as usize + 2;
+                    if at > bytes.len() {
+                        return Ok(None);
+                    }
+                }
+            }
+            Some(b'*') => left += length()?.max(0) as u64,
+            _ => return Err(bad(line)),
+        }
+    }
+    Ok(Some(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_length;
+
+    #[test]
+    fn a_reply_is_whole_only_when_all_its_parts_are_there() {
+        let whole: &[&[u8]] =
+            &[b"+OK\r\n", b":-12\r\n", b"-NOSCRIPT no\r\n", b"$3\r\na\r\n\r\n", b"$-1\r\n", b"*0\r\n"];
+        for reply in whole {
+            assert_eq!(reply_length(reply).unwrap(), Some(reply.len()), "{reply:?}");
+            for cut in 0..reply.len() {
+                assert_eq!(reply_length(&reply[..cut]).unwrap(), None, "{reply:?} cut at {cut}");
+            }
+        }
+        let nested = b"*3\r\n:1\r\n*2\r\n$1\r\nx\r\n:2\r\n:3\r\n";
+        let mut two = nested.to_vec();
+        two.extend_from_slice(b":9\r\n");
+        assert_eq!(reply_length(&two).unwrap(), Some(nested.len()));
+        for cut in 0..nested.len() {
+            assert_eq!(reply_length(&nested[..cut]).unwrap(), None, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_no_reply_are_an_error() {
+        assert!(reply_length(b"hello\r\n").is_err());
+        assert!(reply_length(b"$x\r\n").is_err());
+        assert!(reply_length(b"*\r\n").is_err());
+    }
+}

@@ -1,0 +1,206 @@
+//! `ScriptPipe`: checks over a connection the test drives itself (a plain
+//! `TcpStream`, as Node's event loop drives its socket) decide exactly as
+//! the limiter's own calls, survive a flushed script cache, set the
+//! connection up (password, database), and fail what is waiting through the
+//! policy when the server is silent or gone.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ratekeeper::{Admission, AnyCore, Clock, Decision, LimiterSpec, ManualClock};
+use ratekeeper_redis::{Answered, Error, RedisLimiter, RedisStore, ScriptPipe, StoreOptions, WhenUnavailable};
+use support::RedisServer;
+
+const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
+
+/// Opens the pipe's connection, as a host would.
+fn open(pipe: &mut ScriptPipe<usize>) -> TcpStream {
+    assert!(pipe.wants_connection());
+    pipe.connecting();
+    let (host, port) = pipe.address();
+    let socket = TcpStream::connect((host, port)).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    pipe.opened();
+    assert!(pipe.is_open());
+    socket
+}
+
+/// Sends `requests` (numbered, as their tokens) and reads until every one
+/// is answered; the answers in the requests' order.
+fn round_trip(
+    pipe: &mut ScriptPipe<usize>,
+    socket: &mut TcpStream,
+    limiter: &RedisLimiter,
+    requests: &[(String, u64)],
+) -> Vec<Result<Decision, Error>> {
+    let numbered = requests.iter().enumerate().map(|(i, (key, cost))| (key.clone(), *cost, i)).collect();
+    let mut answered = pipe.check_many(limiter, numbered).unwrap_or_else(|_| panic!("the pipe is ready"));
+    let mut buffer = [0u8; 512];
+    while answered.len() < requests.len() {
+        socket.write_all(&pipe.take_output()).unwrap();
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        // Small reads: replies arrive in pieces, as they may from a socket.
+        for piece in buffer[..n].chunks(7) {
+            answered.extend(pipe.receive(piece));
+        }
+    }
+    in_order(answered)
+}
+
+fn in_order(mut answered: Answered<usize>) -> Vec<Result<Decision, Error>> {
+    answered.sort_by_key(|(i, _)| *i);
+    answered.into_iter().map(|(_, answer)| answer).collect()
+}
+
+/// 300 requests over 7 keys, costs 0 to 6 (the limit is 5).
+fn requests(round: u64) -> Vec<(String, u64)> {
+    (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
+}
+
+#[test]
+fn the_pipe_decides_as_the_same_checks_in_order_even_after_the_script_cache_is_flushed() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let clock = Arc::new(ManualClock::new());
+    clock.advance_micros(1_700_000_000_000_000);
+    let limiter =
+        RedisLimiter::with_test_clock(&store, "piped", SPEC, Arc::clone(&clock)).unwrap().remember_refusals(false);
+    let mut pipe = ScriptPipe::new(&store).expect("a plain TCP server");
+    let mut socket = open(&mut pipe);
+    let mut local: Vec<AnyCore> = (0..7).map(|_| AnyCore::new(&SPEC).unwrap()).collect();
+    let mut admitted = 0;
+    for round in 0..4 {
+        if round == 2 {
+            // The next runs meet NOSCRIPT, and are sent again with the source.
+            let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut server.connection()).unwrap();
+        }
+        let requests = requests(round);
+        let answers = round_trip(&mut pipe, &mut socket, &limiter, &requests);
+        let now = clock.now_micros();
+        for ((key, cost), answer) in requests.iter().zip(answers) {
+            let i: usize = key["user-".len()..].parse().unwrap();
+            let expected = local[i].check(*cost, now);
+            admitted += u64::from(expected.allowed && *cost > 0);
+            assert_eq!(answer.unwrap(), expected, "round {round}, {key} cost {cost}");
+        }
+        clock.advance_micros(700_001);
+    }
+    assert!(admitted > 20, "the comparison saw admissions ({admitted})");
+    // Three runs of at most 128 per round, none sent twice except after
+    // NOSCRIPT (the first round's, on a new server, and the third's).
+    assert_eq!(server.evalsha_calls(), 12);
+    assert!(pipe.is_open() && pipe.deadline().is_none());
+}
+
+#[test]
+fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let spec = LimiterSpec::FixedWindow { limit: 3, window_micros: 60_000_000 };
+    let piped = RedisLimiter::new(&store, "window-piped", spec).unwrap();
+    let direct = RedisLimiter::new(&store, "window-direct", spec).unwrap();
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    let requests: Vec<(String, u64)> = (0..6).map(|i| ("k".to_owned(), 1 + i % 2)).collect();
+    let answers = round_trip(&mut pipe, &mut socket, &piped, &requests);
+    for ((key, cost), answer) in requests.iter().zip(answers) {
+        let expected = direct.check(key, *cost).unwrap();
+        let answer = answer.unwrap();
+        assert_eq!((answer.allowed, answer.remaining), (expected.allowed, expected.remaining));
+    }
+    // The refusals were remembered: the next is answered at once, locally.
+    let answered = pipe.check_many(&piped, vec![("k".to_owned(), 2, 0)]).unwrap();
+    assert!(!answered[0].1.as_ref().unwrap().allowed);
+    assert!(pipe.take_output().is_empty());
+}
+
+#[test]
+fn the_connection_is_set_up_with_the_urls_password_and_database() {
+    let server = RedisServer::start();
+    let _: () =
+        redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("s3cret").query(&mut server.connection()).unwrap();
+    let url = format!("redis://:s3cret@127.0.0.1:{}/3", server.port);
+    let store = RedisStore::connect(&url, StoreOptions::default()).unwrap();
+    let limiter = RedisLimiter::new(&store, "set-up", SPEC).unwrap();
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("a".to_owned(), 1), ("b".to_owned(), 1)]);
+    assert!(answers.iter().all(|a| a.as_ref().unwrap().allowed));
+    let mut db3 = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*set-up*").query(&mut db3).unwrap();
+    assert_eq!(keys.len(), 2, "the state is in database 3: {keys:?}");
+}
+
+#[test]
+fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
+    let server = RedisServer::start();
+    let options = StoreOptions { timeout: Duration::from_millis(50), ..StoreOptions::default() };
+    let store = RedisStore::connect(&server.url(), options).unwrap();
+    let limiter = RedisLimiter::new(&store, "silent", SPEC).unwrap().when_unavailable(WhenUnavailable::FailClosed);
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    round_trip(&mut pipe, &mut socket, &limiter, &[("warm-up".to_owned(), 1)]);
+    server.stall();
+    let sent = Instant::now();
+    let answered = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0), ("b".to_owned(), 2, 1)]).unwrap();
+    assert!(answered.is_empty());
+    socket.write_all(&pipe.take_output()).unwrap();
+    let deadline = pipe.deadline().expect("two checks wait");
+    assert!(deadline >= sent + Duration::from_millis(50) && deadline <= Instant::now() + Duration::from_millis(50));
+    assert!(pipe.expire(deadline - Duration::from_millis(1)).is_empty(), "not yet");
+    let answers = in_order(pipe.expire(deadline));
+    server.resume();
+    assert_eq!(answers.len(), 2);
+    for answer in answers {
+        let decision = answer.unwrap();
+        assert!(!decision.allowed, "fail closed");
+        assert_eq!(decision.retry_after_micros, 200_000, "the store's retry interval");
+    }
+    assert!(!pipe.is_open() && store.is_down());
+    assert!(!pipe.wants_connection(), "not within the retry interval");
+    let refused = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    assert_eq!(refused.unwrap_err().len(), 1, "given back for the limiter's own calls");
+    std::thread::sleep(Duration::from_millis(250));
+    assert!(pipe.wants_connection());
+    let mut socket = open(&mut pipe);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".to_owned(), 1)]);
+    assert!(answers[0].as_ref().unwrap().allowed, "back on Redis");
+}
+
+#[test]
+fn a_lost_connection_fails_what_is_waiting_and_a_refused_one_marks_redis_down() {
+    let mut server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let limiter = RedisLimiter::new(&store, "lost", SPEC).unwrap();
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    server.kill();
+    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    let _ = socket.write_all(&pipe.take_output());
+    let mut buffer = [0u8; 64];
+    assert!(matches!(socket.read(&mut buffer), Ok(0) | Err(_)), "closed");
+    let answers = in_order(pipe.lost());
+    assert!(answers[0].as_ref().unwrap_err().is_unavailability(), "{answers:?}");
+    assert!(!pipe.is_open() && store.is_down());
+    // Nothing listens now: a connection that cannot open marks Redis down.
+    std::thread::sleep(Duration::from_millis(250));
+    assert!(!store.is_down() && pipe.wants_connection());
+    pipe.connecting();
+    assert!(TcpStream::connect(pipe.address()).is_err());
+    assert!(pipe.lost().is_empty());
+    assert!(store.is_down() && !pipe.wants_connection());
+}
+
+#[test]
+fn a_cluster_has_no_pipe() {
+    let cluster = support::RedisCluster::start();
+    let urls = cluster.urls();
+    let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let store = RedisStore::connect_cluster(&nodes, StoreOptions::default()).unwrap();
+    assert!(ScriptPipe::<usize>::new(&store).is_none());
+}
