@@ -421,6 +421,31 @@ export interface RedisStoreMethods {
   timeoutMs: number
   /** The retry interval, in milliseconds. */
   retryIntervalMs: number
+  /**
+   * The server's host, when the store's own socket can reach it (see
+   * `pipe`); the `pipe…` methods exist only then.
+   */
+  pipeHost: string | undefined
+  /** The server's port, likewise. */
+  pipePort: number | undefined
+  /** Whether to open the socket now (if so, the pipe counts it as opening). */
+  pipeConnect: () => boolean
+  /** The socket connected: the bytes of its set-up, if any. */
+  pipeOpened: () => Buffer | undefined
+  /** The bytes this turn's checks queued, if any. */
+  pipeOutput: () => Buffer | undefined
+  /**
+   * Bytes read: settles what they answer; the bytes to write next, if
+   * any, or -2 when the pipe closed (the socket must go).
+   */
+  pipeReceived: (bytes: Buffer) => Buffer | undefined | -2
+  /**
+   * The timer fired: fails what timed out; the milliseconds until the
+   * next deadline, -1 when nothing waits, or -2 when the pipe closed.
+   */
+  pipeExpire: () => number
+  /** The socket closed: fails what was waiting. */
+  pipeLost: () => void
 }
 
 /** The object `reserve` returns: functions bound to one reservation. */

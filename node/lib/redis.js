@@ -18,6 +18,7 @@
  * @module
  */
 
+const net = require('node:net');
 const native = require('./binding.js');
 const { views } = require('./admission.js');
 const { decisionAt } = require('./decision.js');
@@ -56,9 +57,117 @@ const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
  */
 let flushQueued = false;
 
+/** The pipes (store sockets) of this turn's checks. */
+const pipesToSend = new Set();
+
 function flush() {
   flushQueued = false;
   native.redisFlush();
+  for (const pipe of pipesToSend) pipe.send();
+  pipesToSend.clear();
+}
+
+/**
+ * A store's own socket, on which this thread's exact-mode checks go out and
+ * whose replies settle their Promises here, with no other thread involved
+ * (bindings/node/src/redis/pipe.rs). The native side decides everything:
+ * when to connect, what to write, what a reply answers, when a check has
+ * timed out. Checks go through the store's own connection while this
+ * socket is not open. The socket and its timer never keep the process
+ * alive by themselves: a pending check does.
+ */
+class Pipe {
+  /** @type {import('./binding.js').RedisStoreMethods} */
+  #native;
+  /** @type {import('node:net').Socket | null} */
+  #socket = null;
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  #timer = null;
+  #closed = false;
+  /** The decision timeout: also the longest the socket may take to connect. */
+  #timeoutMs;
+
+  /**
+   * @param {import('./binding.js').RedisStoreMethods} methods
+   */
+  constructor(methods) {
+    this.#native = methods;
+    this.#timeoutMs = Math.max(1, Math.ceil(methods.timeoutMs));
+    this.send();
+  }
+
+  /** Writes what this turn's checks queued, or opens the socket if it should. */
+  send() {
+    if (this.#socket === null) {
+      if (!this.#closed && this.#native.pipeConnect()) this.#open();
+      return;
+    }
+    this.#write(this.#native.pipeOutput());
+  }
+
+  #open() {
+    const [host, port] = [String(this.#native.pipeHost), Number(this.#native.pipePort)];
+    const socket = net.createConnection({ host, port, noDelay: true });
+    this.#socket = socket;
+    socket.unref();
+    socket.setTimeout(this.#timeoutMs);
+    socket.once('connect', () => {
+      if (this.#socket !== socket) return;
+      socket.setTimeout(0);
+      this.#write(this.#native.pipeOpened());
+    });
+    socket.on('data', (bytes) => {
+      if (this.#socket !== socket) return;
+      const output = this.#native.pipeReceived(bytes);
+      if (output === -2) this.#drop();
+      else this.#write(output);
+    });
+    socket.on('timeout', () => socket.destroy());
+    socket.on('error', () => {}); // 'close' follows, and says it
+    socket.on('close', () => {
+      if (this.#socket !== socket) return;
+      this.#socket = null;
+      this.#disarm();
+      this.#native.pipeLost();
+    });
+  }
+
+  /** @param {Buffer | undefined} output */
+  #write(output) {
+    if (output === undefined || this.#socket === null) return;
+    this.#socket.write(output);
+    if (this.#timer === null) this.#arm(this.#timeoutMs);
+  }
+
+  /** @param {number} ms */
+  #arm(ms) {
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      const next = this.#native.pipeExpire();
+      if (next === -2) this.#drop();
+      else if (next >= 0) this.#arm(next);
+    }, ms);
+    this.#timer.unref();
+  }
+
+  #disarm() {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  /** The native side closed the pipe (it failed what was waiting): the socket goes. */
+  #drop() {
+    const socket = this.#socket;
+    this.#socket = null;
+    this.#disarm();
+    socket?.destroy();
+  }
+
+  /** The store closed: no new socket; checks already sent still complete. */
+  close() {
+    this.#closed = true;
+    this.#socket?.end();
+  }
 }
 
 /** Whether the native side can settle this environment's Promises yet. */
@@ -86,6 +195,13 @@ function setUp() {
  * @type {(store: unknown) => unknown}
  */
 let storeNative;
+
+/**
+ * The pipe of a store (`null` when it has none). Set by `RedisStore`'s
+ * static block.
+ * @type {(store: unknown) => Pipe | null}
+ */
+let storePipe;
 
 /**
  * The native object of a membership, likewise. Set by `Membership`'s
@@ -128,6 +244,8 @@ let membershipNative;
 class RedisStore {
   /** @type {import('./binding.js').RedisStoreMethods} */
   #native;
+  /** @type {Pipe | null} */
+  #pipe = null;
 
   /**
    * Use `RedisStore.connect` or `RedisStore.connectCluster`.
@@ -138,11 +256,13 @@ class RedisStore {
   constructor(token, methods) {
     if (token !== LIMITER) noPublicConstructor('RedisStore', 'use RedisStore.connect(url, options)');
     this.#native = methods;
+    if (methods.pipeHost !== undefined) this.#pipe = new Pipe(methods);
   }
 
   static {
     storeNative = (store) =>
       typeof store === 'object' && store !== null && #native in store ? /** @type {RedisStore} */ (store).#native : store;
+    storePipe = (store) => /** @type {RedisStore} */ (store).#pipe;
   }
 
   /**
@@ -241,6 +361,7 @@ class RedisStore {
    */
   close() {
     this.#native.close();
+    this.#pipe?.close();
   }
 
   get [Symbol.toStringTag]() {
@@ -291,6 +412,8 @@ class RedisLimiter {
   /** @type {import('./binding.js').RedisLimiterMethods} */
   #native;
   #check;
+  /** @type {Pipe | null} */
+  #pipe;
 
   /**
    * @param {RedisStore} store
@@ -310,6 +433,7 @@ class RedisLimiter {
       o.maxKeys,
     );
     this.#check = this.#native.check;
+    this.#pipe = storePipe(store);
   }
 
   /**
@@ -325,6 +449,7 @@ class RedisLimiter {
       flushQueued = true;
       queueMicrotask(flush);
     }
+    if (this.#pipe !== null) pipesToSend.add(this.#pipe);
     return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
   }
 

@@ -246,30 +246,47 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
         return; // torn down: the Promises are abandoned with their environment
     }
     let Ok(local) = local() else { return };
-    let left = local.pending.get().saturating_sub(jobs.len());
-    local.pending.set(left);
-    if left == 0 {
-        if let Some(Raw(tsfn)) = *local.shared.tsfn.read().unwrap_or_else(PoisonError::into_inner) {
-            // SAFETY: on the environment's thread.
-            unsafe { sys::napi_unref_threadsafe_function(env, tsfn) };
-        }
-    }
+    local.answered(jobs.len());
     for job in *jobs {
-        let mut scope = ptr::null_mut();
-        // SAFETY: one handle scope per answer, closed below.
-        unsafe { sys::napi_open_handle_scope(env, &mut scope) };
-        settle(&local, job);
-        // SAFETY: the scope opened above.
-        unsafe { sys::napi_close_handle_scope(env, scope) };
+        local.settle_scoped(job.deferred, job.answer);
     }
 }
 
-/// Resolves or rejects the job's Promise with its answer.
-fn settle(local: &Local, job: Job) {
+impl Local {
+    /// `n` pending Promises are being settled: once none is left, the
+    /// thread-safe function no longer keeps the event loop alive.
+    fn answered(&self, n: usize) {
+        let left = self.pending.get().saturating_sub(n);
+        self.pending.set(left);
+        if left == 0 {
+            if let Some(Raw(tsfn)) = *self.shared.tsfn.read().unwrap_or_else(PoisonError::into_inner) {
+                // SAFETY: on the environment's thread.
+                unsafe { sys::napi_unref_threadsafe_function(self.env, tsfn) };
+            }
+        }
+    }
+
+    /// [`settle`], in a handle scope of its own.
+    fn settle_scoped(&self, deferred: Raw<sys::napi_deferred>, answer: impl FnOnce(&Cx) -> Result<sys::napi_value, Failure>) {
+        let mut scope = ptr::null_mut();
+        // SAFETY: one handle scope per answer, closed below.
+        unsafe { sys::napi_open_handle_scope(self.env, &mut scope) };
+        settle(self, deferred, answer);
+        // SAFETY: the scope opened above.
+        unsafe { sys::napi_close_handle_scope(self.env, scope) };
+    }
+}
+
+/// Resolves or rejects a Promise with its answer.
+fn settle(
+    local: &Local,
+    deferred: Raw<sys::napi_deferred>,
+    answer: impl FnOnce(&Cx) -> Result<sys::napi_value, Failure>,
+) {
     let env = local.env;
     let cx = Cx { env, local };
-    let value = boundary(|| (job.answer)(&cx)).and_then(|r| r);
-    let deferred = job.deferred.0;
+    let value = boundary(|| answer(&cx)).and_then(|r| r);
+    let deferred = deferred.0;
     // SAFETY: the deferred of a Promise of this environment, settled once.
     unsafe {
         match value {
@@ -322,6 +339,23 @@ impl Done {
         }
         if let Some(shared) = shared {
             send_all(&shared, jobs);
+        }
+    }
+}
+
+/// Settles Promises with decisions now. Only on their environment's
+/// JavaScript thread, inside a call from JavaScript: the answers the
+/// binding's own socket brought (`redis::pipe`), with no thread-safe
+/// function and no extra turn of the event loop.
+pub(crate) fn settle_now(answered: ratekeeper_redis::Answered<Done>) {
+    if answered.is_empty() {
+        return;
+    }
+    let Ok(local) = local() else { return };
+    for (mut done, result) in answered {
+        if let Some((deferred, _)) = done.job.take() {
+            local.answered(1);
+            local.settle_scoped(deferred, move |cx| cx.decision(&result?));
         }
     }
 }
@@ -389,7 +423,7 @@ pub(crate) fn promise(
                 unsafe { sys::napi_reject_deferred(env, deferred, error) };
             }
         }
-        (Ok(()), Some(job)) => settle(&local, job),
+        (Ok(()), Some(job)) => settle(&local, job.deferred, job.answer),
         (Ok(()), None) => {
             let pending = local.pending.get();
             local.pending.set(pending + 1);
@@ -488,5 +522,5 @@ unsafe extern "C" fn complete(env: sys::napi_env, status: sys::napi_status, data
         _ => Box::new(|_: &Cx| Err(Failure::Internal("a blocking call was cancelled".to_owned()))),
     };
     let Ok(local) = local() else { return };
-    settle(&local, Job { deferred: task.deferred, answer });
+    settle(&local, task.deferred, answer);
 }

@@ -32,19 +32,22 @@
 //! their Promises are abandoned with their environment.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use napi::Env;
 use napi_derive::napi;
 use ratekeeper_redis::{RedisLimiter, RedisStore};
 
+use super::{pipe, Store};
 use crate::error::guarded;
 use crate::promise::Done;
 
-/// One limiter's checks since the last flush, and their Promises' way back.
+/// One limiter's checks since the last flush, each with its Promise's way
+/// back.
 struct Queued {
     limiter: RedisLimiter,
-    requests: Vec<(String, u64)>,
-    done: Vec<Done>,
+    store: Arc<Store>,
+    requests: Vec<(String, u64, Done)>,
 }
 
 thread_local! {
@@ -54,7 +57,7 @@ thread_local! {
 
 /// Decides `cost` units for `key` at once if a remembered refusal can;
 /// otherwise queues the check for the next [`redis_flush`].
-pub(crate) fn check(limiter: &RedisLimiter, key: String, cost: u64, done: Done) {
+pub(crate) fn check(limiter: &RedisLimiter, store: &Arc<Store>, key: String, cost: u64, done: Done) {
     if let Some(refusal) = limiter.remembered_refusal(&key, cost) {
         return done.decision(Ok(refusal));
     }
@@ -64,12 +67,11 @@ pub(crate) fn check(limiter: &RedisLimiter, key: String, cost: u64, done: Done) 
         let at = match queued.iter().position(|q| q.limiter.is(limiter)) {
             Some(at) => at,
             None => {
-                queued.push(Queued { limiter: limiter.clone(), requests: Vec::new(), done: Vec::new() });
+                queued.push(Queued { limiter: limiter.clone(), store: Arc::clone(store), requests: Vec::new() });
                 queued.len() - 1
             }
         };
-        queued[at].requests.push((key, cost));
-        queued[at].done.push(done);
+        queued[at].requests.push((key, cost, done));
     });
 }
 
@@ -79,7 +81,12 @@ pub(crate) fn check(limiter: &RedisLimiter, key: String, cost: u64, done: Done) 
 pub fn redis_flush(env: &Env) -> napi::Result<()> {
     guarded(env, || {
         let queued = QUEUED.with(|queued| std::mem::take(&mut *queued.borrow_mut()));
-        for Queued { limiter, requests, done } in queued {
+        for Queued { limiter, store, requests } in queued {
+            // On the store's own socket when it can (`pipe`), else as one
+            // task on the crate's runtime.
+            let Err(requests) = pipe::check_many(&store, &limiter, requests) else { continue };
+            let (requests, done): (Vec<_>, Vec<_>) =
+                requests.into_iter().map(|(key, cost, done)| ((key, cost), done)).unzip();
             RedisStore::spawn_with(async move { limiter.check_many_async(requests).await }, move |answers| {
                 Done::decisions(done.into_iter().zip(answers).collect())
             });

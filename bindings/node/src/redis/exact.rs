@@ -23,7 +23,7 @@ use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, Wh
 use super::batch;
 use super::membership::membership_of;
 use super::store::store_of;
-use super::{adopt, Close, Held};
+use super::{adopt, Close, Held, Store};
 use crate::args;
 use crate::bound::{Args, Binder, Named, Returned, Scratch, DECISION_WORDS};
 use crate::error::{blame_later, blame_redis, guarded, Boxed, Failure, Given, Kept, HEARTBEAT_TTL_REQUIREMENT};
@@ -62,6 +62,8 @@ fn decide<L: Clone>(args: &Args, held: &Held<L>, check: impl FnOnce(&L, String, 
 /// One JavaScript `RedisLimiter`.
 struct Exact {
     limiter: Held<RedisLimiter>,
+    /// Its store, whose pipe its checks take when they can (`batch`).
+    store: Arc<Store>,
 }
 
 impl Close for Exact {
@@ -90,7 +92,7 @@ pub struct RedisLimiterMethods {
 
 const EXACT: &[Named<Exact>] = &[
     // Queued for the turn's batch (see `batch`).
-    (c"check", 2, |e, args| decide(args, &e.limiter, batch::check)),
+    (c"check", 2, |e, args| decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key, cost, done))),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
     }),
@@ -174,7 +176,7 @@ pub fn redis_limiter_create<'env>(
             _ => limiter.when_unavailable(WhenUnavailable::Error),
         };
         let quota = limiter.limit();
-        let target = Arc::new(Exact { limiter: Held::new(limiter, "this RedisLimiter") });
+        let target = Arc::new(Exact { limiter: Held::new(limiter, "this RedisLimiter"), store: Arc::clone(&store) });
         adopt(&store, &target);
         let binder = &mut Binder::new(env.raw(), target)?;
         binder.methods(EXACT)?.number(c"limit", quota as f64)?;

@@ -27,13 +27,15 @@
 //! |---|---|
 //! | `store` | `RedisStore`: connecting, options, closing |
 //! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy; leased mode; divided mode |
-//! | `batch` | the exact-mode checks of one turn of the event loop, sent as one task |
+//! | `batch` | the exact-mode checks of one turn of the event loop, sent together |
+//! | `pipe` | a store's own socket on the JavaScript thread, for those checks |
 //! | `membership` | `Membership` |
 //! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
 
 mod batch;
 mod exact;
 mod membership;
+mod pipe;
 mod smooth;
 mod store;
 

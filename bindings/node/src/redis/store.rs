@@ -9,21 +9,24 @@ use std::time::Duration;
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
-use ratekeeper_redis::{RedisStore, StoreOptions};
+use ratekeeper_redis::{RedisStore, ScriptPipe, StoreOptions};
 use redis::IntoConnectionInfo;
 
-use super::{Close, Held};
+use super::{pipe, Close, Held};
 use crate::args::{self, Duration as Given};
 use crate::bound::{Binder, Named, Returned, Tagged};
 use crate::error::{guarded, Failure};
 use crate::js::Js;
-use crate::promise::{self, Answer};
+use crate::promise::{self, Answer, Done};
 
 /// One JavaScript `RedisStore`.
 pub(crate) struct Store {
     store: Held<RedisStore>,
     /// The limiters and memberships made from it (closed with it).
     children: Mutex<Vec<Weak<dyn Close>>>,
+    /// Its own socket's exact-mode checks, when a plain TCP connection
+    /// reaches the server (see `pipe`).
+    pub(super) pipe: Option<Mutex<ScriptPipe<Done>>>,
 }
 
 impl Tagged for Store {
@@ -82,6 +85,33 @@ pub struct RedisStoreMethods {
     /// The retry interval, in milliseconds.
     #[napi(ts_type = "number")]
     pub retry_interval_ms: (),
+    /// The server's host, when the store's own socket can reach it (see
+    /// `pipe`); the `pipe…` methods exist only then.
+    #[napi(ts_type = "string | undefined")]
+    pub pipe_host: (),
+    /// The server's port, likewise.
+    #[napi(ts_type = "number | undefined")]
+    pub pipe_port: (),
+    /// Whether to open the socket now (if so, the pipe counts it as opening).
+    #[napi(ts_type = "() => boolean")]
+    pub pipe_connect: (),
+    /// The socket connected: the bytes of its set-up, if any.
+    #[napi(ts_type = "() => Buffer | undefined")]
+    pub pipe_opened: (),
+    /// The bytes this turn's checks queued, if any.
+    #[napi(ts_type = "() => Buffer | undefined")]
+    pub pipe_output: (),
+    /// Bytes read: settles what they answer; the bytes to write next, if
+    /// any, or -2 when the pipe closed (the socket must go).
+    #[napi(ts_type = "(bytes: Buffer) => Buffer | undefined | -2")]
+    pub pipe_received: (),
+    /// The timer fired: fails what timed out; the milliseconds until the
+    /// next deadline, -1 when nothing waits, or -2 when the pipe closed.
+    #[napi(ts_type = "() => number")]
+    pub pipe_expire: (),
+    /// The socket closed: fails what was waiting.
+    #[napi(ts_type = "() => void")]
+    pub pipe_lost: (),
 }
 
 const METHODS: &[Named<Store>] = &[
@@ -196,8 +226,17 @@ pub fn redis_connect<'env>(
             Box::new(move |cx| {
                 let store = connected?;
                 let (timeout, retry) = (store.timeout(), store.retry_interval());
-                let target =
-                    Arc::new(Store { store: Held::new(store, "this RedisStore"), children: Mutex::new(Vec::new()) });
+                let pipe = pipe::for_store(&store);
+                let address = pipe.as_ref().map(|p| {
+                    let p = p.lock().unwrap_or_else(PoisonError::into_inner);
+                    let (host, port) = p.address();
+                    (host.to_owned(), port)
+                });
+                let target = Arc::new(Store {
+                    store: Held::new(store, "this RedisStore"),
+                    children: Mutex::new(Vec::new()),
+                    pipe,
+                });
                 let binder = &mut Binder::new(cx.env, target)?;
                 binder
                     .methods(METHODS)?
@@ -205,6 +244,12 @@ pub fn redis_connect<'env>(
                     .flag(c"cluster", cluster)?
                     .number(c"timeoutMs", timeout.as_micros() as f64 / 1e3)?
                     .number(c"retryIntervalMs", retry.as_micros() as f64 / 1e3)?;
+                if let Some((host, port)) = address {
+                    binder
+                        .methods(pipe::METHODS)?
+                        .value(c"pipeHost", crate::js::string(cx.env, &host)?)?
+                        .number(c"pipePort", f64::from(port))?;
+                }
                 Ok(binder.finish())
             })
         })?;

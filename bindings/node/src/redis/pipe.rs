@@ -1,0 +1,148 @@
+//! A store's own socket on the JavaScript thread, for exact-mode checks:
+//! the crate's [`ScriptPipe`] (sans I/O) driven by a `net.Socket` of
+//! `node/lib/redis.js` (its `Pipe`).
+//!
+//! Why: through the crate's runtime thread, every batch of checks costs two
+//! thread hand-offs (the checks go there, the answers come back through
+//! the thread-safe function), about 35 µs per batch, and the JavaScript
+//! thread and Redis then take turns idling. On this thread, answers settle
+//! their Promises as the socket's bytes arrive, and the next turn's checks
+//! go out on the same turn of the event loop (see benches/redis/node).
+//!
+//! What stays on the crate's connection: a Redis Cluster, TLS and Unix
+//! sockets (no pipe), peeks and the other modes, and every check while the
+//! pipe is not open — before its socket connects, and after it failed,
+//! until the store's retry interval has passed.
+//!
+//! The methods below are bound to the store's object; `Pipe` calls them:
+//! `pipeConnect` (whether to open a socket now), `pipeOpened`,
+//! `pipeReceived(bytes)`, `pipeExpire()` (its timer), `pipeLost()` (the
+//! socket closed) and `pipeOutput()` (after a flush). Each answer they
+//! bring settles its Promise before the call returns (`settle_now`).
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use napi::sys;
+use ratekeeper_redis::{RedisLimiter, ScriptPipe};
+
+use super::Store;
+use crate::bound::{Args, Named, Returned};
+use crate::error::{Boxed, Failure};
+use crate::js;
+use crate::promise::{settle_now, Done};
+
+/// The pipe of a store that has one.
+fn pipe(store: &Store) -> Option<MutexGuard<'_, ScriptPipe<Done>>> {
+    store.pipe.as_ref().map(|p| p.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// Checks for `limiter` on its store's pipe; given back when the pipe
+/// cannot take them (see the module docs).
+pub(super) fn check_many(
+    store: &Store,
+    limiter: &RedisLimiter,
+    requests: Vec<(String, u64, Done)>,
+) -> Result<(), Vec<(String, u64, Done)>> {
+    let Some(mut pipe) = pipe(store) else { return Err(requests) };
+    let answered = pipe.check_many(limiter, requests)?;
+    drop(pipe);
+    settle_now(answered);
+    Ok(())
+}
+
+/// A Buffer of `bytes` (`undefined` when there are none).
+fn buffer(env: sys::napi_env, bytes: &[u8]) -> Result<Returned, Boxed> {
+    if bytes.is_empty() {
+        return Ok(Returned::Undefined);
+    }
+    let (mut data, mut out) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: copies `bytes` into a new Buffer of this environment.
+    let status = unsafe { sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), &mut data, &mut out) };
+    js::check(env, status, "create a Buffer")?;
+    Ok(Returned::Value(out))
+}
+
+/// The bytes of the Buffer `args` holds first.
+fn bytes_of(args: &Args) -> Result<&[u8], Failure> {
+    let value = args.get(0);
+    let (mut data, mut length): (*mut c_void, usize) = (ptr::null_mut(), 0);
+    // SAFETY: fails (a status, no crash) for anything but a Buffer.
+    let status = unsafe { sys::napi_get_buffer_info(args.env, value.raw, &mut data, &mut length) };
+    if status != sys::Status::napi_ok {
+        return Err(Failure::WrongType { argument: "bytes", value, expected: "a Buffer" });
+    }
+    if length == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: the Buffer's own memory, alive for this call (its argument).
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
+}
+
+/// What `pipeReceived` and `pipeExpire` answer when the pipe has closed
+/// and its socket must go.
+const CLOSED: f64 = -2.0;
+
+pub(super) const METHODS: &[Named<Store>] = &[
+    (c"pipeConnect", 0, |s, _| {
+        // Not for a closed store; otherwise as the pipe says.
+        let open = s.get().is_ok();
+        Ok(Returned::Bool(match pipe(s) {
+            Some(mut pipe) if open && pipe.wants_connection() => {
+                pipe.connecting();
+                true
+            }
+            _ => false,
+        }))
+    }),
+    (c"pipeOpened", 0, |s, args| {
+        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
+        pipe.opened();
+        buffer(args.env, &pipe.take_output())
+    }),
+    (c"pipeOutput", 0, |s, args| {
+        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
+        buffer(args.env, &pipe.take_output())
+    }),
+    (c"pipeReceived", 1, |s, args| {
+        let bytes = bytes_of(args)?;
+        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
+        let answered = pipe.receive(bytes);
+        let (open, output) = (pipe.is_open(), pipe.take_output());
+        drop(pipe);
+        settle_now(answered);
+        if !open {
+            return Ok(Returned::Number(CLOSED));
+        }
+        buffer(args.env, &output)
+    }),
+    (c"pipeExpire", 0, |s, _| {
+        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Number(-1.0)) };
+        let now = Instant::now();
+        let answered = pipe.expire(now);
+        let (open, deadline) = (pipe.is_open(), pipe.deadline());
+        drop(pipe);
+        settle_now(answered);
+        Ok(Returned::Number(match deadline {
+            _ if !open => CLOSED,
+            // The milliseconds until the oldest check times out (at least 1).
+            Some(deadline) => (deadline.saturating_duration_since(now).as_micros() as f64 / 1e3).ceil().max(1.0),
+            None => -1.0,
+        }))
+    }),
+    (c"pipeLost", 0, |s, _| {
+        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
+        let answered = pipe.lost();
+        drop(pipe);
+        settle_now(answered);
+        Ok(Returned::Undefined)
+    }),
+];
+
+/// The pipe of a newly connected store, if a plain TCP connection reaches
+/// its server.
+pub(super) fn for_store(store: &ratekeeper_redis::RedisStore) -> Option<Mutex<ScriptPipe<Done>>> {
+    ScriptPipe::new(store).map(Mutex::new)
+}
