@@ -267,7 +267,11 @@ impl Local {
     }
 
     /// [`settle`], in a handle scope of its own.
-    fn settle_scoped(&self, deferred: Raw<sys::napi_deferred>, answer: impl FnOnce(&Cx) -> Result<sys::napi_value, Failure>) {
+    fn settle_scoped(
+        &self,
+        deferred: Raw<sys::napi_deferred>,
+        answer: impl FnOnce(&Cx) -> Result<sys::napi_value, Failure>,
+    ) {
         let mut scope = ptr::null_mut();
         // SAFETY: one handle scope per answer, closed below.
         unsafe { sys::napi_open_handle_scope(self.env, &mut scope) };

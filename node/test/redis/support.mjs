@@ -46,6 +46,13 @@ export function evalshaCalls(url) {
   return line ? Number(/calls=(\d+)/.exec(line)[1]) : 0;
 }
 
+/** How many times the server has run `command` (`INFO commandstats`). */
+export function commandCalls(url, command) {
+  const stats = cli(url, 'INFO', 'commandstats');
+  const line = stats.split('\n').find((l) => l.startsWith(`cmdstat_${command}:`));
+  return line ? Number(/calls=(\d+)/.exec(line)[1]) : 0;
+}
+
 /** A free loopback port (below 55536: nothing here needs a cluster bus). */
 export async function freePort() {
   for (;;) {

@@ -1,0 +1,103 @@
+// The store's own socket on the JavaScript thread (bindings/node/src/redis/pipe.rs):
+// exact-mode checks go out on it once it is open, survive a flushed script
+// cache (it sends the script again as EVAL, which the store's own
+// connection never does), set up the URL's password and database, and
+// settle every Promise when the connection is killed under them.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { RedisLimiter, RedisStore } from '../../index.mjs';
+import { cli, commandCalls, privateServer, unique } from './support.mjs';
+
+const GCRA = { algorithm: 'gcra', maxBurst: 999, countPerPeriod: 1000, periodMs: 1000 };
+
+/** @type {Awaited<ReturnType<typeof privateServer>>} */
+let server;
+
+before(async () => {
+  server = await privateServer();
+});
+after(async () => {
+  await server.stop();
+});
+
+/** Checks `n` keys at once (one turn of the event loop: one batch). */
+const batch = (limiter, n, label = 'k') =>
+  Promise.all(Array.from({ length: n }, (_, i) => limiter.check(`${label}${i}`)));
+
+/**
+ * Batches until the pipe carries them: its first EVAL after a SCRIPT FLUSH
+ * (a batch that fails, as Redis's connections come back, is tried again).
+ */
+async function untilThePipeCarries(url, limiter) {
+  const start = performance.now();
+  for (;;) {
+    cli(url, 'SCRIPT', 'FLUSH');
+    const before = commandCalls(url, 'eval');
+    const answers = await batch(limiter, 8).catch((e) => {
+      assert.equal(e.code, 'ERR_RATEKEEPER_REDIS_UNAVAILABLE', String(e));
+      return undefined;
+    });
+    if (answers !== undefined && commandCalls(url, 'eval') === before + 1) {
+      assert.ok(answers.every((d) => d.allowed));
+      return;
+    }
+    assert.ok(performance.now() - start < 3000, 'the pipe did not open within 3 s');
+    await sleep(10);
+  }
+}
+
+test('checks go out on the pipe, and a flushed script cache costs one EVAL', async () => {
+  const store = await RedisStore.connect(server.url);
+  const limiter = new RedisLimiter(store, unique('pipe'), GCRA);
+  await untilThePipeCarries(server.url, limiter);
+  // Loaded again by that EVAL: the next batches are one EVALSHA each.
+  const [eval0, evalsha0] = [commandCalls(server.url, 'eval'), commandCalls(server.url, 'evalsha')];
+  for (let i = 0; i < 5; i++) await batch(limiter, 32, `b${i}:`);
+  assert.equal(commandCalls(server.url, 'eval'), eval0);
+  assert.equal(commandCalls(server.url, 'evalsha'), evalsha0 + 5);
+  // Decisions are the limiter's: a key's burst of 100, then refusals.
+  const hourly = new RedisLimiter(store, unique('burst'), { ...GCRA, maxBurst: 99, countPerPeriod: 1, periodMs: 3_600_000 });
+  const answers = await Promise.all(Array.from({ length: 150 }, () => hourly.check('k')));
+  assert.equal(answers.filter((d) => d.allowed).length, 100);
+  assert.equal(answers[149].allowed, false);
+  assert.ok(answers[149].retryAfterMs > 30_000);
+  store.close();
+});
+
+test("the pipe logs in with the URL's password and uses its database", async () => {
+  const own = await privateServer();
+  try {
+    cli(own.url, 'CONFIG', 'SET', 'requirepass', 's3cret');
+    const url = `redis://default:s3cret@127.0.0.1:${own.port}/2`;
+    const store = await RedisStore.connect(url);
+    const name = unique('db');
+    const limiter = new RedisLimiter(store, name, GCRA);
+    await untilThePipeCarries(url, limiter);
+    assert.ok(Number(cli(url, 'DBSIZE')) >= 8, 'the state is in database 2');
+    assert.equal(cli(`redis://default:s3cret@127.0.0.1:${own.port}/0`, 'DBSIZE'), '0');
+    store.close();
+  } finally {
+    await own.stop();
+  }
+});
+
+test('connections killed under 2,000 checks in flight: every Promise settles, then decisions go on', async () => {
+  const store = await RedisStore.connect(server.url, { timeoutMs: 200, retryIntervalMs: 50 });
+  const limiter = new RedisLimiter(store, unique('killed'), GCRA);
+  await untilThePipeCarries(server.url, limiter);
+  const inFlight = [];
+  for (let i = 0; i < 2000; i++) inFlight.push(limiter.check(`k${i % 50}`).then(() => 'decided', (e) => e.code));
+  const killed = Number(cli(server.url, 'CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
+  assert.ok(killed >= 1, `${killed} connections killed`);
+  const start = performance.now();
+  const outcomes = await Promise.all(inFlight);
+  assert.ok(performance.now() - start < 1000, 'settled within the timeout and then some');
+  for (const outcome of new Set(outcomes)) {
+    assert.ok(['decided', 'ERR_RATEKEEPER_REDIS_UNAVAILABLE', 'ERR_RATEKEEPER_REDIS_TIMEOUT'].includes(outcome), outcome);
+  }
+  await sleep(60);
+  await untilThePipeCarries(server.url, limiter);
+  store.close();
+});
