@@ -430,15 +430,15 @@ export interface RedisStoreMethods {
   pipePort: number | undefined
   /** Whether to open the socket now (if so, the pipe counts it as opening). */
   pipeConnect: () => boolean
-  /** The socket connected: the bytes of its set-up, if any. */
-  pipeOpened: () => Buffer | undefined
-  /** The bytes this turn's checks queued, if any. */
+  /** The socket connected (its set-up is the next output). */
+  pipeOpened: () => void
+  /** The bytes of the next write, if any (one script run's). */
   pipeOutput: () => Buffer | undefined
   /**
-   * Bytes read: settles what they answer; the bytes to write next, if
-   * any, or -2 when the pipe closed (the socket must go).
+   * Bytes read: settles what they answer; -2 when the pipe closed (the
+   * socket must go).
    */
-  pipeReceived: (bytes: Buffer) => Buffer | undefined | -2
+  pipeReceived: (bytes: Buffer) => undefined | -2
   /**
    * The timer fired: fails what timed out; the milliseconds until the
    * next deadline, -1 when nothing waits, or -2 when the pipe closed.

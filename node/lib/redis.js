@@ -102,7 +102,19 @@ class Pipe {
       if (!this.#closed && this.#native.pipeConnect()) this.#open();
       return;
     }
-    this.#write(this.#native.pipeOutput());
+    this.#writeAll();
+  }
+
+  /**
+   * Writes what the native side has to send, one write per script run:
+   * Redis starts on the first while the rest are written, and answers it on
+   * its own (crates/ratekeeper-redis/src/pipe.rs, "Pipelining").
+   */
+  #writeAll() {
+    const socket = this.#socket;
+    if (socket === null) return;
+    for (let out; (out = this.#native.pipeOutput()) !== undefined; ) socket.write(out);
+    if (this.#timer === null) this.#arm(this.#timeoutMs);
   }
 
   #open() {
@@ -114,13 +126,13 @@ class Pipe {
     socket.once('connect', () => {
       if (this.#socket !== socket) return;
       socket.setTimeout(0);
-      this.#write(this.#native.pipeOpened());
+      this.#native.pipeOpened();
+      this.#writeAll();
     });
     socket.on('data', (bytes) => {
       if (this.#socket !== socket) return;
-      const output = this.#native.pipeReceived(bytes);
-      if (output === -2) this.#drop();
-      else this.#write(output);
+      if (this.#native.pipeReceived(bytes) === -2) this.#drop();
+      else this.#writeAll();
     });
     socket.on('timeout', () => socket.destroy());
     socket.on('error', () => {}); // 'close' follows, and says it
@@ -130,13 +142,6 @@ class Pipe {
       this.#disarm();
       this.#native.pipeLost();
     });
-  }
-
-  /** @param {Buffer | undefined} output */
-  #write(output) {
-    if (output === undefined || this.#socket === null) return;
-    this.#socket.write(output);
-    if (this.#timer === null) this.#arm(this.#timeoutMs);
   }
 
   /** @param {number} ms */

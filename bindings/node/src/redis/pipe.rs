@@ -17,8 +17,9 @@
 //! The methods below are bound to the store's object; `Pipe` calls them:
 //! `pipeConnect` (whether to open a socket now), `pipeOpened`,
 //! `pipeReceived(bytes)`, `pipeExpire()` (its timer), `pipeLost()` (the
-//! socket closed) and `pipeOutput()` (after a flush). Each answer they
-//! bring settles its Promise before the call returns (`settle_now`).
+//! socket closed), and `pipeOutput()` after each of them and after a
+//! flush, for the next write, until there is none. Each answer they bring
+//! settles its Promise before the call returns (`settle_now`).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -97,10 +98,11 @@ pub(super) const METHODS: &[Named<Store>] = &[
             _ => false,
         }))
     }),
-    (c"pipeOpened", 0, |s, args| {
-        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
-        pipe.opened();
-        buffer(args.env, &pipe.take_output())
+    (c"pipeOpened", 0, |s, _| {
+        if let Some(mut pipe) = pipe(s) {
+            pipe.opened();
+        }
+        Ok(Returned::Undefined)
     }),
     (c"pipeOutput", 0, |s, args| {
         let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
@@ -110,13 +112,10 @@ pub(super) const METHODS: &[Named<Store>] = &[
         let bytes = bytes_of(args)?;
         let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
         let answered = pipe.receive(bytes);
-        let (open, output) = (pipe.is_open(), pipe.take_output());
+        let open = pipe.is_open();
         drop(pipe);
         settle_now(answered);
-        if !open {
-            return Ok(Returned::Number(CLOSED));
-        }
-        buffer(args.env, &output)
+        Ok(if open { Returned::Undefined } else { Returned::Number(CLOSED) })
     }),
     (c"pipeExpire", 0, |s, _| {
         let Some(mut pipe) = pipe(s) else { return Ok(Returned::Number(-1.0)) };

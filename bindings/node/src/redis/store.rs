@@ -95,15 +95,15 @@ pub struct RedisStoreMethods {
     /// Whether to open the socket now (if so, the pipe counts it as opening).
     #[napi(ts_type = "() => boolean")]
     pub pipe_connect: (),
-    /// The socket connected: the bytes of its set-up, if any.
-    #[napi(ts_type = "() => Buffer | undefined")]
+    /// The socket connected (its set-up is the next output).
+    #[napi(ts_type = "() => void")]
     pub pipe_opened: (),
-    /// The bytes this turn's checks queued, if any.
+    /// The bytes of the next write, if any (one script run's).
     #[napi(ts_type = "() => Buffer | undefined")]
     pub pipe_output: (),
-    /// Bytes read: settles what they answer; the bytes to write next, if
-    /// any, or -2 when the pipe closed (the socket must go).
-    #[napi(ts_type = "(bytes: Buffer) => Buffer | undefined | -2")]
+    /// Bytes read: settles what they answer; -2 when the pipe closed (the
+    /// socket must go).
+    #[napi(ts_type = "(bytes: Buffer) => undefined | -2")]
     pub pipe_received: (),
     /// The timer fired: fails what timed out; the milliseconds until the
     /// next deadline, -1 when nothing waits, or -2 when the pipe closed.
