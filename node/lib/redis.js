@@ -9,8 +9,10 @@
  *
  * Thin shells over native functions bound to the `ratekeeper-redis` crate's
  * objects (bindings/node/src/redis/). Anything that talks to Redis returns a
- * Promise, settled from the crate's own thread (bindings/node/src/promise.rs):
- * the event loop is never blocked, and never kept alive by an idle store.
+ * Promise, settled from the crate's own thread (bindings/node/src/promise.rs)
+ * or, for exact-mode checks on a single server, from the store's own socket
+ * on this thread (`Pipe`): the event loop is never blocked, and never kept
+ * alive by an idle store.
  * Failures reject with an `Error` whose `code` says what happened
  * (`ERR_RATEKEEPER_REDIS_UNAVAILABLE`, `…_TIMEOUT`, `…_ERROR`, `…_PROTOCOL`,
  * `…_UNSUPPORTED`, `ERR_RATEKEEPER_CLOSED`); bad arguments are the same

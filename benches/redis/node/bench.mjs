@@ -165,7 +165,7 @@ async function serverCpu() {
 /**
  * Keeps `inFlight` decisions of `c` going for `ms`: decisions, admitted,
  * seconds, and the CPU time per decision (µs) of this process (every
- * thread: ratekeeper's include its Redis thread) and of the Redis server.
+ * thread: ratekeeper's include its Redis thread, idle in exact mode) and of the Redis server.
  * CPU per decision says what a decision costs whatever else runs on the
  * machine; decisions per second also depend on it.
  */
@@ -282,8 +282,8 @@ const summary = {
     'per decision (1e9 ÷ decisions per second, also given); ratio: time ÷ ratekeeper\'s (above 1, ' +
     'ratekeeper decides more per second). Target: ≥ 1.5× rate-limiter-flexible at 32 in flight. ' +
     'CPU per decision (process.cpuUsage() of this process, every thread; INFO cpu of the server) is the ' +
-    'cost whatever else the machine runs: ratekeeper spends it on two client threads (the JavaScript one ' +
-    'and its Redis thread), a peer on one.',
+    'cost whatever else the machine runs. Exact-mode checks go out on the store\'s own socket on the ' +
+    'JavaScript thread, a batch as up to four pipelined script runs (crates/ratekeeper-redis/src/pipe.rs).',
   tables: [
     { title: 'ns of wall time per decision', unit: 'ns', reference: 'ratekeeper', rows },
     {

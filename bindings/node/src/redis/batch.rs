@@ -1,6 +1,7 @@
 //! The exact-mode checks of one turn of the event loop, sent to Redis
-//! together: one task on the crate's runtime, and for GCRA one script run
-//! per limiter (`RedisLimiter::check_many_async`).
+//! together: on the store's own socket (`pipe`), or as one task on the
+//! crate's runtime, and for GCRA in a few script runs per limiter rather
+//! than one per check.
 //!
 //! Why: handed one by one to the crate's `check_with`, every check is a task
 //! of its own — a wake-up of the runtime's thread from this one, a task
@@ -19,13 +20,15 @@
 //! How: `RedisLimiter.check` (node/lib/redis.js) queues a microtask the
 //! first time it is called in a turn, then calls the native `check`, which
 //! answers at once when a remembered refusal decides (no round trip, as
-//! `check_with` does) and otherwise queues the check here ([`check`]). The microtask
-//! runs once the turn's synchronous code and the microtasks before it are
-//! done — after every worker woken by the same batch of answers has made
-//! its next check — and calls [`redis_flush`], which sends them all, each
-//! limiter's as one `check_many_async`. A limiter's answers go back to the
-//! JavaScript thread together (`Done::decisions`), so the next turn's batch
-//! is as large.
+//! `check_with` does) and otherwise queues the check here ([`check`]). The
+//! microtask runs once the turn's synchronous code and the microtasks
+//! before it are done — after every worker woken by the same batch of
+//! answers has made its next check — and calls [`redis_flush`], which
+//! sends each limiter's checks together: on its store's own socket when
+//! that is open (`pipe`: no thread involved, and the answers settle their
+//! Promises as they arrive), otherwise as one `check_many_async` on the
+//! crate's runtime, whose answers come back to the JavaScript thread
+//! together (`Done::decisions`), so the next turn's batch is as large.
 //!
 //! Checks queued when the thread ends (a worker terminated, the process
 //! exiting before the microtask ran) are dropped with its thread-locals:
