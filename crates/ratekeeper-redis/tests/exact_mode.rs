@@ -137,14 +137,38 @@ fn a_gcra_key_holding_something_else_is_an_error_not_a_guess() {
     let mut conn = server.connection();
     let keys: Vec<String> = redis::cmd("KEYS").arg("rk:{foreign:user}:*").query(&mut conn).unwrap();
     assert_eq!(keys.len(), 1, "{keys:?}");
-    // The state is 16 bytes; a value of another length (here the text an
+    // The state is 24 bytes; a value of another length (here the text an
     // older script wrote) is refused as not the script's own.
     let state: Vec<u8> = redis::cmd("GET").arg(&keys[0]).query(&mut conn).unwrap();
-    assert_eq!(state.len(), 16);
+    assert_eq!(state.len(), 24);
     let () = redis::cmd("SET").arg(&keys[0]).arg("1700000000 123456 7").query(&mut conn).unwrap();
     let error = limiter.check("user", 1).unwrap_err();
     assert!(!error.is_unavailability(), "{error:?}");
     assert!(error.to_string().contains("does not hold a GCRA state"), "{error}");
     // Other keys of the limiter are unaffected.
     assert!(limiter.check("other", 1).unwrap().allowed);
+}
+
+#[test]
+fn a_gcra_keys_expiry_moves_only_when_its_state_outgrows_it() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    // 10/s with a burst of 100: each unit pushes the TAT 100 ms ahead.
+    let spec = LimiterSpec::Gcra { max_burst: 99, count_per_period: 10, period_micros: 1_000_000 };
+    let limiter = RedisLimiter::new(&s, "expiry", spec).unwrap();
+    let mut conn = server.connection();
+    let pttl =
+        |conn: &mut redis::Connection| -> i64 { redis::cmd("PTTL").arg("rk:{expiry:k}:gcra").query(conn).unwrap() };
+    // Set when the key is made: twice the lead (500 ms).
+    assert!(limiter.check("k", 5).unwrap().allowed);
+    let made = pttl(&mut conn);
+    assert!((900..=1001).contains(&made), "{made} ms");
+    // A lead of 700 ms is still covered: kept.
+    assert!(limiter.check("k", 2).unwrap().allowed);
+    let kept = pttl(&mut conn);
+    assert!(kept <= made && kept > 800, "{kept} ms after {made}");
+    // A lead of 1,200 ms is not: moved to twice that.
+    assert!(limiter.check("k", 5).unwrap().allowed);
+    let moved = pttl(&mut conn);
+    assert!((2_200..=2_401).contains(&moved), "{moved} ms");
 }

@@ -9,13 +9,22 @@
 -- below the tolerance (period × limit), or is a time in microseconds, and
 -- is exact while that is below 2^53.
 --
--- The state is those two numbers as two little-endian doubles (16 bytes,
--- `struct.pack('<dd', …)`): exact for these integers, and one C call to
+-- The state is those two numbers and the key's expiry (microseconds, on
+-- the same clock as NOW) as three little-endian doubles (24 bytes,
+-- `struct.pack('<ddd', …)`): exact for these integers, and one C call to
 -- read or write. As text ("seconds microseconds offset") a key that still
 -- owed time cost 5.1 µs of server time per single-key run instead of 4.35,
 -- most of it finding and converting the parts (redis-benchmark, EVALSHA's
 -- usec_per_call). A value of any other length is not this script's: an
 -- error, never a guess.
+--
+-- The key expires once its state is whole again, or up to twice as late:
+-- a write that moves the expiry sets it to twice the TAT's lead, and the
+-- writes after it keep it (`KEEPTTL`) for as long as it covers their own
+-- lead. Setting an expiry is most of a write's cost: on a busy key (1,000
+-- keys at 200 decisions/s each) keeping it took a run from 4.44 µs of
+-- server time to 3.55. The state stays exact either way: a key kept past
+-- its TAT decides as an absent one.
 --
 -- Kept to what needs the server: one GET, at most one SET, and a reply of
 -- one integer. Every field of the decision (remaining, retry-after,
@@ -32,7 +41,8 @@
 -- them as one script (see `RedisLimiter::check_many_async`), and the
 -- script's fixed costs (the call, TIME, the reply) are paid once.
 --
--- KEYS     the states, one per request (16 bytes: the time written, the offset)
+-- KEYS     the states, one per request (24 bytes: the time written, the
+--          offset, the expiry)
 -- ARGV[1]  "check" | "peek" | "lease:N" (one key only: take up to N units
 --          if that covers the cost)
 -- ARGV[2] max_burst;  ARGV[3] count per period;  ARGV[4] period µs;
@@ -55,12 +65,14 @@ for i = 1, n do
   local key = KEYS[i]
   local cost = ARGV[4 + i] + 0
   local lead = 0
+  local expires = 0  -- the key's expiry (µs), when it holds a state
   local state = redis.call('GET', key)
   if state then
-    if #state ~= 16 then
+    if #state ~= 24 then
       return redis.error_reply('ratekeeper: ' .. key .. ' does not hold a GCRA state')
     end
-    local written, offset = struct.unpack('<dd', state)
+    local written, offset
+    written, offset, expires = struct.unpack('<ddd', state)
     local elapsed = NOW - written
     if elapsed < 0 then
       -- The server's clock went back: count from the later time.
@@ -91,10 +103,15 @@ for i = 1, n do
     if cost > 0 then
       local new_lead = lead + interval * cost
       if new_lead <= tolerance then
-        -- The state expires once the TAT is past: whole again. (In ms, at
-        -- least the lead rounded up.)
-        redis.call('SET', key, struct.pack('<dd', NOW, new_lead),
-          'PX', string.format('%d', math.floor(new_lead / TICKS_PER_MS) + 1 + EXPIRY_SLACK_MS))
+        -- The state must live until the TAT is past (whole again); the
+        -- expiry it has may already cover that (see the header).
+        if expires >= NOW + new_lead / count + EXPIRY_SLACK_MS * 1000 then
+          redis.call('SET', key, struct.pack('<ddd', NOW, new_lead, expires), 'KEEPTTL')
+        else
+          local ttl = math.floor(2 * new_lead / TICKS_PER_MS) + 1 + EXPIRY_SLACK_MS  -- ms
+          redis.call('SET', key, struct.pack('<ddd', NOW, new_lead, NOW + ttl * 1000),
+            'PX', string.format('%d', ttl))
+        end
       end
     end
     if granted then return { lead, granted } end
