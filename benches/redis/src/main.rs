@@ -37,9 +37,8 @@ const KEYS: usize = 1_000;
 /// The same, at 100 per second per key (a burst no run exhausts): each key,
 /// visited every few milliseconds, is still owed time when visited again,
 /// so its state lives on between decisions. Under [`GCRA`] it is whole
-/// again within a microsecond: ours expires it at once (and the next
-/// decision creates it anew, which costs Redis more than overwriting it),
-/// redis_rate keeps it a second. Both are common; both are measured.
+/// again within a microsecond, and only the key's minimum lifetime (a
+/// second, in both scripts) keeps it. Both are common; both are measured.
 const BUSY: LimiterSpec = LimiterSpec::Gcra { max_burst: 999_999_999, count_per_period: 100, period_micros: 1_000_000 };
 /// What the busy-key rows' names end with.
 const BUSY_KEYS: &str = ", busy keys";
@@ -338,7 +337,7 @@ fn main() {
         "suite": "redis",
         "title": "Redis: the distributed limiters beside a peer's GCRA script",
         "command": "benches/redis/run",
-        "notes": "One local Redis 7.0. Server CPU per decision is Redis's own usec_per_call (INFO commandstats) under 50 concurrent clients × pipelines of 16; decisions per second are from one process with 32 in flight, as ns per decision. Every decision admits (limits out of reach), so each contender does its full work. Two workloads for GCRA: idle keys, whole again between visits (ours then expires the state at once and creates it anew on the next visit; redis_rate keeps it a second), and busy keys (100/s per key, still owed time at each visit: the state lives on). Five rounds, each in a rotated order: a row is its median, its ratio the median of the rounds' ratios to the peer of its workload. redis-cell's CL.THROTTLE module and redis_rate's script are not in any registry this project may install from; the GCRA peers are the npm package redis-gcra (a GCRA Lua script taking the time from the client) and, when REDIS_RATE_LUA names a copy of its allowN script, go-redis/redis_rate (which reads the server's TIME, as ours does).",
+        "notes": "One local Redis 7.0. Server CPU per decision is Redis's own usec_per_call (INFO commandstats) under 50 concurrent clients × pipelines of 16; decisions per second are from one process with 32 in flight, as ns per decision. Every decision admits (limits out of reach), so each contender does its full work. Two workloads for GCRA: idle keys, whole again between visits, and busy keys (100/s per key, still owed time at each visit). Both scripts keep a key at least a second (ours: or twice its lead, refreshing the expiry only when the lead outgrows it), so the same key's next visits overwrite its state rather than create it. Five rounds, each in a rotated order: a row is its median, its ratio the median of the rounds' ratios to the peer of its workload. redis-cell's CL.THROTTLE module and redis_rate's script are not in any registry this project may install from; the GCRA peers are the npm package redis-gcra (a GCRA Lua script taking the time from the client) and, when REDIS_RATE_LUA names a copy of its allowN script, go-redis/redis_rate (which reads the server's TIME, as ours does).",
         "tables": [
             {"title": "Server CPU per decision", "reference": peer, "rows": cpu_rows},
             {"title": "Decisions per second (one process, 32 in flight)", "reference": "ratekeeper GCRA (exact mode)", "rows": rate_rows},
