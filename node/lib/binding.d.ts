@@ -433,12 +433,12 @@ export interface RedisStoreMethods {
   /** The socket connected (its set-up is the next output). */
   pipeOpened: () => void
   /** The bytes of the next write, if any (one script run's). */
-  pipeOutput: () => Buffer | undefined
+  pipeOutput: () => Uint8Array | undefined
   /**
    * Bytes read: settles what they answer; -2 when the pipe closed (the
    * socket must go).
    */
-  pipeReceived: (bytes: Buffer) => undefined | -2
+  pipeReceived: (bytes: Uint8Array) => undefined | -2
   /**
    * The timer fired: fails what timed out; the milliseconds until the
    * next deadline, -1 when nothing waits, or -2 when the pipe closed.

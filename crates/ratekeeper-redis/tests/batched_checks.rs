@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use ratekeeper::{Admission, AnyCore, Clock, Decision, LimiterSpec, ManualClock};
 use ratekeeper_redis::{Error, RedisLimiter, RedisStore, StoreOptions, WhenUnavailable};
-use support::{RedisCluster, RedisServer};
+use support::{RedisCluster, RedisServer, SevenUsers};
 
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
 /// 300 requests over 7 keys, costs 0 to 6 (the limit is 5).
 fn requests(round: u64) -> Vec<(String, u64)> {
-    (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
+    SevenUsers::requests(round)
 }
 
 fn check_many(limiter: &RedisLimiter, requests: Vec<(String, u64)>) -> Vec<Result<Decision, Error>> {
@@ -33,8 +33,7 @@ fn a_batch_decides_as_the_same_checks_in_order() {
     let limiter =
         RedisLimiter::with_test_clock(&store, "batched", SPEC, Arc::clone(&clock)).unwrap().remember_refusals(false);
     // The same checks, one at a time, on in-process limiters.
-    let mut local: Vec<AnyCore> = (0..7).map(|_| AnyCore::new(&SPEC).unwrap()).collect();
-    let mut admitted = 0;
+    let mut users = SevenUsers::new(&SPEC);
     // Loads the script (its first EVALSHA fails with NOSCRIPT).
     limiter.check("warm-up", 0).unwrap();
     for round in 0..4 {
@@ -43,16 +42,10 @@ fn a_batch_decides_as_the_same_checks_in_order() {
         let answers = check_many(&limiter, requests.clone());
         // 300 requests: three runs of at most 128.
         assert_eq!(server.evalsha_calls() - before, 3);
-        let now = clock.now_micros();
-        for ((key, cost), answer) in requests.iter().zip(answers) {
-            let i: usize = key["user-".len()..].parse().unwrap();
-            let expected = local[i].check(*cost, now);
-            admitted += u64::from(expected.allowed && *cost > 0);
-            assert_eq!(answer.unwrap(), expected, "round {round}, {key} cost {cost}");
-        }
+        users.assert_answers(round, &requests, answers, clock.now_micros());
         clock.advance_micros(700_001);
     }
-    assert!(admitted > 20, "the comparison saw admissions ({admitted})");
+    assert!(users.admitted > 20, "the comparison saw admissions ({})", users.admitted);
 }
 
 #[test]

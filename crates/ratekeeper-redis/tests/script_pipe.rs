@@ -11,9 +11,9 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ratekeeper::{Admission, AnyCore, Clock, Decision, LimiterSpec, ManualClock};
+use ratekeeper::{Clock, Decision, LimiterSpec, ManualClock};
 use ratekeeper_redis::{Answered, Error, RedisLimiter, RedisStore, ScriptPipe, StoreOptions, WhenUnavailable};
-use support::RedisServer;
+use support::{RedisServer, SevenUsers};
 
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
@@ -68,11 +68,6 @@ fn in_order(mut answered: Answered<usize>) -> Vec<Result<Decision, Error>> {
     answered.into_iter().map(|(_, answer)| answer).collect()
 }
 
-/// 300 requests over 7 keys, costs 0 to 6 (the limit is 5).
-fn requests(round: u64) -> Vec<(String, u64)> {
-    (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
-}
-
 #[test]
 fn the_pipe_decides_as_the_same_checks_in_order_even_after_the_script_cache_is_flushed() {
     let server = RedisServer::start();
@@ -83,25 +78,18 @@ fn the_pipe_decides_as_the_same_checks_in_order_even_after_the_script_cache_is_f
         RedisLimiter::with_test_clock(&store, "piped", SPEC, Arc::clone(&clock)).unwrap().remember_refusals(false);
     let mut pipe = ScriptPipe::new(&store).expect("a plain TCP server");
     let mut socket = open(&mut pipe);
-    let mut local: Vec<AnyCore> = (0..7).map(|_| AnyCore::new(&SPEC).unwrap()).collect();
-    let mut admitted = 0;
+    let mut users = SevenUsers::new(&SPEC);
     for round in 0..4 {
         if round == 2 {
             // The next runs meet NOSCRIPT, and are sent again with the source.
             let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut server.connection()).unwrap();
         }
-        let requests = requests(round);
+        let requests = SevenUsers::requests(round);
         let answers = round_trip(&mut pipe, &mut socket, &limiter, &requests);
-        let now = clock.now_micros();
-        for ((key, cost), answer) in requests.iter().zip(answers) {
-            let i: usize = key["user-".len()..].parse().unwrap();
-            let expected = local[i].check(*cost, now);
-            admitted += u64::from(expected.allowed && *cost > 0);
-            assert_eq!(answer.unwrap(), expected, "round {round}, {key} cost {cost}");
-        }
+        users.assert_answers(round, &requests, answers, clock.now_micros());
         clock.advance_micros(700_001);
     }
-    assert!(admitted > 20, "the comparison saw admissions ({admitted})");
+    assert!(users.admitted > 20, "the comparison saw admissions ({})", users.admitted);
     // Each round of 300 goes as four runs of 75 (pipelined), none sent
     // twice except as EVAL after NOSCRIPT (the first round's, on a new
     // server, and the third's).

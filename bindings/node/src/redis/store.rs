@@ -99,11 +99,11 @@ pub struct RedisStoreMethods {
     #[napi(ts_type = "() => void")]
     pub pipe_opened: (),
     /// The bytes of the next write, if any (one script run's).
-    #[napi(ts_type = "() => Buffer | undefined")]
+    #[napi(ts_type = "() => Uint8Array | undefined")]
     pub pipe_output: (),
     /// Bytes read: settles what they answer; -2 when the pipe closed (the
     /// socket must go).
-    #[napi(ts_type = "(bytes: Buffer) => undefined | -2")]
+    #[napi(ts_type = "(bytes: Uint8Array) => undefined | -2")]
     pub pipe_received: (),
     /// The timer fired: fails what timed out; the milliseconds until the
     /// next deadline, -1 when nothing waits, or -2 when the pipe closed.

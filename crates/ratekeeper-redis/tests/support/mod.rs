@@ -271,3 +271,41 @@ fn free_port() -> u16 {
         }
     }
 }
+
+/// Seven users, each with an in-process limiter: what a batch of their
+/// checks, decided in order at one time, must answer.
+pub struct SevenUsers {
+    local: Vec<ratekeeper::AnyCore>,
+    /// How many checks of a cost above 0 were admitted (a comparison that
+    /// saw none proves little).
+    pub admitted: u64,
+}
+
+impl SevenUsers {
+    pub fn new(spec: &ratekeeper::LimiterSpec) -> Self {
+        SevenUsers { local: (0..7).map(|_| ratekeeper::AnyCore::new(spec).unwrap()).collect(), admitted: 0 }
+    }
+
+    /// 300 requests over the seven users (`user-0` …), costs 0 to 6.
+    pub fn requests(round: u64) -> Vec<(String, u64)> {
+        (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
+    }
+
+    /// Asserts that `answers` are the in-process limiters' decisions at `now`.
+    pub fn assert_answers(
+        &mut self,
+        round: u64,
+        requests: &[(String, u64)],
+        answers: Vec<Result<ratekeeper::Decision, ratekeeper_redis::Error>>,
+        now: i64,
+    ) {
+        use ratekeeper::Admission;
+        assert_eq!(answers.len(), requests.len());
+        for ((key, cost), answer) in requests.iter().zip(answers) {
+            let i: usize = key["user-".len()..].parse().unwrap();
+            let expected = self.local[i].check(*cost, now);
+            self.admitted += u64::from(expected.allowed && *cost > 0);
+            assert_eq!(answer.unwrap(), expected, "round {round}, {key} cost {cost}");
+        }
+    }
+}
