@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ratekeeper::{Admission, AnyCore, Clock, Decision, LimiterSpec, ManualClock};
+use ratekeeper::{Clock, Decision, LimiterSpec, ManualClock};
 use ratekeeper_redis::{Error, RedisLimiter, RedisStore, StoreOptions, WhenUnavailable};
 use support::{RedisCluster, RedisServer, SevenUsers};
 
