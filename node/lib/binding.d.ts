@@ -428,6 +428,8 @@ export interface RedisStoreMethods {
   pipeHost: string | undefined
   /** The server's port, likewise. */
   pipePort: number | undefined
+  /** The longest the socket may take to connect, in milliseconds. */
+  pipeConnectTimeoutMs: number | undefined
   /** Whether to open the socket now (if so, the pipe counts it as opening). */
   pipeConnect: () => boolean
   /** The socket connected (its set-up is the next output). */
@@ -435,16 +437,17 @@ export interface RedisStoreMethods {
   /** The bytes of the next write, if any (one script run's). */
   pipeOutput: () => Uint8Array | undefined
   /**
-   * Bytes read: settles what they answer; -2 when the pipe closed (the
-   * socket must go).
+   * Bytes read: settles what they answer; -2 when the pipe closed or is
+   * gone (the socket must go).
    */
   pipeReceived: (bytes: Uint8Array) => undefined | -2
   /**
    * The timer fired: fails what timed out; the milliseconds until the
-   * next deadline, -1 when nothing waits, or -2 when the pipe closed.
+   * next deadline, -1 when nothing waits, or -2 when the open pipe
+   * closed or is gone (the socket must go).
    */
   pipeExpire: () => number
-  /** The socket closed: fails what was waiting. */
+  /** The socket closed, or failed to connect: fails what was waiting. */
   pipeLost: () => void
 }
 

@@ -85,16 +85,21 @@ class Pipe {
   #socket = null;
   /** @type {ReturnType<typeof setTimeout> | null} */
   #timer = null;
+  /** Whether the socket has connected (the timer runs only then). */
+  #connected = false;
   #closed = false;
-  /** The decision timeout: also the longest the socket may take to connect. */
+  /** The decision timeout. */
   #timeoutMs;
+  /** The longest the socket may take to connect (the store's connect timeout). */
+  #connectTimeoutMs;
 
   /**
    * @param {import('./binding.js').RedisStoreMethods} methods
    */
   constructor(methods) {
     this.#native = methods;
-    this.#timeoutMs = Math.max(1, Math.ceil(methods.timeoutMs));
+    this.#timeoutMs = timerMs(methods.timeoutMs);
+    this.#connectTimeoutMs = timerMs(methods.pipeConnectTimeoutMs ?? methods.timeoutMs);
     this.send();
   }
 
@@ -116,18 +121,21 @@ class Pipe {
     const socket = this.#socket;
     if (socket === null) return;
     for (let out; (out = this.#native.pipeOutput()) !== undefined; ) socket.write(out);
-    if (this.#timer === null) this.#arm(this.#timeoutMs);
+    if (this.#timer === null && this.#connected) this.#arm(this.#timeoutMs);
   }
 
   #open() {
     const [host, port] = [String(this.#native.pipeHost), Number(this.#native.pipePort)];
     const socket = net.createConnection({ host, port, noDelay: true });
     this.#socket = socket;
+    this.#connected = false;
     socket.unref();
-    socket.setTimeout(this.#timeoutMs);
+    socket.setTimeout(this.#connectTimeoutMs);
     socket.once('connect', () => {
       if (this.#socket !== socket) return;
+      if (this.#closed) return this.#drop();
       socket.setTimeout(0);
+      this.#connected = true;
       this.#native.pipeOpened();
       this.#writeAll();
     });
@@ -141,6 +149,7 @@ class Pipe {
     socket.on('close', () => {
       if (this.#socket !== socket) return;
       this.#socket = null;
+      this.#connected = false;
       this.#disarm();
       this.#native.pipeLost();
     });
@@ -152,7 +161,7 @@ class Pipe {
       this.#timer = null;
       const next = this.#native.pipeExpire();
       if (next === -2) this.#drop();
-      else if (next >= 0) this.#arm(next);
+      else if (next >= 0) this.#arm(timerMs(next));
     }, ms);
     this.#timer.unref();
   }
@@ -162,19 +171,38 @@ class Pipe {
     this.#timer = null;
   }
 
-  /** The native side closed the pipe (it failed what was waiting): the socket goes. */
+  /**
+   * The socket goes: the native side closed the pipe (it failed what was
+   * waiting), or the store closed. `pipeLost` tells the native side in
+   * case it did not know (a socket still connecting).
+   */
   #drop() {
     const socket = this.#socket;
     this.#socket = null;
+    this.#connected = false;
     this.#disarm();
     socket?.destroy();
+    this.#native.pipeLost();
   }
 
-  /** The store closed: no new socket; checks already sent still complete. */
+  /**
+   * The store closed: no new socket. The native side keeps the pipe while
+   * checks already sent wait on it (they complete, or time out), and says
+   * when it is gone; the socket then goes.
+   */
   close() {
     this.#closed = true;
-    this.#socket?.end();
+    if (this.#socket !== null && this.#native.pipeExpire() === -2) this.#drop();
   }
+}
+
+/**
+ * A delay `setTimeout` takes as given: at least 1 ms, and at most 2^31 − 1
+ * (Node fires a longer one at once).
+ * @param {number} ms
+ */
+function timerMs(ms) {
+  return Math.min(2 ** 31 - 1, Math.max(1, Math.ceil(ms)));
 }
 
 /** Whether the native side can settle this environment's Promises yet. */

@@ -15,9 +15,9 @@
 //! `rk:{N:K}:<algorithm>` (both parts escaped): the hash tag keeps one
 //! key's state in one Redis Cluster slot, while different keys spread over
 //! the cluster. Every key expires once its state is whole again, which is
-//! exactly when forgetting it changes no decision (GCRA's up to a second,
-//! or twice its lead, later, so that most writes keep its expiry: see its
-//! script).
+//! exactly when forgetting it changes no decision (GCRA's later, by up to
+//! the larger of a second and its lead, so that most writes keep its
+//! expiry: see its script).
 //!
 //! ## Refusals served locally
 //!

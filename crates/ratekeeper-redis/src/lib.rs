@@ -5,7 +5,8 @@
 //!
 //! Every decision is one atomic Lua script run (`EVALSHA`, reloaded after
 //! `NOSCRIPT`) timed by the server's own clock (`TIME` inside the script),
-//! so the clocks of the clients never matter.
+//! so the clocks of the clients never matter. Redis 6.0 or later (GCRA's
+//! script keeps a key's expiry with `SET … KEEPTTL`).
 //!
 //! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
 //!   fixed window, the sliding window counter and the sliding log, per user

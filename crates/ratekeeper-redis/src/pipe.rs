@@ -46,14 +46,25 @@
 //!
 //! Replies come in the order the commands were written, so once one is
 //! late nothing after it can be trusted. A timeout (the store's, counted
-//! from each command's write) or a lost connection fails every check still
-//! waiting through its limiter's unavailability policy, and marks the store
-//! down for its retry interval, as the store's own connection does. Those
-//! checks are never sent again: a script that may have run must not run
-//! twice. The one exception is `NOSCRIPT` (the server's script cache was
-//! flushed, or another server took over): that script did not run, so it
-//! is sent again as `EVAL` with its source, which loads it for the next
-//! ones.
+//! from the [`check_many`](ScriptPipe::check_many) that sent the checks)
+//! or a lost connection fails every check still waiting through its
+//! limiter's unavailability policy, and marks the store down for its retry
+//! interval, as the store's own connection does. Those checks are never
+//! sent again: a script that may have run must not run twice. The one
+//! exception is `NOSCRIPT` (the server's script cache was flushed, or
+//! another server took over): that script did not run, so it is sent again
+//! as `EVAL` with its source, which loads it for the next ones — within
+//! the timeout it already had.
+//!
+//! Failures of the pipe's own connection leave the store alone: a
+//! connection that cannot be opened within the store's `connect_timeout`,
+//! a set-up the server turns down for another reason than credentials
+//! (`-ERR max number of clients reached`, which a server sends in place of
+//! the first reply), or bytes that are no Redis reply close the pipe and
+//! keep it closed for the store's retry interval, while the store's own
+//! connection serves every check. Only a set-up refused for its
+//! credentials or database (`WRONGPASS`, `NOAUTH`, `NOPERM`, an invalid
+//! DB) closes it for good.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -87,6 +98,11 @@ pub struct ScriptPipe<T> {
     received: Vec<u8>,
     /// Bytes to write, one write each.
     output: VecDeque<Vec<u8>>,
+    /// No new connection before this (after the pipe's own failure).
+    retry_at: Option<Instant>,
+    /// Script runs sent again after `NOSCRIPT` and still waiting: their
+    /// deadlines come earlier than those ahead of them.
+    resent: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +164,8 @@ impl<T> ScriptPipe<T> {
             waiting: VecDeque::new(),
             received: Vec::new(),
             output: VecDeque::new(),
+            retry_at: None,
+            resent: 0,
         })
     }
 
@@ -157,9 +175,22 @@ impl<T> ScriptPipe<T> {
     }
 
     /// Whether the host should open a connection now: there is none, and
-    /// Redis did not fail within the store's retry interval.
+    /// neither Redis nor this pipe failed within the store's retry
+    /// interval.
     pub fn wants_connection(&self) -> bool {
-        self.state == State::Closed && !self.store.is_down()
+        self.state == State::Closed && !self.store.is_down() && self.retry_at.is_none_or(|at| Instant::now() >= at)
+    }
+
+    /// The longest the host may take to open the connection (the store's
+    /// `connect_timeout`); past it, it gives up and calls
+    /// [`lost`](Self::lost).
+    pub fn connect_timeout(&self) -> std::time::Duration {
+        self.store.connect_timeout()
+    }
+
+    /// Whether no check waits for a reply.
+    pub fn is_idle(&self) -> bool {
+        self.waiting.is_empty()
     }
 
     /// The host is opening a connection.
@@ -169,7 +200,10 @@ impl<T> ScriptPipe<T> {
         }
     }
 
-    /// The connection is open: its set-up goes out first.
+    /// The connection is open: its set-up goes out first. There is always
+    /// some (a `PING` when there is nothing to set up), so that an error a
+    /// server sends in place of the first reply (too many clients) is
+    /// taken as the set-up's, never as a script's.
     pub fn opened(&mut self) {
         if self.state != State::Connecting {
             return;
@@ -188,15 +222,16 @@ impl<T> ScriptPipe<T> {
         if self.settings.db() != 0 {
             set_up.push(redis::cmd("SELECT").arg(self.settings.db()).clone());
         }
+        if set_up.is_empty() {
+            set_up.push(redis::cmd("PING"));
+        }
         let deadline = Instant::now() + self.store.timeout();
         let mut bytes = Vec::new();
         for command in set_up {
             command.write_packed_command(&mut bytes);
             self.waiting.push_back(Waiting { deadline, command: Command::SetUp });
         }
-        if !bytes.is_empty() {
-            self.output.push_back(bytes);
-        }
+        self.output.push_back(bytes);
     }
 
     /// Whether a connection is open (once it turns false, the host closes
@@ -313,23 +348,33 @@ impl<T> ScriptPipe<T> {
         let Some(waiting) = self.waiting.pop_front() else {
             return Err(Error::Protocol("a reply to nothing sent".to_owned()));
         };
+        if matches!(&waiting.command, Command::Checks(checks) if checks.as_eval) {
+            self.resent -= 1;
+        }
         let reply = match value {
-            Value::ServerError(e) => Err(redis::RedisError::from(e)),
+            Value::ServerError(e) => Err(e),
             value => Ok(value),
         };
         match waiting.command {
             Command::SetUp => match reply {
                 Ok(_) => Ok(()),
-                Err(e) => {
+                Err(e) if refuses_credentials(&e) => {
                     self.state = State::Refused;
-                    Err(Error::Redis(e))
+                    Err(Error::Redis(e.into()))
                 }
+                // Not this connection's to have, now (too many clients):
+                // nothing after it ran, and the store's own connection
+                // serves until the pipe tries again.
+                Err(_) => Err(Error::Unavailable),
             },
             Command::Checks(mut checks) => {
+                let reply = reply.map_err(redis::RedisError::from);
                 if let Err(e) = &reply {
                     if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) && !checks.as_eval {
-                        // Not run: once more, with the source.
+                        // Not run: once more, with the source, within the
+                        // time it had.
                         checks.as_eval = true;
+                        self.resent += 1;
                         self.send(checks, waiting.deadline, answered);
                         return Ok(());
                     }
@@ -342,13 +387,20 @@ impl<T> ScriptPipe<T> {
         }
     }
 
-    /// When the oldest command still waiting times out.
+    /// When the first command still waiting times out. That is the oldest
+    /// one's deadline, unless a run sent again after `NOSCRIPT` (which
+    /// keeps its first deadline) waits behind younger ones.
     pub fn deadline(&self) -> Option<Instant> {
-        self.waiting.front().map(|w| w.deadline)
+        if self.resent == 0 {
+            self.waiting.front().map(|w| w.deadline)
+        } else {
+            self.waiting.iter().map(|w| w.deadline).min()
+        }
     }
 
-    /// Fails every check still waiting, as timed out, if the oldest one is
-    /// past its deadline at `now` (which closes the pipe).
+    /// Fails every check still waiting, as timed out, if one is past its
+    /// deadline at `now` (which closes the pipe: replies come in order, so
+    /// none after a late one can be trusted).
     pub fn expire(&mut self, now: Instant) -> Answered<T> {
         match self.deadline() {
             Some(deadline) if deadline <= now => self.fail(Error::Timeout),
@@ -357,33 +409,41 @@ impl<T> ScriptPipe<T> {
     }
 
     /// The connection closed, or failed to open. Checks still waiting fail
-    /// (through their policy), and a connection that could not be opened
-    /// marks Redis down, as it would for the store's own connection.
+    /// (through their policy) and mark the store down, as a lost connection
+    /// of its own would; a connection that could not be opened only keeps
+    /// the pipe closed for the retry interval (see "Failures").
     pub fn lost(&mut self) -> Answered<T> {
-        let error = || {
-            let lost = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "the connection to Redis closed");
-            Error::Redis(redis::RedisError::from(lost))
-        };
         match self.state {
             State::Connecting => {
                 self.state = State::Closed;
-                self.store.note(&Err(error()));
+                self.back_off();
                 Vec::new()
             }
-            State::Open => self.fail(error()),
+            State::Open => {
+                let lost = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "the connection to Redis closed");
+                self.fail(Error::Redis(redis::RedisError::from(lost)))
+            }
             State::Closed | State::Refused => Vec::new(),
         }
     }
 
-    /// Closes the pipe and fails every check still waiting with `error`.
+    /// No new connection within the store's retry interval.
+    fn back_off(&mut self) {
+        self.retry_at = Some(Instant::now() + self.store.retry_interval());
+    }
+
+    /// Closes the pipe and fails every check still waiting with `error`
+    /// (which marks the store down if it says Redis could not answer).
     fn fail(&mut self, error: Error) -> Answered<T> {
         if self.state != State::Refused {
             self.state = State::Closed;
         }
+        self.back_off();
         self.received.clear();
         self.output.clear();
+        self.resent = 0;
         let mut answered = Vec::new();
-        if !self.waiting.is_empty() {
+        if !self.waiting.is_empty() && !matches!(error, Error::Unavailable) {
             self.store.note(&Err(error.clone()));
         }
         for waiting in std::mem::take(&mut self.waiting) {
@@ -394,6 +454,27 @@ impl<T> ScriptPipe<T> {
         answered
     }
 }
+
+/// Whether a set-up command's error says the connection's credentials or
+/// database are refused (which retrying cannot change), as opposed to a
+/// passing condition such as too many clients.
+fn refuses_credentials(error: &redis::ServerError) -> bool {
+    match error.code() {
+        "WRONGPASS" | "NOAUTH" | "NOPERM" => true,
+        // "invalid password", "DB index is out of range", "invalid DB index",
+        // AUTH without a password set: as Redis 6 and 7 word them.
+        "ERR" => error.details().is_some_and(|d| {
+            let d = d.to_ascii_lowercase();
+            d.contains("password") || d.contains("db index") || d.contains("auth")
+        }),
+        _ => false,
+    }
+}
+
+/// The longest bulk string Redis sends (its `proto-max-bulk-len` at most)…
+const MAX_BULK: i64 = 512 << 20;
+/// …and the most elements of one array it sends.
+const MAX_ELEMENTS: i64 = 1 << 32;
 
 /// The length of the first whole RESP2 reply in `bytes`, or `None` while
 /// it is not all there.
@@ -416,6 +497,9 @@ fn reply_length(bytes: &[u8]) -> Result<Option<usize>, Error> {
             Some(b'+' | b'-' | b':') => {}
             Some(b'$') => {
                 let n = length()?;
+                if n > MAX_BULK {
+                    return Err(bad(line));
+                }
                 if n >= 0 {
                     at += n as usize + 2;
                     if at > bytes.len() {
@@ -423,7 +507,13 @@ fn reply_length(bytes: &[u8]) -> Result<Option<usize>, Error> {
                     }
                 }
             }
-            Some(b'*') => left += length()?.max(0) as u64,
+            Some(b'*') => {
+                let n = length()?;
+                if n > MAX_ELEMENTS {
+                    return Err(bad(line));
+                }
+                left += n.max(0) as u64;
+            }
             _ => return Err(bad(line)),
         }
     }
@@ -458,5 +548,8 @@ mod tests {
         assert!(reply_length(b"hello\r\n").is_err());
         assert!(reply_length(b"$x\r\n").is_err());
         assert!(reply_length(b"*\r\n").is_err());
+        // Lengths past anything Redis sends (once a panic: an overflow).
+        assert!(reply_length(b"*9223372036854775807\r\n*9223372036854775807\r\n").is_err());
+        assert!(reply_length(b"$9223372036854775807\r\n").is_err());
     }
 }

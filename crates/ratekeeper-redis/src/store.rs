@@ -381,6 +381,11 @@ impl RedisStore {
         self.inner.options.timeout
     }
 
+    /// The longest one attempt to connect may take.
+    pub fn connect_timeout(&self) -> Duration {
+        self.inner.options.connect_timeout
+    }
+
     /// How long decisions stop trying Redis after it failed to answer.
     pub fn retry_interval(&self) -> Duration {
         self.inner.options.retry_interval

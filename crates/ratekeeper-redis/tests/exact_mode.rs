@@ -151,6 +151,29 @@ fn a_gcra_key_holding_something_else_is_an_error_not_a_guess() {
 }
 
 #[test]
+fn a_gcra_state_of_the_version_before_is_read_and_rewritten_with_its_expiry() {
+    let server = RedisServer::start();
+    let s = store(&server);
+    // 10/s with a burst of 2: one unit leaves 100 ms of the 200 ms room.
+    let spec = LimiterSpec::Gcra { max_burst: 1, count_per_period: 10, period_micros: 1_000_000 };
+    let limiter = RedisLimiter::new(&s, "upgrade", spec).unwrap().remember_refusals(false);
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    let mut conn = server.connection();
+    let key = "rk:{upgrade:k}:gcra";
+    let state: Vec<u8> = redis::cmd("GET").arg(key).query(&mut conn).unwrap();
+    // The version before kept the time written and the offset only (16
+    // bytes), as a rolling upgrade leaves them.
+    let () = redis::cmd("SET").arg(key).arg(&state[..16]).arg("PX").arg(1_000).query(&mut conn).unwrap();
+    let refused = limiter.check("k", 2).unwrap();
+    assert!(!refused.allowed, "the lead it holds counts: {refused:?}");
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    let state: Vec<u8> = redis::cmd("GET").arg(key).query(&mut conn).unwrap();
+    assert_eq!(state.len(), 24, "written back in this version's form");
+    let pttl: i64 = redis::cmd("PTTL").arg(key).query(&mut conn).unwrap();
+    assert!(pttl > 900, "its expiry set anew: {pttl} ms");
+}
+
+#[test]
 fn a_gcra_keys_expiry_moves_only_when_its_state_outgrows_it() {
     let server = RedisServer::start();
     let s = store(&server);

@@ -2,7 +2,9 @@
 //! `TcpStream`, as Node's event loop drives its socket) decide exactly as
 //! the limiter's own calls, survive a flushed script cache, set the
 //! connection up (password, database), and fail what is waiting through the
-//! policy when the server is silent or gone.
+//! policy when the server is silent or gone. The pipe's own failures (a
+//! connection that does not open, a server with too many clients) keep
+//! only the pipe closed for a while; refused credentials, for good.
 
 mod support;
 
@@ -17,15 +19,16 @@ use support::{RedisServer, SevenUsers};
 
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
-/// Opens the pipe's connection, as a host would.
+/// Opens the pipe's connection, as a host would, and writes its set-up.
 fn open(pipe: &mut ScriptPipe<usize>) -> TcpStream {
     assert!(pipe.wants_connection());
     pipe.connecting();
     let (host, port) = pipe.address();
-    let socket = TcpStream::connect((host, port)).unwrap();
+    let mut socket = TcpStream::connect((host, port)).unwrap();
     socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     pipe.opened();
     assert!(pipe.is_open());
+    write_output(pipe, &mut socket);
     socket
 }
 
@@ -173,7 +176,7 @@ fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
 }
 
 #[test]
-fn a_lost_connection_fails_what_is_waiting_and_a_refused_one_marks_redis_down() {
+fn a_lost_connection_fails_what_is_waiting_and_one_that_cannot_open_waits_the_retry_interval() {
     let mut server = RedisServer::start();
     let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
     let limiter = RedisLimiter::new(&store, "lost", SPEC).unwrap();
@@ -188,13 +191,95 @@ fn a_lost_connection_fails_what_is_waiting_and_a_refused_one_marks_redis_down() 
     let answers = in_order(pipe.lost());
     assert!(answers[0].as_ref().unwrap_err().is_unavailability(), "{answers:?}");
     assert!(!pipe.is_open() && store.is_down());
-    // Nothing listens now: a connection that cannot open marks Redis down.
+    // Nothing listens now: a connection that cannot open keeps the pipe
+    // closed for the retry interval, and leaves the store to its own
+    // connection (which finds out for itself).
     std::thread::sleep(Duration::from_millis(250));
     assert!(!store.is_down() && pipe.wants_connection());
     pipe.connecting();
+    assert!(!pipe.wants_connection(), "one connection at a time");
     assert!(TcpStream::connect(pipe.address()).is_err());
     assert!(pipe.lost().is_empty());
-    assert!(store.is_down() && !pipe.wants_connection());
+    assert!(!store.is_down() && !pipe.wants_connection());
+    std::thread::sleep(Duration::from_millis(250));
+    assert!(pipe.wants_connection());
+}
+
+/// Reads from `socket` until the server closes it, handing the pipe every
+/// byte; what that answered.
+fn read_to_end(pipe: &mut ScriptPipe<usize>, socket: &mut TcpStream) -> Answered<usize> {
+    let mut answered = Vec::new();
+    let mut buffer = [0u8; 512];
+    while let Ok(n @ 1..) = socket.read(&mut buffer) {
+        answered.extend(pipe.receive(&buffer[..n]));
+    }
+    answered
+}
+
+#[test]
+fn a_server_with_too_many_clients_closes_only_the_pipe_for_a_while() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let limiter = RedisLimiter::new(&store, "crowded", SPEC).unwrap().when_unavailable(WhenUnavailable::FailClosed);
+    let mut admin = server.connection();
+    // The store's connections (opened by a check) and this one: no room
+    // for another.
+    assert!(limiter.check("warm-up", 1).unwrap().allowed);
+    let info: String = redis::cmd("INFO").arg("clients").query(&mut admin).unwrap();
+    let clients = info.lines().find_map(|l| l.strip_prefix("connected_clients:")).unwrap().trim().to_owned();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg(clients).query(&mut admin).unwrap();
+    let mut pipe = pipe_of(&store);
+    pipe.connecting();
+    let mut socket = TcpStream::connect(pipe.address()).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    pipe.opened();
+    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    loop {
+        let bytes = pipe.take_output();
+        if bytes.is_empty() || socket.write_all(&bytes).is_err() {
+            break;
+        }
+    }
+    // The server's "-ERR max number of clients reached" comes in place of
+    // the set-up's reply: not a script's answer, and not Redis down.
+    let answers = in_order(read_to_end(&mut pipe, &mut socket));
+    assert_eq!(answers.len(), 1, "the check waiting was answered");
+    let decision = answers[0].as_ref().unwrap();
+    assert!(!decision.allowed, "through the policy (fail closed)");
+    assert!(!pipe.is_open() && !store.is_down());
+    assert!(!pipe.wants_connection(), "not within the retry interval");
+    assert!(limiter.check("a", 1).unwrap().allowed, "the store's own connection serves meanwhile");
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg(100).query(&mut admin).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    let mut socket = open(&mut pipe);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("b".to_owned(), 1)]);
+    assert!(answers[0].as_ref().unwrap().allowed, "the pipe is back");
+}
+
+#[test]
+fn a_server_that_refuses_the_pipes_credentials_leaves_it_closed_for_good() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    // Set after the store connected: the pipe's connection has no password.
+    let _: () =
+        redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("s3cret").query(&mut server.connection()).unwrap();
+    let mut pipe = pipe_of(&store);
+    let mut socket = open(&mut pipe);
+    let mut buffer = [0u8; 512];
+    while pipe.is_open() {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server answers the set-up");
+        assert!(pipe.receive(&buffer[..n]).is_empty());
+    }
+    std::thread::sleep(Duration::from_millis(250));
+    assert!(!pipe.wants_connection(), "NOAUTH: trying again cannot help");
+    let limiter = RedisLimiter::new(&store, "refused", SPEC).unwrap();
+    let given_back = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    assert_eq!(given_back.unwrap_err().len(), 1, "for the store's own connection");
+}
+
+fn pipe_of(store: &RedisStore) -> ScriptPipe<usize> {
+    ScriptPipe::new(store).expect("a plain TCP server")
 }
 
 #[test]

@@ -103,3 +103,43 @@ test('connections killed under 2,000 checks in flight: every Promise settles, th
   await untilThePipeCarries(server.url, limiter);
   store.close();
 });
+
+test("closing the store closes its connections, the pipe's too", async () => {
+  const own = await privateServer();
+  try {
+    // Counts the redis-cli connection that asks, too.
+    const clients = () => Number(/connected_clients:(\d+)/.exec(cli(own.url, 'INFO', 'clients'))[1]);
+    const before = clients();
+    const store = await RedisStore.connect(own.url);
+    const limiter = new RedisLimiter(store, unique('close'), GCRA);
+    await untilThePipeCarries(own.url, limiter);
+    const open = clients();
+    assert.ok(open >= before + 2, `the store's connection and its pipe's (${before} -> ${open})`);
+    store.close();
+    const start = performance.now();
+    while (clients() > before) {
+      assert.ok(performance.now() - start < 2000, `${clients() - before} connections still open 2 s after close()`);
+      await sleep(20);
+    }
+  } finally {
+    await own.stop();
+  }
+});
+
+test("a timeout beyond setTimeout's range is kept to it, not fired at once", async () => {
+  /** @type {string[]} */
+  const warnings = [];
+  const onWarning = (/** @type {Error} */ w) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const store = await RedisStore.connect(server.url, { timeoutMs: 2 ** 32 });
+    const limiter = new RedisLimiter(store, unique('long-timeout'), GCRA);
+    await untilThePipeCarries(server.url, limiter);
+    for (let i = 0; i < 3; i++) assert.ok((await batch(limiter, 16, `t${i}:`)).every((d) => d.allowed));
+    await sleep(20);
+    store.close();
+    assert.deepEqual(warnings.filter((w) => w === 'TimeoutOverflowWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});

@@ -17,13 +17,18 @@
 //! The methods below are bound to the store's object; `Pipe` calls them:
 //! `pipeConnect` (whether to open a socket now), `pipeOpened`,
 //! `pipeReceived(bytes)`, `pipeExpire()` (its timer), `pipeLost()` (the
-//! socket closed), and `pipeOutput()` after each of them and after a
-//! flush, for the next write, until there is none. Each answer they bring
-//! settles its Promise before the call returns (`settle_now`).
+//! socket closed, or failed to connect within `pipeConnectTimeoutMs`), and
+//! `pipeOutput()` after each of them and after a flush, for the next
+//! write, until there is none. Each answer they bring settles its Promise
+//! before the call returns (`settle_now`).
+//!
+//! Once the store is closed, the pipe goes as soon as no check waits on it
+//! (the checks already sent complete), and its clone of the store — the
+//! connection — with it.
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{MutexGuard, PoisonError};
 use std::time::Instant;
 
 use napi::sys;
@@ -35,9 +40,18 @@ use crate::error::{Boxed, Failure};
 use crate::js;
 use crate::promise::{settle_now, Done};
 
-/// The pipe of a store that has one.
-fn pipe(store: &Store) -> Option<MutexGuard<'_, ScriptPipe<Done>>> {
-    store.pipe.as_ref().map(|p| p.lock().unwrap_or_else(PoisonError::into_inner))
+/// The store's pipe, if it has one still.
+fn pipe(store: &Store) -> MutexGuard<'_, Option<ScriptPipe<Done>>> {
+    store.pipe.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Drops the pipe of a closed store once nothing waits on it; whether the
+/// pipe is still open (if not, its socket must go).
+fn still_open(store: &Store, pipe: &mut Option<ScriptPipe<Done>>) -> bool {
+    if pipe.as_ref().is_some_and(ScriptPipe::is_idle) && store.get().is_err() {
+        *pipe = None;
+    }
+    pipe.as_ref().is_some_and(ScriptPipe::is_open)
 }
 
 /// Checks for `limiter` on its store's pipe; given back when the pipe
@@ -47,8 +61,9 @@ pub(super) fn check_many(
     limiter: &RedisLimiter,
     requests: Vec<(String, u64, Done)>,
 ) -> Result<(), Vec<(String, u64, Done)>> {
-    let Some(mut pipe) = pipe(store) else { return Err(requests) };
-    let answered = pipe.check_many(limiter, requests)?;
+    let mut pipe = pipe(store);
+    let Some(open) = pipe.as_mut() else { return Err(requests) };
+    let answered = open.check_many(limiter, requests)?;
     drop(pipe);
     settle_now(answered);
     Ok(())
@@ -82,16 +97,17 @@ fn bytes_of(args: &Args) -> Result<&[u8], Failure> {
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
 }
 
-/// What `pipeReceived` and `pipeExpire` answer when the pipe has closed
-/// and its socket must go.
+/// What `pipeReceived` and `pipeExpire` answer when the pipe was open
+/// and has closed (or is gone), so its socket must go — never while the
+/// socket is still connecting, which `pipeLost` ends.
 const CLOSED: f64 = -2.0;
 
 pub(super) const METHODS: &[Named<Store>] = &[
     (c"pipeConnect", 0, |s, _| {
         // Not for a closed store; otherwise as the pipe says.
         let open = s.get().is_ok();
-        Ok(Returned::Bool(match pipe(s) {
-            Some(mut pipe) if open && pipe.wants_connection() => {
+        Ok(Returned::Bool(match pipe(s).as_mut() {
+            Some(pipe) if open && pipe.wants_connection() => {
                 pipe.connecting();
                 true
             }
@@ -99,49 +115,49 @@ pub(super) const METHODS: &[Named<Store>] = &[
         }))
     }),
     (c"pipeOpened", 0, |s, _| {
-        if let Some(mut pipe) = pipe(s) {
+        if let Some(pipe) = pipe(s).as_mut() {
             pipe.opened();
         }
         Ok(Returned::Undefined)
     }),
-    (c"pipeOutput", 0, |s, args| {
-        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
-        buffer(args.env, &pipe.take_output())
+    (c"pipeOutput", 0, |s, args| match pipe(s).as_mut() {
+        Some(pipe) => buffer(args.env, &pipe.take_output()),
+        None => Ok(Returned::Undefined),
     }),
     (c"pipeReceived", 1, |s, args| {
         let bytes = bytes_of(args)?;
-        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
-        let answered = pipe.receive(bytes);
-        let open = pipe.is_open();
+        let mut pipe = pipe(s);
+        let answered = pipe.as_mut().map(|p| p.receive(bytes)).unwrap_or_default();
+        let open = still_open(s, &mut pipe);
         drop(pipe);
         settle_now(answered);
         Ok(if open { Returned::Undefined } else { Returned::Number(CLOSED) })
     }),
     (c"pipeExpire", 0, |s, _| {
-        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Number(-1.0)) };
+        let mut pipe = pipe(s);
         let now = Instant::now();
-        let answered = pipe.expire(now);
-        let (open, deadline) = (pipe.is_open(), pipe.deadline());
+        let Some(p) = pipe.as_mut() else { return Ok(Returned::Number(CLOSED)) };
+        let was_open = p.is_open();
+        let answered = p.expire(now);
+        let deadline = p.deadline();
+        let open = still_open(s, &mut pipe);
         drop(pipe);
         settle_now(answered);
         Ok(Returned::Number(match deadline {
-            _ if !open => CLOSED,
+            _ if was_open && !open => CLOSED,
             // The milliseconds until the oldest check times out (at least 1).
-            Some(deadline) => (deadline.saturating_duration_since(now).as_micros() as f64 / 1e3).ceil().max(1.0),
-            None => -1.0,
+            Some(deadline) if open => {
+                (deadline.saturating_duration_since(now).as_micros() as f64 / 1e3).ceil().max(1.0)
+            }
+            _ => -1.0,
         }))
     }),
     (c"pipeLost", 0, |s, _| {
-        let Some(mut pipe) = pipe(s) else { return Ok(Returned::Undefined) };
-        let answered = pipe.lost();
+        let mut pipe = pipe(s);
+        let answered = pipe.as_mut().map(ScriptPipe::lost).unwrap_or_default();
+        still_open(s, &mut pipe);
         drop(pipe);
         settle_now(answered);
         Ok(Returned::Undefined)
     }),
 ];
-
-/// The pipe of a newly connected store, if a plain TCP connection reaches
-/// its server.
-pub(super) fn for_store(store: &ratekeeper_redis::RedisStore) -> Option<Mutex<ScriptPipe<Done>>> {
-    ScriptPipe::new(store).map(Mutex::new)
-}

@@ -25,8 +25,9 @@ pub(crate) struct Store {
     /// The limiters and memberships made from it (closed with it).
     children: Mutex<Vec<Weak<dyn Close>>>,
     /// Its own socket's exact-mode checks, when a plain TCP connection
-    /// reaches the server (see `pipe`).
-    pub(super) pipe: Option<Mutex<ScriptPipe<Done>>>,
+    /// reaches the server (see `pipe`), until the store is closed and
+    /// nothing waits on them.
+    pub(super) pipe: Mutex<Option<ScriptPipe<Done>>>,
 }
 
 impl Tagged for Store {
@@ -47,6 +48,12 @@ impl Store {
 
     fn close(&self) {
         self.store.take();
+        // The pipe's clone of the store goes once nothing waits on it.
+        let mut pipe = self.pipe.lock().unwrap_or_else(PoisonError::into_inner);
+        if pipe.as_ref().is_some_and(ScriptPipe::is_idle) {
+            *pipe = None;
+        }
+        drop(pipe);
         let children = std::mem::take(&mut *self.children.lock().unwrap_or_else(PoisonError::into_inner));
         for child in children.iter().filter_map(Weak::upgrade) {
             child.close();
@@ -92,6 +99,9 @@ pub struct RedisStoreMethods {
     /// The server's port, likewise.
     #[napi(ts_type = "number | undefined")]
     pub pipe_port: (),
+    /// The longest the socket may take to connect, in milliseconds.
+    #[napi(ts_type = "number | undefined")]
+    pub pipe_connect_timeout_ms: (),
     /// Whether to open the socket now (if so, the pipe counts it as opening).
     #[napi(ts_type = "() => boolean")]
     pub pipe_connect: (),
@@ -101,15 +111,16 @@ pub struct RedisStoreMethods {
     /// The bytes of the next write, if any (one script run's).
     #[napi(ts_type = "() => Uint8Array | undefined")]
     pub pipe_output: (),
-    /// Bytes read: settles what they answer; -2 when the pipe closed (the
-    /// socket must go).
+    /// Bytes read: settles what they answer; -2 when the pipe closed or is
+    /// gone (the socket must go).
     #[napi(ts_type = "(bytes: Uint8Array) => undefined | -2")]
     pub pipe_received: (),
     /// The timer fired: fails what timed out; the milliseconds until the
-    /// next deadline, -1 when nothing waits, or -2 when the pipe closed.
+    /// next deadline, -1 when nothing waits, or -2 when the open pipe
+    /// closed or is gone (the socket must go).
     #[napi(ts_type = "() => number")]
     pub pipe_expire: (),
-    /// The socket closed: fails what was waiting.
+    /// The socket closed, or failed to connect: fails what was waiting.
     #[napi(ts_type = "() => void")]
     pub pipe_lost: (),
 }
@@ -226,16 +237,15 @@ pub fn redis_connect<'env>(
             Box::new(move |cx| {
                 let store = connected?;
                 let (timeout, retry) = (store.timeout(), store.retry_interval());
-                let pipe = pipe::for_store(&store);
+                let pipe = ScriptPipe::new(&store);
                 let address = pipe.as_ref().map(|p| {
-                    let p = p.lock().unwrap_or_else(PoisonError::into_inner);
                     let (host, port) = p.address();
-                    (host.to_owned(), port)
+                    (host.to_owned(), port, p.connect_timeout())
                 });
                 let target = Arc::new(Store {
                     store: Held::new(store, "this RedisStore"),
                     children: Mutex::new(Vec::new()),
-                    pipe,
+                    pipe: Mutex::new(pipe),
                 });
                 let binder = &mut Binder::new(cx.env, target)?;
                 binder
@@ -244,11 +254,12 @@ pub fn redis_connect<'env>(
                     .flag(c"cluster", cluster)?
                     .number(c"timeoutMs", timeout.as_micros() as f64 / 1e3)?
                     .number(c"retryIntervalMs", retry.as_micros() as f64 / 1e3)?;
-                if let Some((host, port)) = address {
+                if let Some((host, port, connect_timeout)) = address {
                     binder
                         .methods(pipe::METHODS)?
                         .value(c"pipeHost", crate::js::string(cx.env, &host)?)?
-                        .number(c"pipePort", f64::from(port))?;
+                        .number(c"pipePort", f64::from(port))?
+                        .number(c"pipeConnectTimeoutMs", connect_timeout.as_micros() as f64 / 1e3)?;
                 }
                 Ok(binder.finish())
             })

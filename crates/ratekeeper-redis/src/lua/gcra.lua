@@ -15,8 +15,11 @@
 -- read or write. As text ("seconds microseconds offset") a key that still
 -- owed time cost 5.1 µs of server time per single-key run instead of 4.35,
 -- most of it finding and converting the parts (redis-benchmark, EVALSHA's
--- usec_per_call). A value of any other length is not this script's: an
--- error, never a guess.
+-- usec_per_call). The 16 bytes of the version before (time and offset,
+-- no expiry) are read too; a value of any other length is not this
+-- script's: an error, never a guess.
+--
+-- Needs Redis 6.0 or later (`SET … KEEPTTL`).
 --
 -- The key expires once its state is whole again, or later: a write that
 -- moves the expiry sets it to twice the TAT's lead, and at least a second
@@ -26,8 +29,8 @@
 -- more: on keys visited again and again (1,000 keys at 200 decisions/s
 -- each) keeping both took a run from 4.44 µs of server time to 3.55. The
 -- state stays exact either way: a key kept past its TAT decides as an
--- absent one. What it costs is memory: a key lives at most a second, or
--- twice its lead, longer than its state needs.
+-- absent one. What it costs is memory: a key lives longer than its state
+-- needs by at most the larger of a second and its lead.
 --
 -- Kept to what needs the server: one GET, at most one SET, and a reply of
 -- one integer. Every field of the decision (remaining, retry-after,
@@ -71,11 +74,18 @@ for i = 1, n do
   local expires = 0  -- the key's expiry (µs), when it holds a state
   local state = redis.call('GET', key)
   if state then
-    if #state ~= 24 then
+    local written, offset
+    if #state == 24 then
+      written, offset, expires = struct.unpack('<ddd', state)
+    elseif #state == 16 then
+      -- An earlier version's state, with no expiry in it: its key expires
+      -- when its state is whole, so it is read as expiring now (the write
+      -- below sets one), and clients of both versions can share keys
+      -- during a rolling upgrade.
+      written, offset = struct.unpack('<dd', state)
+    else
       return redis.error_reply('ratekeeper: ' .. key .. ' does not hold a GCRA state')
     end
-    local written, offset
-    written, offset, expires = struct.unpack('<ddd', state)
     local elapsed = NOW - written
     if elapsed < 0 then
       -- The server's clock went back: count from the later time.
