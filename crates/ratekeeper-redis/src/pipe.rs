@@ -34,8 +34,9 @@
 //! ## Pipelining
 //!
 //! A batch of checks goes as up to four script runs of at least eight
-//! checks each (GCRA; the other algorithms run one check per script), each
-//! its own write. Redis starts on the first while the rest are still
+//! checks each (GCRA, whose runs also take at most 128 checks, so a batch
+//! of more than 512 goes as more runs; the other algorithms run one check
+//! per script), each its own write. Redis starts on the first while the rest are still
 //! being written, and answers it on its own, so the host settles those
 //! checks — and sends the checks they lead to — while Redis runs the rest:
 //! the host and Redis work at the same time instead of in turns. From

@@ -19,7 +19,8 @@ use support::{RedisServer, SevenUsers};
 
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
-/// Opens the pipe's connection, as a host would, and writes its set-up.
+/// Opens the pipe's connection, as a host would, and writes its set-up
+/// and reads the answer.
 fn open(pipe: &mut ScriptPipe<usize>) -> TcpStream {
     assert!(pipe.wants_connection());
     pipe.connecting();
@@ -29,6 +30,12 @@ fn open(pipe: &mut ScriptPipe<usize>) -> TcpStream {
     pipe.opened();
     assert!(pipe.is_open());
     write_output(pipe, &mut socket);
+    let mut buffer = [0u8; 64];
+    while pipe.is_open() && pipe.deadline().is_some() {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        assert!(pipe.receive(&buffer[..n]).is_empty(), "no check waits");
+    }
     socket
 }
 
@@ -264,13 +271,8 @@ fn a_server_that_refuses_the_pipes_credentials_leaves_it_closed_for_good() {
     let _: () =
         redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("s3cret").query(&mut server.connection()).unwrap();
     let mut pipe = pipe_of(&store);
-    let mut socket = open(&mut pipe);
-    let mut buffer = [0u8; 512];
-    while pipe.is_open() {
-        let n = socket.read(&mut buffer).unwrap();
-        assert!(n > 0, "the server answers the set-up");
-        assert!(pipe.receive(&buffer[..n]).is_empty());
-    }
+    let _socket = open(&mut pipe);
+    assert!(!pipe.is_open(), "the set-up was refused");
     std::thread::sleep(Duration::from_millis(250));
     assert!(!pipe.wants_connection(), "NOAUTH: trying again cannot help");
     let limiter = RedisLimiter::new(&store, "refused", SPEC).unwrap();
