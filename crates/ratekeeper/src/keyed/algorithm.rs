@@ -15,7 +15,6 @@
 //! a key can be dropped.
 
 use ratekeeper_core::fixed_window::FixedWindow;
-use ratekeeper_core::gcra::Gcra;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
 use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
 use ratekeeper_core::sliding_window::SlidingWindow;
@@ -32,7 +31,7 @@ use ratekeeper_core::{Admission, Decision, Full, Packed};
 /// check for these types only.
 pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     /// What a key stores.
-    type State: Send;
+    type State: Send + super::table::SlotState;
 
     /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
     ///
@@ -56,10 +55,51 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
 
     /// [`Full::full_at_micros`] of a key's state.
     fn state_full_at_micros(&self, state: &Self::State, now_micros: i64) -> i64;
+
+    /// A fresh key's state, to be decided at `now_micros` or later: what
+    /// the keyed limiter stores for a new key. (A state may be encoded
+    /// relative to a time, as GCRA's compact one is.)
+    #[doc(hidden)]
+    #[inline]
+    fn fresh_state_at(&self, now_micros: i64) -> Self::State {
+        let _ = now_micros;
+        self.fresh_state()
+    }
+
+    /// How often a shard holding these states must be aged, if at all:
+    /// see [`Aging`].
+    #[doc(hidden)]
+    fn aging(&self) -> Option<Aging> {
+        None
+    }
 }
 
-mod sealed {
+/// When a shard whose states are encoded modulo a time range must drop
+/// its full keys so that no stored time is read in the wrong range (GCRA's
+/// [`GcraKeyState`](super::GcraKeyState): see its docs).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aging {
+    /// Sweep (drop every full key) once the shard's last sweep is this
+    /// many microseconds in the past.
+    pub(crate) sweep_every_micros: i64,
+    /// A shard that decided nothing for this many microseconds holds only
+    /// full keys: they may all be dropped without reading them.
+    pub(crate) all_full_after_micros: i64,
+}
+
+pub(super) mod sealed {
     pub trait Sealed {}
+}
+
+/// What a table slot of this state stores beside the key: the key's hash,
+/// or nothing (then the hash is computed again when needed).
+impl<const N: usize> super::table::SlotState for [u64; N] {
+    type Tag = std::num::NonZeroU64;
+}
+
+impl super::table::SlotState for SlidingLog<Box<[LogEntry]>> {
+    type Tag = std::num::NonZeroU64;
 }
 
 /// The template's words with a key's hot words in front: the key's state.
@@ -91,17 +131,6 @@ fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
     decision
 }
 
-/// GCRA's key state is just its TAT (the two words its [`Packed`] puts
-/// first, low word first), checked where the template is
-/// ([`Gcra::check_tat`]): GCRA is the keyed limiter's usual algorithm, and
-/// assembling a whole limiter per decision was measurable there.
-#[inline]
-fn check_gcra_tat(template: &Gcra, state: &mut [u64; 2], cost: u64, now_micros: i64) -> Decision {
-    let mut tat = (u128::from(state[0]) | (u128::from(state[1]) << 64)) as i128;
-    let decision = template.check_tat(&mut tat, cost, now_micros);
-    *state = [tat as u64, ((tat as u128) >> 64) as u64];
-    decision
-}
 
 /// Implements [`KeyedAlgorithm`] for a fixed-size core algorithm: `$words`
 /// packed words of which the first `$hot` are its state; `$check` decides
@@ -156,7 +185,6 @@ macro_rules! keyed_by_hot_words {
 }
 
 keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
-keyed_by_hot_words!(Gcra, 7, 2, "gcra", check_gcra_tat);
 keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
 keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
 keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
@@ -203,6 +231,7 @@ impl KeyedAlgorithm for SlidingLog<Box<[LogEntry]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratekeeper_core::gcra::Gcra;
 
     /// A key's hot words with the template's configuration decide exactly
     /// as the whole state machine does.
