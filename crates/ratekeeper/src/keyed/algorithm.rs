@@ -7,9 +7,11 @@
 //! ([`Packed::HOT`]); a key stores just those, and a decision unpacks the
 //! template's words with the key's hot words in front, decides, and stores
 //! the hot words back. Per key that is 8 bytes (leaky bucket queue), 16
-//! (GCRA, fixed window), 24 (token bucket, leaky bucket meter, sliding
-//! window counter) or 72 (sliding window's 16 counters). The sliding log is
-//! the exception: its state *is* its log, up to `limit` entries of 16 bytes.
+//! (fixed window), 24 (token bucket, leaky bucket meter, sliding window
+//! counter) or 72 (sliding window's 16 counters). Two exceptions: GCRA keeps
+//! its TAT in one word of its own form, modulo 2⁶³ (8 bytes and no stored
+//! hash: [`GcraKeyState`](super::GcraKeyState)), and the sliding log's state
+//! *is* its log, up to `limit` entries of 16 bytes.
 //!
 //! The semantics stay in the core: [`Admission`] decides, [`Full`] says when
 //! a key can be dropped.
@@ -130,7 +132,6 @@ fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
     *state = hot_of::<T, N, H>(&value);
     decision
 }
-
 
 /// Implements [`KeyedAlgorithm`] for a fixed-size core algorithm: `$words`
 /// packed words of which the first `$hot` are its state; `$check` decides

@@ -1,56 +1,6 @@
 //! [`GcraKeyState`]: a GCRA key's state in one word, so that a keyed GCRA
-//! slot (a `u64` key and its state) is 16 bytes.
-//!
-//! Why: a keyed limiter with a million keys is a table far larger than the
-//! CPU's caches, and a decision's time is mostly its one slot's miss. The
-//! unkeyed [`Gcra`] keeps its TAT (theoretical arrival time) as an `i128`
-//! of ticks (`1 / count_per_period` µs: see `ratekeeper_core::gcra`);
-//! stored as such with the key and its hash, a slot was 32 bytes and the
-//! table of a million keys 48 MiB. At 16 bytes it is 24 MiB, which a
-//! server's last-level cache mostly holds.
-//!
-//! ## The compact form: the TAT modulo 2⁶³
-//!
-//! GCRA reads its TAT only as `max(TAT, now)`, and a keyed shard's time
-//! never goes backwards, while an admission never leaves the TAT more than
-//! the tolerance (`emission interval × limit`, in ticks) ahead of the time
-//! it was made at. So at any time `now` a key's TAT is either within
-//! `(now, now + tolerance]` — and then `lead = TAT − now` says everything —
-//! or at most `now`, and then the key is *full*: decided exactly as a fresh
-//! key ([`Full`](ratekeeper_core::Full)). The compact form stores
-//! `TAT mod 2⁶³` (bit 0 set, so the word is never 0 and the state tells
-//! itself apart from the wide form), and reads it back as
-//! `d = (stored − now) mod 2⁶³`: `lead = d` when `0 < d ≤ tolerance`, else
-//! the key is full.
-//!
-//! That reading is wrong only for a full key whose TAT lies `2⁶³ −
-//! tolerance` ticks or more behind now: its `d` wraps into the window.
-//! The keyed limiter prevents it by **aging** ([`Aging`]): every shard
-//! sweeps (drops its full keys, which changes no decision) once `2⁶²`
-//! ticks have passed since its last sweep, and so every key it holds has a
-//! TAT after its last sweep. A shard that decided nothing for a whole
-//! tolerance holds only full keys, so when it is due a sweep after such a
-//! pause it drops them all without reading them. With a tolerance of at
-//! most 2⁶⁰ ticks and at most 2⁴⁰ ticks per microsecond, a key is never
-//! read more than `2⁶² + 2⁶⁰ + 2⁴⁰ < 2⁶³ − 2⁶⁰` ticks after the sweep before
-//! it (the `aging_keeps_reads_in_range` test checks the sum), and a sweep
-//! comes at most every 2²² µs (4 s; at 10⁹ per period, every 71 minutes).
-//!
-//! A decision on a compact state is made by the core itself, on the TAT
-//! relative to now: [`Gcra::check_tat`] with the TAT `lead` at time 0. Every
-//! step of GCRA is a difference of times, so that is the decision at `now`
-//! with the TAT `now + lead` (the property tests in `keyed/tests.rs`
-//! compare it with the unkeyed `Gcra` across time jumps of more than 2⁶⁴
-//! ticks).
-//!
-//! ## The wide form: the TAT on the heap
-//!
-//! A template with a tolerance above 2⁶⁰ ticks or more than 2⁴⁰ ticks per
-//! microsecond (`count_per_period` above about 1.1 × 10¹²) keeps each key's
-//! TAT as the core does, an `i128`, in a box the word points to (bit 0
-//! clear): 16 more bytes per key and an allocation per new key, for
-//! configurations that are rare. [`KeyedAlgorithm::fresh_state`] also
-//! returns this form (TAT 0, valid at any time).
+//! slot (a `u64` key and its state) is 16 bytes. The design is in the
+//! type's docs (public, since it is `<Gcra as KeyedAlgorithm>::State`).
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -75,8 +25,71 @@ const MAX_COMPACT_COUNT: u64 = 1 << 40;
 /// A shard is swept once this many ticks have passed since its last sweep.
 const SWEEP_TICKS: u64 = 1 << 62;
 
-/// A GCRA key's state: its TAT modulo 2⁶³ (compact), or a pointer to its
-/// whole TAT (wide). See the [module docs](self).
+// The bound in `GcraKeyState`'s docs: a key is read at most a sweep period, a tolerance
+// and a microsecond's ticks after its shard's last sweep, and that never
+// wraps a full key's TAT into the window of leads. And sweeps are at least
+// 2²² µs apart.
+const _: () = {
+    let furthest = SWEEP_TICKS as u128 + MAX_COMPACT_TOLERANCE + MAX_COMPACT_COUNT as u128;
+    assert!(furthest < (1u128 << COMPACT_BITS) - MAX_COMPACT_TOLERANCE);
+    assert!(SWEEP_TICKS / MAX_COMPACT_COUNT >= 1 << 22);
+};
+
+/// [`GcraKeyState`]: a GCRA key's state in one word, so that a keyed GCRA
+/// slot (a `u64` key and its state) is 16 bytes.
+///
+/// Why: a keyed limiter with a million keys is a table far larger than the
+/// CPU's caches, and a decision's time is mostly its one slot's miss. The
+/// unkeyed [`Gcra`] keeps its TAT (theoretical arrival time) as an `i128`
+/// of ticks (`1 / count_per_period` µs: see `ratekeeper_core::gcra`);
+/// stored as such with the key and its hash, a slot was 32 bytes and the
+/// table of a million keys 48 MiB. At 16 bytes it is 24 MiB, which a
+/// server's last-level cache mostly holds.
+///
+/// ## The compact form: the TAT modulo 2⁶³
+///
+/// GCRA reads its TAT only as `max(TAT, now)`, and a keyed shard's time
+/// never goes backwards, while an admission never leaves the TAT more than
+/// the tolerance (`emission interval × limit`, in ticks) ahead of the time
+/// it was made at. So at any time `now` a key's TAT is either within
+/// `(now, now + tolerance]` — and then `lead = TAT − now` says everything —
+/// or at most `now`, and then the key is *full*: decided exactly as a fresh
+/// key ([`Full`](ratekeeper_core::Full)). The compact form stores
+/// `TAT mod 2⁶³` (bit 0 set, so the word is never 0 and the state tells
+/// itself apart from the wide form), and reads it back as
+/// `d = (stored − now) mod 2⁶³`: `lead = d` when `0 < d ≤ tolerance`, else
+/// the key is full.
+///
+/// That reading is wrong only for a full key whose TAT lies `2⁶³ −
+/// tolerance` ticks or more behind now: its `d` wraps into the window.
+/// The keyed limiter prevents it by **aging**: every shard
+/// sweeps (drops its full keys, which changes no decision) once `2⁶²`
+/// ticks have passed since its last sweep, and so every key it holds has a
+/// TAT after its last sweep. A shard that decided nothing for a whole
+/// tolerance holds only full keys, so when it is due a sweep after such a
+/// pause it drops them all without reading them. With a tolerance of at
+/// most 2⁶⁰ ticks and at most 2⁴⁰ ticks per microsecond, a key is never
+/// read more than `2⁶² + 2⁶⁰ + 2⁴⁰ < 2⁶³ − 2⁶⁰` ticks after the sweep before
+/// it (a compile-time assertion checks the sum), and a sweep
+/// comes at most every 2²² µs (4 s; at 10⁹ per period, every 71 minutes).
+///
+/// A decision on a compact state is made by the core itself, on the TAT
+/// relative to now: [`Gcra::check_tat`] with the TAT `lead` at time 0. Every
+/// step of GCRA is a difference of times, so that is the decision at `now`
+/// with the TAT `now + lead` (the property tests in the keyed module
+/// compare it with the unkeyed `Gcra` across time jumps of more than 2⁶⁴
+/// ticks).
+///
+/// ## The wide form: the TAT on the heap
+///
+/// A template with a tolerance above 2⁶⁰ ticks or more than 2⁴⁰ ticks per
+/// microsecond (`count_per_period` above about 1.1 × 10¹²) keeps each key's
+/// TAT as the core does, an `i128`, in a box the word points to (bit 0
+/// clear): 16 more bytes per key and an allocation per new key, for
+/// configurations that are rare. [`KeyedAlgorithm::fresh_state`] also
+/// returns this form (TAT 0, valid at any time).
+///
+/// (Opaque: only the keyed limiter reads or makes one.)
 pub struct GcraKeyState(NonZeroU64);
 
 // SAFETY (for the auto traits): a wide state owns its `Box<i128>` alone;
@@ -167,7 +180,7 @@ fn now_mod(now_micros: i64, count: u64) -> u64 {
 }
 
 /// How far a compact TAT lies ahead of now, in ticks: 0 when it does not
-/// (the key is full). See the module docs for why this reading is exact.
+/// (the key is full). See [`GcraKeyState`] for why this reading is exact.
 #[inline]
 fn lead(stored: u64, now_mod: u64, tolerance: u64) -> u64 {
     let d = stored.wrapping_sub(now_mod) & COMPACT_MASK;
@@ -287,16 +300,6 @@ impl KeyedAlgorithm for Gcra {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The module docs' bound: a key is read at most this many ticks after
-    /// its shard's last sweep, and that never wraps a full key's TAT into
-    /// the window.
-    #[test]
-    fn aging_keeps_reads_in_range() {
-        let furthest = u128::from(SWEEP_TICKS) + MAX_COMPACT_TOLERANCE + u128::from(MAX_COMPACT_COUNT);
-        assert!(furthest < (1u128 << COMPACT_BITS) - MAX_COMPACT_TOLERANCE);
-        assert!(SWEEP_TICKS / MAX_COMPACT_COUNT >= 1 << 22);
-    }
 
     #[test]
     fn forms_and_sizes() {

@@ -51,13 +51,17 @@
 //! * **One cache line per decision.** Each shard's table stores the hash,
 //!   the key and the state side by side (open addressing, linear probing,
 //!   load ≤ 3/4), so a lookup in a table far larger than the caches costs
-//!   about one miss. A SwissTable — what `dashmap`, and so governor's keyed
+//!   about one miss. GCRA's slots store no hash: its state is one word
+//!   ([`GcraKeyState`]), so a slot with a `u64` key is 16 bytes, and a
+//!   million keys take 24 MiB rather than 48 — mostly within a server's
+//!   last-level cache. A SwissTable — what `dashmap`, and so governor's keyed
 //!   limiter, uses — reads its control bytes and then the entry: two. On
 //!   Linux, tables of 2 MiB and more ask for transparent huge pages, so that
 //!   miss does not also miss the TLB (few shards keep tables that large).
 //! * **Only state words per key.** The configuration lives once, in the
-//!   template; a key stores the words a decision can change (16 bytes for
-//!   GCRA or a fixed window, 24 for a token bucket): see [`KeyedAlgorithm`].
+//!   template; a key stores the words a decision can change (8 bytes for
+//!   GCRA — its TAT modulo 2⁶³, see [`GcraKeyState`] — 16 for a fixed
+//!   window, 24 for a token bucket): see [`KeyedAlgorithm`].
 //! * **One clock, one origin.** Time is counted from the limiter's creation
 //!   on its [`Clock`]; each shard keeps the latest time it used, so the
 //!   times a key sees never go backwards, not even across a drop and a
@@ -348,8 +352,9 @@ impl<K, S: table::SlotState> Shard<K, S> {
         }
     }
 
-    /// The shard's lock. A panic under it (only a key's `Eq` can) leaves the
-    /// table consistent.
+    /// The shard's lock. A panic under it (only a key's `Eq`, or its `Hash`
+    /// in a table that stores no hashes, can) leaves the table consistent:
+    /// see the `table` module.
     #[inline]
     fn lock(&self) -> ShardGuard<'_, ShardState<K, S>> {
         self.state.lock()

@@ -311,7 +311,8 @@ mod gcra_against_the_core {
     /// just past either limit.
     fn template() -> impl Strategy<Value = Gcra> {
         let burst = prop_oneof![0..4u64, Just((1 << 19) - 1), Just((1 << 20) - 1), Just(1 << 20)];
-        let count = prop_oneof![Just(1u64), Just(3), Just(1_000), Just(1_000_000_000), Just(1 << 40), Just((1 << 40) + 1)];
+        let count =
+            prop_oneof![Just(1u64), Just(3), Just(1_000), Just(1_000_000_000), Just(1 << 40), Just((1 << 40) + 1)];
         let period = prop_oneof![Just(1i64), Just(7), Just(1_000), Just(1_000_000), Just(1 << 40)];
         (burst, count, period).prop_map(|(b, c, p)| Gcra::new(b, c, p).unwrap())
     }
