@@ -7,15 +7,16 @@
 //! ([`Packed::HOT`]); a key stores just those, and a decision unpacks the
 //! template's words with the key's hot words in front, decides, and stores
 //! the hot words back. Per key that is 8 bytes (leaky bucket queue), 16
-//! (GCRA, fixed window), 24 (token bucket, leaky bucket meter, sliding
-//! window counter) or 72 (sliding window's 16 counters). The sliding log is
-//! the exception: its state *is* its log, up to `limit` entries of 16 bytes.
+//! (fixed window), 24 (token bucket, leaky bucket meter, sliding window
+//! counter) or 72 (sliding window's 16 counters). Two exceptions: GCRA keeps
+//! its TAT in one word of its own form, modulo 2⁶³ (8 bytes and no stored
+//! hash: [`GcraKeyState`](super::GcraKeyState)), and the sliding log's state
+//! *is* its log, up to `limit` entries of 16 bytes.
 //!
 //! The semantics stay in the core: [`Admission`] decides, [`Full`] says when
 //! a key can be dropped.
 
 use ratekeeper_core::fixed_window::FixedWindow;
-use ratekeeper_core::gcra::Gcra;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
 use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
 use ratekeeper_core::sliding_window::SlidingWindow;
@@ -32,7 +33,7 @@ use ratekeeper_core::{Admission, Decision, Full, Packed};
 /// check for these types only.
 pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     /// What a key stores.
-    type State: Send;
+    type State: Send + super::table::SlotState;
 
     /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
     ///
@@ -56,10 +57,51 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
 
     /// [`Full::full_at_micros`] of a key's state.
     fn state_full_at_micros(&self, state: &Self::State, now_micros: i64) -> i64;
+
+    /// A fresh key's state, to be decided at `now_micros` or later: what
+    /// the keyed limiter stores for a new key. (A state may be encoded
+    /// relative to a time, as GCRA's compact one is.)
+    #[doc(hidden)]
+    #[inline]
+    fn fresh_state_at(&self, now_micros: i64) -> Self::State {
+        let _ = now_micros;
+        self.fresh_state()
+    }
+
+    /// How often a shard holding these states must be aged, if at all:
+    /// see [`Aging`].
+    #[doc(hidden)]
+    fn aging(&self) -> Option<Aging> {
+        None
+    }
 }
 
-mod sealed {
+/// When a shard whose states are encoded modulo a time range must drop
+/// its full keys so that no stored time is read in the wrong range (GCRA's
+/// [`GcraKeyState`](super::GcraKeyState): see its docs).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aging {
+    /// Sweep (drop every full key) once the shard's last sweep is this
+    /// many microseconds in the past.
+    pub(crate) sweep_every_micros: i64,
+    /// A shard that decided nothing for this many microseconds holds only
+    /// full keys: they may all be dropped without reading them.
+    pub(crate) all_full_after_micros: i64,
+}
+
+pub(super) mod sealed {
     pub trait Sealed {}
+}
+
+/// What a table slot of this state stores beside the key: the key's hash,
+/// or nothing (then the hash is computed again when needed).
+impl<const N: usize> super::table::SlotState for [u64; N] {
+    type Tag = std::num::NonZeroU64;
+}
+
+impl super::table::SlotState for SlidingLog<Box<[LogEntry]>> {
+    type Tag = std::num::NonZeroU64;
 }
 
 /// The template's words with a key's hot words in front: the key's state.
@@ -88,18 +130,6 @@ fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
     let mut value = with_hot::<T, N, H>(template, state);
     let decision = Admission::check(&mut value, cost, now_micros);
     *state = hot_of::<T, N, H>(&value);
-    decision
-}
-
-/// GCRA's key state is just its TAT (the two words its [`Packed`] puts
-/// first, low word first), checked where the template is
-/// ([`Gcra::check_tat`]): GCRA is the keyed limiter's usual algorithm, and
-/// assembling a whole limiter per decision was measurable there.
-#[inline]
-fn check_gcra_tat(template: &Gcra, state: &mut [u64; 2], cost: u64, now_micros: i64) -> Decision {
-    let mut tat = (u128::from(state[0]) | (u128::from(state[1]) << 64)) as i128;
-    let decision = template.check_tat(&mut tat, cost, now_micros);
-    *state = [tat as u64, ((tat as u128) >> 64) as u64];
     decision
 }
 
@@ -156,7 +186,6 @@ macro_rules! keyed_by_hot_words {
 }
 
 keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
-keyed_by_hot_words!(Gcra, 7, 2, "gcra", check_gcra_tat);
 keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
 keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
 keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
@@ -203,6 +232,7 @@ impl KeyedAlgorithm for SlidingLog<Box<[LogEntry]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratekeeper_core::gcra::Gcra;
 
     /// A key's hot words with the template's configuration decide exactly
     /// as the whole state machine does.

@@ -51,13 +51,17 @@
 //! * **One cache line per decision.** Each shard's table stores the hash,
 //!   the key and the state side by side (open addressing, linear probing,
 //!   load ≤ 3/4), so a lookup in a table far larger than the caches costs
-//!   about one miss. A SwissTable — what `dashmap`, and so governor's keyed
+//!   about one miss. GCRA's slots store no hash: its state is one word
+//!   ([`GcraKeyState`]), so a slot with a `u64` key is 16 bytes, and a
+//!   million keys take 24 MiB rather than 48 — mostly within a server's
+//!   last-level cache. A SwissTable — what `dashmap`, and so governor's keyed
 //!   limiter, uses — reads its control bytes and then the entry: two. On
 //!   Linux, tables of 2 MiB and more ask for transparent huge pages, so that
 //!   miss does not also miss the TLB (few shards keep tables that large).
 //! * **Only state words per key.** The configuration lives once, in the
-//!   template; a key stores the words a decision can change (16 bytes for
-//!   GCRA or a fixed window, 24 for a token bucket): see [`KeyedAlgorithm`].
+//!   template; a key stores the words a decision can change (8 bytes for
+//!   GCRA — its TAT modulo 2⁶³, see [`GcraKeyState`] — 16 for a fixed
+//!   window, 24 for a token bucket): see [`KeyedAlgorithm`].
 //! * **One clock, one origin.** Time is counted from the limiter's creation
 //!   on its [`Clock`]; each shard keeps the latest time it used, so the
 //!   times a key sees never go backwards, not even across a drop and a
@@ -114,6 +118,7 @@
 
 mod algorithm;
 mod any;
+mod gcra_state;
 mod huge_pages;
 mod key_bytes;
 mod table;
@@ -131,8 +136,10 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::seq_cell::Backoff;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, CellAccess, Ordering, UnsafeCell};
 
+use algorithm::Aging;
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
+pub use gcra_state::GcraKeyState;
 pub use key_bytes::{KeyBytes, INLINE as INLINE_KEY_BYTES};
 
 /// The hasher keyed limiters use unless told otherwise: std's `RandomState`
@@ -287,7 +294,7 @@ impl std::error::Error for AtCapacity {}
 
 /// One shard: a lock around a table, on its own cache lines.
 #[repr(align(64))]
-struct Shard<K, S> {
+struct Shard<K, S: table::SlotState> {
     state: ShardLock<ShardState<K, S>>,
     /// Where the table's slots are and how many, for a prefetch before the
     /// lock is taken. Read without the lock, so possibly stale: a prefetch
@@ -300,11 +307,14 @@ struct Shard<K, S> {
     forced: AtomicU64,
 }
 
-struct ShardState<K, S> {
+struct ShardState<K, S: table::SlotState> {
     table: table::Table<K, S>,
     /// The latest time a decision in this shard used: later decisions use
     /// no earlier time.
     latest: i64,
+    /// When the shard was last swept or emptied for [`Aging`] (states
+    /// encoded modulo a time range need it; others ignore it).
+    aged: i64,
     /// The keys that will be full soonest, as of the last sweep: when each
     /// will be (a lower bound) and its stored hash, earliest first. Room is
     /// made from these first, so a sweep (which reads every key) happens
@@ -317,14 +327,14 @@ struct ShardState<K, S> {
     rest_full: i64,
 }
 
-impl<K, S> ShardState<K, S> {
+impl<K, S: table::SlotState> ShardState<K, S> {
     /// No key of the shard is full before this time.
     fn earliest_full(&self) -> i64 {
         self.soonest.front().map_or(self.rest_full, |&(at, _)| at.min(self.rest_full))
     }
 }
 
-impl<K, S> Shard<K, S> {
+impl<K, S: table::SlotState> Shard<K, S> {
     fn new(max_len: usize) -> Self {
         Shard {
             slots_hint: AtomicUsize::new(0),
@@ -332,6 +342,7 @@ impl<K, S> Shard<K, S> {
             state: ShardLock::new(ShardState {
                 table: table::Table::new(max_len),
                 latest: 0,
+                aged: 0,
                 soonest: VecDeque::new(),
                 rest_full: NEVER,
             }),
@@ -341,8 +352,9 @@ impl<K, S> Shard<K, S> {
         }
     }
 
-    /// The shard's lock. A panic under it (only a key's `Eq` can) leaves the
-    /// table consistent.
+    /// The shard's lock. A panic under it (only a key's `Eq`, or its `Hash`
+    /// in a table that stores no hashes, can) leaves the table consistent:
+    /// see the `table` module.
     #[inline]
     fn lock(&self) -> ShardGuard<'_, ShardState<K, S>> {
         self.state.lock()
@@ -468,6 +480,8 @@ pub struct KeyedLimiter<K, A: KeyedAlgorithm, C: Clock = MonotonicClock, H = Def
     origin_micros: i64,
     max_keys: usize,
     when_full: WhenFull,
+    /// The template's [`KeyedAlgorithm::aging`], once.
+    aging: Option<Aging>,
 }
 
 impl<K, A: KeyedAlgorithm> KeyedLimiter<K, A, MonotonicClock, DefaultKeyHasher> {
@@ -500,6 +514,7 @@ impl<K, A: KeyedAlgorithm, C: Clock, H> KeyedLimiter<K, A, C, H> {
         Ok(KeyedLimiter {
             shards: (0..shards).map(|i| Shard::new(share(i))).collect(),
             shard_mask: shards - 1,
+            aging: template.aging(),
             template: template.fresh(),
             hasher,
             clock,
@@ -581,8 +596,7 @@ where
         let clock_now = self.now_micros();
         let mut guard = shard.lock();
         let s = &mut *guard;
-        let now = clock_now.max(s.latest);
-        s.latest = now;
+        let now = self.advance(shard, s, clock_now);
         if let Some(state) = s.table.get_mut(tag, key) {
             return self.template.check_state(state, cost, now);
         }
@@ -610,8 +624,7 @@ where
         let clock_now = self.now_micros();
         let mut guard = shard.lock();
         let s = &mut *guard;
-        let now = clock_now.max(s.latest);
-        s.latest = now;
+        let now = self.advance(shard, s, clock_now);
         if let Some(state) = s.table.get(table::tag(hash), key) {
             return Ok(self.template.peek_state(state, cost, now));
         }
@@ -638,7 +651,7 @@ where
         let hash = self.hasher.hash_one(key);
         let shard = self.shard(hash);
         let mut s = shard.lock();
-        let removed = s.table.remove(table::tag(hash), key);
+        let removed = s.table.remove(table::tag(hash), key, &|k: &K| self.tag_of(k));
         shard.len.store(s.table.len(), Ordering::Relaxed);
         removed
     }
@@ -651,7 +664,7 @@ where
         &self,
         shard: &Shard<K, A::State>,
         s: &mut ShardState<K, A::State>,
-        tag: std::num::NonZeroU64,
+        tag: NonZeroU64,
         key: &Q,
         cost: u64,
         now: i64,
@@ -672,12 +685,12 @@ where
             *at_capacity = true;
             return self.at_capacity(decision, s.earliest_full(), now).decision;
         }
-        let mut state = self.template.fresh_state();
+        let mut state = self.template.fresh_state_at(now);
         let admitted = self.template.check_state(&mut state, cost, now);
         debug_assert_eq!(admitted, decision, "a fresh state's check and peek differ");
         if !self.template.state_is_full_at(&state, now) {
             s.rest_full = s.rest_full.min(self.template.state_full_at_micros(&state, now));
-            if s.table.insert(tag, key.to_owned().into(), state) {
+            if s.table.insert(tag, key.to_owned().into(), state, &|k: &K| self.tag_of(k)) {
                 shard.publish_slots(s);
             }
             shard.len.store(s.table.len(), Ordering::Relaxed);
@@ -701,8 +714,8 @@ where
                 self.sweep(shard, s, now);
             }
             while let Some((_, tag)) = s.soonest.pop_front() {
-                if let Some(victim) = s.table.find_tag(tag, |_| true) {
-                    s.table.remove_at(victim);
+                if let Some(victim) = s.table.find_tag(tag, &|k: &K| self.tag_of(k), |_| true) {
+                    s.table.remove_at(victim, &|k: &K| self.tag_of(k));
                     shard.forced.fetch_add(1, Ordering::Relaxed);
                     shard.len.store(s.table.len(), Ordering::Relaxed);
                     return true;
@@ -717,20 +730,21 @@ where
     /// shard only when they are used up and another key may be full.
     fn drop_full_key(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, now: i64) -> bool {
         let template = &self.template;
+        let rehash = |k: &K| self.tag_of(k);
         while let Some(&(at, tag)) = s.soonest.front() {
             if at > now {
                 break;
             }
             s.soonest.pop_front();
-            if let Some(i) = s.table.find_tag(tag, |state| template.state_is_full_at(state, now)) {
-                s.table.remove_at(i);
+            if let Some(i) = s.table.find_tag(tag, &rehash, |state| template.state_is_full_at(state, now)) {
+                s.table.remove_at(i, &rehash);
                 shard.len.store(s.table.len(), Ordering::Relaxed);
                 return true;
             }
             // Gone, or admitted again since the sweep: then its new full time
             // is the rest's to watch.
             let mut later = NEVER;
-            s.table.find_tag(tag, |state| {
+            s.table.find_tag(tag, &rehash, |state| {
                 later = later.min(template.state_full_at_micros(state, now));
                 false
             });
@@ -746,16 +760,25 @@ where
         let keep = (s.table.len() / SOONEST_PER_KEYS).clamp(16, 4_096);
         // The `keep` earliest full times (a max-heap, so the latest of them
         // is the one to replace), and the earliest of all the others.
-        let mut soonest = BinaryHeap::with_capacity(keep + 1);
+        let mut soonest: BinaryHeap<(i64, NonZeroU64)> = BinaryHeap::with_capacity(keep + 1);
         let mut rest_full = NEVER;
-        let dropped = s.table.retain(|tag, state| {
+        let dropped = s.table.retain(&|k: &K| self.tag_of(k), |state, tag_of| {
             if template.state_is_full_at(state, now) {
                 return false;
             }
-            soonest.push((template.state_full_at_micros(state, now), tag));
-            if soonest.len() > keep {
-                if let Some((at, _)) = soonest.pop() {
-                    rest_full = rest_full.min(at);
+            let at = template.state_full_at_micros(state, now);
+            // The `keep` least (time, hash) pairs stay in the heap. The hash
+            // is asked for only when needed: a table that stores none
+            // computes it again.
+            match soonest.peek() {
+                Some(&(latest, _)) if soonest.len() >= keep && at > latest => rest_full = rest_full.min(at),
+                _ => {
+                    soonest.push((at, tag_of()));
+                    if soonest.len() > keep {
+                        if let Some((at, _)) = soonest.pop() {
+                            rest_full = rest_full.min(at);
+                        }
+                    }
                 }
             }
             true
@@ -776,8 +799,7 @@ where
             .map(|shard| {
                 let mut guard = shard.lock();
                 let s = &mut *guard;
-                let now = clock_now.max(s.latest);
-                s.latest = now;
+                let now = self.advance(shard, s, clock_now);
                 self.sweep(shard, s, now)
             })
             .sum()
@@ -796,6 +818,44 @@ where
                 window_micros: fresh.window_micros,
             },
         }
+    }
+
+    /// A key's hash as the tables use it (for keys they hold without it).
+    #[inline]
+    fn tag_of(&self, key: &K) -> NonZeroU64 {
+        table::tag(self.hasher.hash_one(key))
+    }
+
+    /// A shard's time for a decision at `clock_now`: never before its
+    /// latest. Ages the shard when that is due (see [`Aging`]), before any
+    /// of its states is read at the new time.
+    #[inline]
+    fn advance(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, clock_now: i64) -> i64 {
+        let now = clock_now.max(s.latest);
+        if let Some(aging) = self.aging {
+            if now - s.aged >= aging.sweep_every_micros {
+                self.age(shard, s, now, aging);
+            }
+        }
+        s.latest = now;
+        now
+    }
+
+    /// Ages a shard at `now` (its latest time not yet advanced): drops
+    /// every key if it has been idle long enough for all to be full,
+    /// otherwise sweeps it.
+    #[cold]
+    #[inline(never)]
+    fn age(&self, shard: &Shard<K, A::State>, s: &mut ShardState<K, A::State>, now: i64, aging: Aging) {
+        if now - s.latest >= aging.all_full_after_micros {
+            s.table.clear();
+            s.soonest.clear();
+            s.rest_full = NEVER;
+            shard.len.store(0, Ordering::Relaxed);
+        } else {
+            self.sweep(shard, s, now);
+        }
+        s.aged = now;
     }
 
     #[inline]

@@ -259,3 +259,173 @@ fn any_keyed_limiter_builds_every_algorithm() {
     let good = LimiterSpec::FixedWindow { limit: 1, window_micros: SEC };
     assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
 }
+
+/// The keyed GCRA against the unkeyed core `Gcra`, decision for decision:
+/// one core limiter per key that forgets nothing, at the time the shard
+/// uses (the latest it has seen). The keyed side keeps each TAT modulo 2⁶³
+/// ([`GcraKeyState`]), drops full keys to make room (a bound of 3 for 6
+/// keys), ages its shard, and is asked across jumps of more than 2⁶⁴ ticks
+/// and with a clock that goes backwards.
+mod gcra_against_the_core {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+    use ratekeeper_core::{Admission, Full};
+
+    use super::*;
+
+    #[derive(Debug, Clone, Copy)]
+    enum Op {
+        Check(u64, u64),
+        Peek(u64, u64),
+        Remove(u64),
+        EvictFull,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let key = 0..6u64;
+        let cost = prop_oneof![4 => 0..4u64, 1 => 0..1_000_000u64, 1 => Just(u64::MAX)];
+        prop_oneof![
+            8 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Check(k, c)),
+            2 => (key.clone(), cost).prop_map(|(k, c)| Op::Peek(k, c)),
+            1 => key.prop_map(Op::Remove),
+            1 => Just(Op::EvictFull),
+        ]
+    }
+
+    /// A clock step in microseconds: none, small, a tolerance or so, huge
+    /// (2³⁶ µs is more than 2⁶⁴ ticks at 10⁹ per period), or backwards.
+    fn step() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            3 => Just(0i64),
+            4 => 0..3_000i64,
+            2 => 0..(1i64 << 24),
+            1 => 0..(1i64 << 36),
+            1 => 0..(1i64 << 56),
+            1 => -(1i64 << 40)..0,
+        ]
+    }
+
+    /// Templates: compact ones (small and large tolerances, up to the 2⁶⁰
+    /// ticks and 2⁴⁰ ticks per µs the compact form holds) and wide ones
+    /// just past either limit.
+    fn template() -> impl Strategy<Value = Gcra> {
+        let burst = prop_oneof![0..4u64, Just((1 << 19) - 1), Just((1 << 20) - 1), Just(1 << 20)];
+        let count =
+            prop_oneof![Just(1u64), Just(3), Just(1_000), Just(1_000_000_000), Just(1 << 40), Just((1 << 40) + 1)];
+        let period = prop_oneof![Just(1i64), Just(7), Just(1_000), Just(1_000_000), Just(1 << 40)];
+        (burst, count, period).prop_map(|(b, c, p)| Gcra::new(b, c, p).unwrap())
+    }
+
+    fn run(template: Gcra, start: i64, ops: &[(Op, i64)]) {
+        let clock = Arc::new(SetClock(AtomicI64::new(start)));
+        let options = KeyedOptions::new(3).shards(1);
+        let keyed = KeyedLimiter::<u64, _, _>::with_clock(template, options, Arc::clone(&clock)).unwrap();
+        let mut core: HashMap<u64, Gcra> = HashMap::new();
+        // The shard's time: the clock since creation, never going back.
+        let (mut t, mut latest) = (start, 0i64);
+        for (n, &(op, step)) in ops.iter().enumerate() {
+            t = t.saturating_add(step).clamp(start, i64::MAX);
+            clock.0.store(t, Ordering::SeqCst);
+            let now = (t - start).max(latest);
+            let at = format!("op {n} {op:?} at {now} µs ({template:?})");
+            match op {
+                Op::Check(key, cost) => {
+                    latest = now;
+                    let mut whole = core.get(&key).copied().unwrap_or_else(|| template.fresh());
+                    let expected = whole.check(cost, now);
+                    match keyed.try_check(&key, cost) {
+                        Ok(got) => {
+                            assert_eq!(got, expected, "{at}");
+                            core.insert(key, whole);
+                        }
+                        Err(full) => {
+                            // Refused at the bound: only a key the limiter
+                            // does not hold (a full one), and only a request
+                            // a fresh key would have had admitted.
+                            let held = core.get(&key).is_some_and(|g| !g.is_full_at(now));
+                            assert!(!held && expected.allowed, "{at}: {full:?}");
+                        }
+                    }
+                }
+                Op::Peek(key, cost) => {
+                    latest = now;
+                    let whole = core.get(&key).copied().unwrap_or_else(|| template.fresh());
+                    let expected = whole.peek(cost, now);
+                    match keyed.try_peek(&key, cost) {
+                        Ok(got) => assert_eq!(got, expected, "{at}"),
+                        // As for a check: a check would be refused at the bound.
+                        Err(full) => assert!(whole.is_full_at(now) && expected.allowed, "{at}: {full:?}"),
+                    }
+                }
+                Op::Remove(key) => {
+                    let held = keyed.remove(&key);
+                    let was = core.remove(&key);
+                    if held {
+                        assert!(was.is_some(), "{at}");
+                    }
+                }
+                Op::EvictFull => {
+                    latest = now;
+                    keyed.evict_full();
+                    let owing = core.values().filter(|g| !g.is_full_at(now)).count();
+                    assert_eq!(keyed.len(), owing, "{at}: every key left owes something");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn decides_as_the_core(
+            template in template(),
+            start in prop_oneof![Just(0i64), 0..(1i64 << 40)],
+            ops in proptest::collection::vec((op(), step()), 1..120),
+        ) {
+            run(template, start, &ops);
+        }
+    }
+
+    /// A key idle for 2⁶³ ticks less a little: its TAT modulo 2⁶³ reads as
+    /// `now + 808` — were the shard not aged, a fresh key's request would be
+    /// refused.
+    #[test]
+    fn a_wrapped_tat_is_never_read() {
+        // 1,000 ticks per µs, an interval of 1,000 ticks, limit 2.
+        let template = Gcra::new(1, 1_000, 1_000).unwrap();
+        let clock = Arc::new(SetClock::default());
+        let keyed = KeyedLimiter::<u64, _, _>::with_clock(template, KeyedOptions::new(4), Arc::clone(&clock)).unwrap();
+        assert!(keyed.check(&1, 2).allowed, "TAT 2,000 ticks");
+        // 2,000 + 2⁶³ − 808 ticks: a multiple of 1,000.
+        let later = (2_000 + (1u128 << 63) - 808) / 1_000;
+        clock.0.store(later as i64, Ordering::SeqCst);
+        let fresh = template.fresh().check(2, later as i64);
+        assert_eq!(keyed.check(&1, 2), fresh);
+        assert!(fresh.allowed);
+    }
+
+    /// A shard kept busy across many sweep periods (by one key, which
+    /// never goes full) sweeps instead of emptying: its other keys are
+    /// decided as the core does all along.
+    #[test]
+    fn a_busy_shard_is_swept_on_time() {
+        // Tolerance 2⁵⁹ ticks, 1,000 ticks per µs: a sweep every 2⁶²/1,000 µs.
+        let template = Gcra::new((1 << 19) - 1, 1_000, 1 << 40).unwrap();
+        let every = template.aging().unwrap().sweep_every_micros;
+        let clock = Arc::new(SetClock::default());
+        let options = KeyedOptions::new(8).shards(1);
+        let keyed = KeyedLimiter::<u64, _, _>::with_clock(template, options, Arc::clone(&clock)).unwrap();
+        let mut core: HashMap<u64, Gcra> = HashMap::new();
+        let mut t = 0i64;
+        for i in 0..200u64 {
+            let key = i % 3;
+            let cost = if key == 0 { 1 << 18 } else { i % 5 };
+            let expected = core.entry(key).or_insert_with(|| template.fresh()).check(cost, t);
+            assert_eq!(keyed.check(&key, cost), expected, "request {i} at {t}");
+            t += every / 7;
+            clock.0.store(t, Ordering::SeqCst);
+        }
+    }
+}
