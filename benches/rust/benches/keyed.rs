@@ -6,7 +6,8 @@
 //! same pseudo-random sequence for every contender), with a rate so high
 //! that every call is admitted — so every call reads the clock, finds the
 //! key and writes its state. Contenders use their default clocks (TSC) and
-//! default hashers (std's SipHash-1-3 for both).
+//! default hashers: SipHash-1-3 with a random key for both (governor's is
+//! std's `RandomState`, ratekeeper's its own `RandomSipHash`).
 //!
 //! Like `ratios.rs`, the contenders take turns: in each of several rounds
 //! every contender runs the same number of calls, in a rotated order, and

@@ -140,6 +140,9 @@ impl GcraKeyState {
 }
 
 impl Drop for GcraKeyState {
+    /// (Inlined: a decision overwrites a compact state, and the check that
+    /// it owns no box then folds away rather than costing a call.)
+    #[inline]
     fn drop(&mut self) {
         if self.compact_tat().is_none() {
             // SAFETY: a wide state owns the box `wide` leaked; it is freed

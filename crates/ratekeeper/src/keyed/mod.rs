@@ -121,12 +121,13 @@ mod any;
 mod gcra_state;
 mod huge_pages;
 mod key_bytes;
+mod sip_hash;
 mod table;
 
 use std::borrow::Borrow;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, Hash};
 use std::mem::ManuallyDrop;
 use std::num::NonZeroU64;
 
@@ -141,16 +142,18 @@ pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
 pub use gcra_state::GcraKeyState;
 pub use key_bytes::{KeyBytes, INLINE as INLINE_KEY_BYTES};
+pub use sip_hash::{RandomSipHash, SipHasher13};
 
-/// The hasher keyed limiters use unless told otherwise: std's `RandomState`
-/// (SipHash-1-3 with a random key per process). Keys often come from the
-/// people being limited, and a program that runs for months can be studied:
-/// a keyed cryptographic hash keeps them from choosing keys that collide
+/// The hasher keyed limiters use unless told otherwise: SipHash-1-3 with a
+/// random key per limiter ([`RandomSipHash`]), the function of std's
+/// `RandomState`, faster on integer keys. Keys often come from the people
+/// being limited, and a program that runs for months can be studied: a
+/// keyed cryptographic hash keeps them from choosing keys that collide
 /// (which would make a shard's probes long). Faster non-cryptographic
 /// hashers (foldhash, FxHash) say themselves that they are not for that;
 /// pass one to [`KeyedLimiter::with_clock_and_hasher`] only for keys no
 /// outsider chooses.
-pub type DefaultKeyHasher = RandomState;
+pub type DefaultKeyHasher = RandomSipHash;
 
 /// The largest `max_keys`.
 pub const MAX_KEYS: usize = 1 << 40;
@@ -293,19 +296,32 @@ impl fmt::Display for AtCapacity {
 impl std::error::Error for AtCapacity {}
 
 /// One shard: a lock around a table, on its own cache lines.
-#[repr(align(64))]
+///
+/// Two groups of lines, in this order (`repr(C)`): the prefetch hints,
+/// which every decision reads before it takes the lock and which change
+/// only when the table grows; then the lock and what it guards, which
+/// every decision writes. Apart, a thread's prefetch does not wait for a
+/// line another thread's lock just wrote (a transfer between cores, as long
+/// as the miss itself): it goes out at once, and the line follows while
+/// the slot is on its way.
+#[repr(C, align(64))]
 struct Shard<K, S: table::SlotState> {
-    state: ShardLock<ShardState<K, S>>,
     /// Where the table's slots are and how many, for a prefetch before the
     /// lock is taken. Read without the lock, so possibly stale: a prefetch
     /// of a wrong address is harmless (it cannot fault, and changes nothing).
     slots_hint: AtomicUsize,
     capacity_hint: AtomicUsize,
-    /// The table's length, readable without the lock.
-    len: AtomicUsize,
+    /// Counted only at the bound: as rarely written as the hints.
     refused: AtomicU64,
     forced: AtomicU64,
+    state: LineAligned<ShardLock<ShardState<K, S>>>,
+    /// The table's length, readable without the lock (written with it).
+    len: AtomicUsize,
 }
+
+/// A value that starts a cache line of its own.
+#[repr(align(64))]
+struct LineAligned<T>(T);
 
 struct ShardState<K, S: table::SlotState> {
     table: table::Table<K, S>,
@@ -339,13 +355,13 @@ impl<K, S: table::SlotState> Shard<K, S> {
         Shard {
             slots_hint: AtomicUsize::new(0),
             capacity_hint: AtomicUsize::new(0),
-            state: ShardLock::new(ShardState {
+            state: LineAligned(ShardLock::new(ShardState {
                 table: table::Table::new(max_len),
                 latest: 0,
                 aged: 0,
                 soonest: VecDeque::new(),
                 rest_full: NEVER,
-            }),
+            })),
             len: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
             forced: AtomicU64::new(0),
@@ -357,15 +373,24 @@ impl<K, S: table::SlotState> Shard<K, S> {
     /// see the `table` module.
     #[inline]
     fn lock(&self) -> ShardGuard<'_, ShardState<K, S>> {
-        self.state.lock()
+        self.state.0.lock()
     }
 
-    /// Starts fetching the slot where a lookup of `tag` begins.
+    /// Starts fetching the 64 bytes from the slot where a lookup of `tag`
+    /// begins: one cache line when that slot starts one, else that line
+    /// and the next.
+    ///
+    /// Why the next: a key is often a slot or two past its home (linear
+    /// probing), and with 16-byte slots at the table's usual load, one
+    /// lookup in six reads on into the next line — a second miss after the
+    /// first, unless it was fetched with it. Fetching both at once costs
+    /// memory bandwidth, of which a keyed limiter uses little.
     #[inline]
     fn prefetch(&self, tag: NonZeroU64) {
         let (base, capacity) = (self.slots_hint.load(Ordering::Relaxed), self.capacity_hint.load(Ordering::Relaxed));
-        let offset = table::home_of(tag, capacity) * std::mem::size_of::<Option<table::Slot<K, S>>>();
-        prefetch(base.wrapping_add(offset));
+        let home = base.wrapping_add(table::home_of(tag, capacity) * std::mem::size_of::<Option<table::Slot<K, S>>>());
+        prefetch(home);
+        prefetch(home.wrapping_add(63));
     }
 
     /// Records where the table's slots are now (after it grew).
