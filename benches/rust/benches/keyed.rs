@@ -107,6 +107,17 @@ impl<A: ratekeeper::keyed::KeyedAlgorithm> Contender for KeyedLimiter<u64, A> {
     }
 }
 
+/// `allow`: yes or no, as governor's `check_key` answers an admission
+/// (`Ok(())`), without the rest of the decision.
+struct YesNo<A: ratekeeper::keyed::KeyedAlgorithm>(KeyedLimiter<u64, A>);
+
+impl<A: ratekeeper::keyed::KeyedAlgorithm> Contender for YesNo<A> {
+    #[inline]
+    fn check(&self, key: u64) -> bool {
+        self.0.allow(&key, 1)
+    }
+}
+
 /// The bindings' form: keyed by bytes, algorithm chosen at run time.
 struct ByBytes(AnyKeyedLimiter);
 
@@ -162,6 +173,11 @@ fn contenders(keys: u64) -> Vec<Entry> {
             Box::new(
                 KeyedLimiter::<u64, _>::new(Gcra::new(1_000_000, 1_000_000_000, 1_000_000).unwrap(), options).unwrap(),
             )
+        }),
+        build("ratekeeper KeyedLimiter<u64, Gcra>::allow (yes/no)", keys, || {
+            Box::new(YesNo(
+                KeyedLimiter::<u64, _>::new(Gcra::new(1_000_000, 1_000_000_000, 1_000_000).unwrap(), options).unwrap(),
+            ))
         }),
         build("ratekeeper KeyedLimiter<u64, TokenBucket>", keys, || {
             Box::new(KeyedLimiter::<u64, _>::new(TokenBucket::new(1e9, 1_000_000).unwrap(), options).unwrap())

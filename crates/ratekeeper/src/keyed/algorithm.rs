@@ -46,6 +46,14 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     /// [`Admission::check`] on a key's state.
     fn check_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) -> Decision;
 
+    /// Whether [`check_state`](Self::check_state) admits, changing the
+    /// state as it does: an algorithm may answer without the rest of the
+    /// decision.
+    #[inline]
+    fn allow_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) -> bool {
+        self.check_state(state, cost, now_micros).allowed
+    }
+
     /// [`Admission::peek`] on a key's state.
     fn peek_state(&self, state: &Self::State, cost: u64, now_micros: i64) -> Decision;
 

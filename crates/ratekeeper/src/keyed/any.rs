@@ -115,6 +115,17 @@ impl<K: Hash + Eq + Send, C: Clock> AnyKeyedLimiter<K, C> {
         on_inner!(self, l => l.check(key, cost))
     }
 
+    /// [`KeyedLimiter::allow`].
+    #[inline]
+    pub fn allow<Q>(&self, key: &Q, cost: u64) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned + ?Sized,
+        Q::Owned: Into<K>,
+    {
+        on_inner!(self, l => l.allow(key, cost))
+    }
+
     /// [`KeyedLimiter::try_check`].
     #[inline]
     pub fn try_check<Q>(&self, key: &Q, cost: u64) -> Result<Decision, AtCapacity>

@@ -276,6 +276,32 @@ impl KeyedAlgorithm for Gcra {
         decision
     }
 
+    /// GCRA's test alone: a cost is admitted when the TAT it leads to is at
+    /// most the tolerance ahead of now (`Gcra::decide_narrow`'s
+    /// `now < allow_at` refuses, with `allow_at = TAT + increment −
+    /// tolerance` and the TAT at least now). In 128 bits: an interval times
+    /// a cost does not fit 64.
+    #[inline]
+    fn allow_state(&self, state: &mut GcraKeyState, cost: u64, now_micros: i64) -> bool {
+        let Some(stored) = state.compact_tat() else {
+            return self.check_state(state, cost, now_micros).allowed;
+        };
+        debug_assert!(compact_params(self).is_some());
+        let tolerance = (self.period_micros().max(1) as u64).wrapping_mul(self.limit());
+        let now = now_mod(now_micros, self.count_per_period());
+        let after = u128::from(lead(stored, now, tolerance))
+            + u128::from(self.period_micros().max(1) as u64) * u128::from(cost);
+        if cost == 0 {
+            return true;
+        }
+        if after > u128::from(tolerance) {
+            return false;
+        }
+        // At most the tolerance: it fits.
+        *state = GcraKeyState::compact(now.wrapping_add(after as u64));
+        true
+    }
+
     #[inline]
     fn peek_state(&self, state: &GcraKeyState, cost: u64, now_micros: i64) -> Decision {
         Admission::peek(&with_tat(self, absolute_tat(self, state, now_micros)), cost, now_micros)

@@ -612,6 +612,66 @@ where
                 full.decision
             });
         }
+        self.on_key_state(
+            key,
+            cost,
+            at_capacity,
+            #[inline(always)]
+            |template, state, now| template.check_state(state, cost, now),
+            #[inline(always)]
+            |decision| decision,
+        )
+    }
+
+    /// Whether [`check`](Self::check) admits `cost` units for `key` now,
+    /// consuming exactly what it would — without computing the rest of its
+    /// [`Decision`] (remaining, retry-after, reset-after) for a key held.
+    ///
+    /// For callers that only act on yes or no, as with x/time/rate's
+    /// `AllowN` or governor's `check_key`: for GCRA, whose decision is
+    /// otherwise most of a keyed check's work outside the one memory
+    /// access, that is a comparison and an addition. The answer is always
+    /// `check(key, cost).allowed` (a property test compares them across
+    /// every operation).
+    #[inline]
+    pub fn allow<Q>(&self, key: &Q, cost: u64) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned + ?Sized,
+        Q::Owned: Into<K>,
+    {
+        if cost == 0 {
+            return self.peek(key, 0).allowed;
+        }
+        self.on_key_state(
+            key,
+            cost,
+            &mut false,
+            #[inline(always)]
+            |template, state, now| template.allow_state(state, cost, now),
+            #[inline(always)]
+            |decision| decision.allowed,
+        )
+    }
+
+    /// A check of `cost` (more than 0) for `key`: `held` decides on the
+    /// key's state at the shard's time, under its lock; a key not held is
+    /// decided by [`admit_new_key`](Self::admit_new_key), whose decision
+    /// `new` answers from.
+    #[inline(always)]
+    fn on_key_state<Q, R>(
+        &self,
+        key: &Q,
+        cost: u64,
+        at_capacity: &mut bool,
+        held: impl FnOnce(&A, &mut A::State, i64) -> R,
+        new: impl FnOnce(Decision) -> R,
+    ) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned + ?Sized,
+        Q::Owned: Into<K>,
+    {
         let hash = self.hasher.hash_one(key);
         let shard = self.shard(hash);
         let tag = table::tag(hash);
@@ -623,9 +683,9 @@ where
         let s = &mut *guard;
         let now = self.advance(shard, s, clock_now);
         if let Some(state) = s.table.get_mut(tag, key) {
-            return self.template.check_state(state, cost, now);
+            return held(&self.template, state, now);
         }
-        self.admit_new_key(shard, s, tag, key, cost, now, at_capacity)
+        new(self.admit_new_key(shard, s, tag, key, cost, now, at_capacity))
     }
 
     /// The decision [`check`](Self::check) would make now, consuming

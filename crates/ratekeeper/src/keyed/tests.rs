@@ -277,6 +277,7 @@ mod gcra_against_the_core {
     #[derive(Debug, Clone, Copy)]
     enum Op {
         Check(u64, u64),
+        Allow(u64, u64),
         Peek(u64, u64),
         Remove(u64),
         EvictFull,
@@ -286,7 +287,8 @@ mod gcra_against_the_core {
         let key = 0..6u64;
         let cost = prop_oneof![4 => 0..4u64, 1 => 0..1_000_000u64, 1 => Just(u64::MAX)];
         prop_oneof![
-            8 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Check(k, c)),
+            6 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Check(k, c)),
+            3 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Allow(k, c)),
             2 => (key.clone(), cost).prop_map(|(k, c)| Op::Peek(k, c)),
             1 => key.prop_map(Op::Remove),
             1 => Just(Op::EvictFull),
@@ -346,6 +348,19 @@ mod gcra_against_the_core {
                             let held = core.get(&key).is_some_and(|g| !g.is_full_at(now));
                             assert!(!held && expected.allowed, "{at}: {full:?}");
                         }
+                    }
+                }
+                Op::Allow(key, cost) => {
+                    latest = now;
+                    let mut whole = core.get(&key).copied().unwrap_or_else(|| template.fresh());
+                    let expected = whole.check(cost, now).allowed;
+                    let got = keyed.allow(&key, cost);
+                    if got == expected {
+                        core.insert(key, whole);
+                    } else {
+                        // Only a refusal at the bound, as for a check.
+                        let held = core.get(&key).is_some_and(|g| !g.is_full_at(now));
+                        assert!(!got && !held, "{at}: allowed {got}, the core {expected}");
                     }
                 }
                 Op::Peek(key, cost) => {
