@@ -23,7 +23,8 @@
 //!
 //! Run: `cargo bench -p ratekeeper-benches --bench keyed` (prints Markdown
 //! tables; `KEYED_ROUNDS` and `KEYED_MILLIS` tune the length, `KEYED_KEYS`
-//! picks key counts, e.g. `KEYED_KEYS=1000`, `KEYED_ONLY=Gcra>` runs only
+//! picks key counts, e.g. `KEYED_KEYS=1000`, `KEYED_THREADS=2` thread
+//! counts, `KEYED_ONLY=Gcra>` runs only
 //! the contenders whose names contain it (and governor), `KEYED_SHARDS`
 //! sets ratekeeper's shard count).
 
@@ -273,6 +274,10 @@ fn main() {
         Ok(list) => list.split(',').filter_map(|k| k.trim().parse().ok()).collect(),
         Err(_) => vec![1_000, 1_000_000],
     };
+    let thread_counts: Vec<usize> = match std::env::var("KEYED_THREADS") {
+        Ok(list) => list.split(',').filter_map(|t| t.trim().parse().ok()).collect(),
+        Err(_) => vec![1, 2],
+    };
     let mut memory = Vec::new();
     println!("| keys | threads | contender | ns/call (median) | ratio to governor (median of rounds) |");
     println!("|---|---|---|---|---|");
@@ -284,7 +289,7 @@ fn main() {
             }
         }
         let seq = key_sequence(keys, (keys as usize * 4).clamp(1 << 16, 1 << 22));
-        for threads in [1, 2] {
+        for &threads in &thread_counts {
             // Calibrate: enough calls for about `millis` ms of the slowest.
             let probe =
                 entries.iter().map(|e| ns_per_call(threads, 50_000, e.contender.as_ref(), &seq, 0)).fold(0.0, f64::max);
