@@ -43,11 +43,20 @@
 //!   available parallelism (at most 1,024), so threads rarely meet at a
 //!   lock, and fewer when a shard would hold under 256 keys of the bound.
 //!   The lock is a spin lock (one compare-and-swap to take, a plain store to
-//!   release; waiters back off, then yield), and the key's slot is
+//!   release; waiters poll it, then yield), and the key's slot is
 //!   prefetched before it is taken, so the memory access overlaps the clock
 //!   read and the lock. A per-key lock-free cell was the alternative; but
 //!   every admission writes, so it costs the same compare-and-swap, and it
 //!   cannot cover a key arriving or leaving.
+//! * **The key hashed in registers.** The hash comes before the prefetch,
+//!   so all of it is paid in series with the miss: the default hasher is
+//!   SipHash-1-3 with a random key, as std's, but written so that an
+//!   integer key is one compression step ([`RandomSipHash`]).
+//! * **Yes or no when that is all.** [`check`](KeyedLimiter::check)
+//!   returns a whole [`Decision`]; [`allow`](KeyedLimiter::allow) only
+//!   whether it admits, which for GCRA is a comparison and an addition —
+//!   short enough that, in a loop of decisions, the CPU starts the next
+//!   key's miss before the last one's has returned.
 //! * **One cache line per decision.** Each shard's table stores the hash,
 //!   the key and the state side by side (open addressing, linear probing,
 //!   load ≤ 3/4), so a lookup in a table far larger than the caches costs
@@ -422,8 +431,9 @@ const SHARD_POLLS: u32 = 1_000;
 
 /// A spin lock: an uncontended lock is one compare-and-swap and its unlock
 /// a plain store (std's `Mutex` unlocks with a second atomic swap, to wake
-/// sleepers). A shard is held for tens of nanoseconds, except while its
-/// table grows or is swept; waiters spin with backoff, then yield the CPU.
+/// sleepers). A shard is held for tens of nanoseconds (a cache miss, in a
+/// table larger than the caches), except while its table grows or is
+/// swept; waiters poll it, then yield the CPU.
 pub(crate) struct ShardLock<T> {
     locked: AtomicBool,
     value: UnsafeCell<T>,
