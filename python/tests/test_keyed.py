@@ -80,6 +80,23 @@ def test_every_algorithm_can_be_a_template(
     assert keyed.peek("a") == keyed.peek(b"a")
 
 
+@pytest.mark.parametrize("make", TEMPLATES)
+def test_allow_is_checks_yes_or_no(make: Callable[[ManualClock | None], Limiter]) -> None:
+    clock = ManualClock()
+    asked, checked = KeyedLimiter(make(clock), 3), KeyedLimiter(make(clock), 3)
+    steps = [("a", 1), ("a", 1), ("b", 2), ("a", 1), ("c", 1), ("d", 1), ("a", 5), ("b", 1)]
+    answers = []
+    for round_ in range(3):
+        for key, cost in steps:
+            allowed = asked.allow(key, cost)
+            assert allowed is checked.check(key, cost).allowed, (round_, key, cost)
+            answers.append(allowed)
+        clock.advance(0.4)
+    assert True in answers
+    assert False in answers
+    assert len(asked) == len(checked)
+
+
 def test_peek_and_refusals_create_no_key(clock: ManualClock) -> None:
     keyed = KeyedLimiter(Gcra(1, 1, 1.0), 10, clock=clock)
     assert keyed.peek("a").allowed
@@ -228,6 +245,7 @@ def test_invalid_construction(
 KEYED = KeyedLimiter(Gcra(1, 1, 1.0), 10)
 METHODS: list[Callable[[Any, Any], object]] = [
     lambda key, cost: KEYED.check(key, cost),
+    lambda key, cost: KEYED.allow(key, cost),
     lambda key, cost: KEYED.try_check(key, cost),
     lambda key, cost: KEYED.peek(key, cost),
     lambda key, cost: KEYED.try_peek(key, cost),

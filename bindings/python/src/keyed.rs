@@ -123,6 +123,14 @@ impl PyKeyedLimiter {
         Ok(PyDecision(self.limiter.check(key.as_bytes(), cost.0)))
     }
 
+    /// ``check(key, cost).allowed``, taking what ``check`` would take,
+    /// without making a ``Decision``: the cheapest call.
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn allow(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<bool> {
+        let key = key_arg(key)?;
+        Ok(self.limiter.allow(key.as_bytes(), cost.0))
+    }
+
     /// ``check``, raising ``AtCapacity`` (a ``RateLimitExceeded``, with the
     /// refusal's ``decision``) when ``key`` is new and the limiter holds
     /// ``max_keys`` keys, none of which can be forgotten yet.
