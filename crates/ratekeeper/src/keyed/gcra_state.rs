@@ -286,14 +286,15 @@ impl KeyedAlgorithm for Gcra {
         let Some(stored) = state.compact_tat() else {
             return self.check_state(state, cost, now_micros).allowed;
         };
+        if cost == 0 {
+            // A free look: admitted, nothing consumed.
+            return true;
+        }
         debug_assert!(compact_params(self).is_some());
         let tolerance = (self.period_micros().max(1) as u64).wrapping_mul(self.limit());
         let now = now_mod(now_micros, self.count_per_period());
         let after = u128::from(lead(stored, now, tolerance))
             + u128::from(self.period_micros().max(1) as u64) * u128::from(cost);
-        if cost == 0 {
-            return true;
-        }
         if after > u128::from(tolerance) {
             return false;
         }

@@ -431,8 +431,8 @@ const SHARD_POLLS: u32 = 1_000;
 
 /// A spin lock: an uncontended lock is one compare-and-swap and its unlock
 /// a plain store (std's `Mutex` unlocks with a second atomic swap, to wake
-/// sleepers). A shard is held for tens of nanoseconds (a cache miss, in a
-/// table larger than the caches), except while its table grows or is
+/// sleepers). A shard is held for tens of nanoseconds (in a table larger
+/// than the caches, a cache miss more), except while its table grows or is
 /// swept; waiters poll it, then yield the CPU.
 pub(crate) struct ShardLock<T> {
     locked: AtomicBool,
