@@ -107,7 +107,7 @@ func main() {
 				fmt.Fprintln(out, "no")
 			}
 		case "cancel":
-			reservations[atoi(f[1])].CancelAt(now())
+			reservations[atoi(f[1])].RatekeeperCancelAt(now())
 			fmt.Fprintln(out, "ok")
 		case "wait", "wait_forever":
 			ctx := deadline{}

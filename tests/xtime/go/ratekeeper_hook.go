@@ -29,3 +29,32 @@ func (lim *Limiter) RatekeeperWait(ctx context.Context, n int, t time.Time) (tim
 	err := lim.wait(ctx, n, t, timer)
 	return slept, err
 }
+
+// RatekeeperCancelAt is CancelAt(t) with ratekeeper's documented difference:
+// a cancel never gives back more tokens than the reservation holds. CancelAt
+// counts the tokens reserved after r as the time from r's timeToAct to the
+// limiter's lastEvent; once a cancel has let later reservations act before
+// r, that time is negative and CancelAt gave back more than r held. Here
+// such a time counts as 0: lastEvent is set to r's timeToAct for the call
+// (so CancelAt keeps none back) and put back after it (ratekeeper leaves
+// its latest event as it was, since it is not r's).
+func (r *Reservation) RatekeeperCancelAt(t time.Time) {
+	if !r.ok {
+		r.CancelAt(t)
+		return
+	}
+	lim := r.lim
+	lim.mu.Lock()
+	latest := lim.lastEvent
+	early := latest.Before(r.timeToAct)
+	if early {
+		lim.lastEvent = r.timeToAct
+	}
+	lim.mu.Unlock()
+	r.CancelAt(t)
+	if early {
+		lim.mu.Lock()
+		lim.lastEvent = latest
+		lim.mu.Unlock()
+	}
+}
