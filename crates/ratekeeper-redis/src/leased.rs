@@ -112,13 +112,20 @@ impl RedisLeasedLimiter {
     /// Admits `cost` units for `key` from this node's lease, or takes a new
     /// lease (one round trip) when it holds too few.
     pub async fn check_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
-        if let Some(decision) = self.spend(key, cost) {
-            return Ok(decision);
-        }
         let inner = &self.inner;
-        let now = inner.shared.clock().now_micros();
-        let left = self.valid_lease(key, now).map_or(0, |l| l.left);
-        let need = cost - left;
+        let (now, need) = loop {
+            if let Some(decision) = self.spend(key, cost) {
+                return Ok(decision);
+            }
+            let now = inner.shared.clock().now_micros();
+            let left = self.valid_lease(key, now).map_or(0, |l| l.left);
+            if left < cost {
+                break (now, cost - left);
+            }
+            // Another thread's lease came in after `spend` looked: spend
+            // from it. (Taking `cost - left` here underflowed: a panic in a
+            // debug build, a lease of 2^64 units asked for in a release one.)
+        };
         let (decision, granted) = inner.shared.lease_async(key, need, inner.batch.max(need)).await?;
         if granted < need || !decision.allowed {
             return Ok(decision);
