@@ -118,9 +118,9 @@ impl RedisLeasedLimiter {
                 return Ok(decision);
             }
             let now = inner.shared.clock().now_micros();
-            let left = self.valid_lease(key, now).map_or(0, |l| l.left);
-            if left < cost {
-                break (now, cost - left);
+            match self.valid_lease(key, now) {
+                Some(lease) if lease.left >= cost => {}
+                lease => break (now, cost - lease.map_or(0, |l| l.left)),
             }
             // Another thread's lease came in after `spend` looked: spend
             // from it. (Taking `cost - left` here underflowed: a panic in a
