@@ -6,8 +6,10 @@
 //! same pseudo-random sequence for every contender), with a rate so high
 //! that every call is admitted — so every call reads the clock, finds the
 //! key and writes its state. Contenders use their default clocks (TSC) and
-//! default hashers: SipHash-1-3 with a random key for both (governor's is
-//! std's `RandomState`, ratekeeper's its own `RandomSipHash`).
+//! default hashers, both keyed with secret random keys: governor's is std's
+//! `RandomState` (SipHash-1-3); ratekeeper's is `RandomAesHash` (AES-128
+//! for these 8-byte keys). One more contender is ratekeeper's GCRA with
+//! `RandomSipHash` (SipHash-1-3, as std's), to show what the hash costs.
 //!
 //! Like `ratios.rs`, the contenders take turns: in each of several rounds
 //! every contender runs the same number of calls, in a rotated order, and
@@ -37,8 +39,8 @@ use std::time::Duration;
 
 use governor::{Quota, RateLimiter as Governor};
 use ratekeeper::core::{FixedWindow, Gcra, TokenBucket};
-use ratekeeper::keyed::{AnyKeyedLimiter, KeyedLimiter, KeyedOptions};
-use ratekeeper::{AnyClock, LimiterSpec};
+use ratekeeper::keyed::{AnyKeyedLimiter, KeyedLimiter, KeyedOptions, RandomSipHash};
+use ratekeeper::{AnyClock, LimiterSpec, MonotonicClock};
 
 /// The system allocator, counting the bytes in use and their peak.
 struct Counting;
@@ -94,7 +96,9 @@ impl Contender for GovernorKeyed {
     }
 }
 
-impl<A: ratekeeper::keyed::KeyedAlgorithm> Contender for KeyedLimiter<u64, A> {
+impl<A: ratekeeper::keyed::KeyedAlgorithm, H: std::hash::BuildHasher + Sync> Contender
+    for KeyedLimiter<u64, A, MonotonicClock, H>
+{
     /// The whole decision is made and observed (`black_box` of a reference
     /// may read every field). Not `black_box(decision)`: passing it by
     /// value moved the 56 bytes into another stack slot, reading back with
@@ -173,6 +177,17 @@ fn contenders(keys: u64) -> Vec<Entry> {
         build("ratekeeper KeyedLimiter<u64, Gcra>", keys, || {
             Box::new(
                 KeyedLimiter::<u64, _>::new(Gcra::new(1_000_000, 1_000_000_000, 1_000_000).unwrap(), options).unwrap(),
+            )
+        }),
+        build("ratekeeper KeyedLimiter<u64, Gcra, RandomSipHash>", keys, || {
+            Box::new(
+                KeyedLimiter::<u64, _, _, _>::with_clock_and_hasher(
+                    Gcra::new(1_000_000, 1_000_000_000, 1_000_000).unwrap(),
+                    options,
+                    MonotonicClock::default(),
+                    RandomSipHash::new(),
+                )
+                .unwrap(),
             )
         }),
         build("ratekeeper KeyedLimiter<u64, Gcra>::allow (yes/no)", keys, || {

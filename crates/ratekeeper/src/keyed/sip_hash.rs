@@ -1,6 +1,8 @@
-//! [`RandomSipHash`]: the keyed limiters' default hasher — SipHash-1-3
-//! with a random key per limiter, the function std's `RandomState` uses,
-//! written so that hashing one integer key is a few register operations.
+//! [`RandomSipHash`]: SipHash-1-3 with a random key per limiter, the
+//! function std's `RandomState` uses, written so that hashing one integer
+//! key is a few register operations. The default hasher,
+//! [`RandomAesHash`](super::RandomAesHash), uses it for keys longer than
+//! 15 bytes and on CPUs without AES instructions.
 //!
 //! Why our own: a keyed decision hashes its key before it can prefetch the
 //! key's slot, so the hash is paid in full, in series with the miss that
