@@ -179,7 +179,7 @@ impl Gcra {
     /// `allowed` byte as a whole word just after writing it as a byte, a
     /// store the CPU cannot forward — a stall of a dozen cycles in every
     /// keyed decision.)
-    #[inline]
+    #[inline(always)]
     fn decide(&self, tat: i128, cost: u64, now_micros: i64, tat_out: &mut i128) -> Decision {
         match self.narrow_ticks(tat, cost, now_micros) {
             Some(ticks) => self.decide_narrow(cost, ticks, tat_out),
@@ -257,6 +257,7 @@ impl Gcra {
     /// [`decide`](Self::decide) in 128-bit arithmetic, saturating: for
     /// every state, however large its values.
     #[cold]
+    #[inline(never)]
     fn decide_wide(&self, tat: i128, cost: u64, now_micros: i64) -> (Decision, Option<i128>) {
         let now = self.ticks(now_micros);
         let interval = self.emission_interval();

@@ -158,7 +158,11 @@ impl Hasher for AesHasher {
             buffer[self.len..len].copy_from_slice(bytes);
             self.short = u128::from_le_bytes(buffer);
         } else {
-            if self.len <= SHORT_MAX {
+            if self.len == 8 {
+                // The stream just became long after one word (a byte
+                // string's length, for one): SipHash takes it as a word.
+                self.long.write_u64(self.short as u64);
+            } else if self.len <= SHORT_MAX {
                 // The stream just became long: SipHash takes it from the start.
                 self.long.write(&self.short.to_le_bytes()[..self.len]);
             }
@@ -204,24 +208,19 @@ impl Hasher for AesHasher {
     }
 
     /// Short and with AES: the block encrypted, all in registers. (Kept
-    /// small enough to inline: a call that took the hasher by reference
-    /// made every hash store it to the stack first.)
+    /// small enough to inline, without AES's absence inline: a call that
+    /// took the hasher by reference made every hash store it to the stack
+    /// first.)
     #[inline(always)]
     fn finish(&self) -> u64 {
         if self.len > SHORT_MAX {
-            return long_finish(&self.long);
+            return self.long.finish();
         }
         match self.aes {
             Some(key) => key.encrypt_low64((self.short | (self.len as u128) << 120) ^ self.tweak),
             None => short_sip(self.sip_k0, self.sip_k1, self.short, self.len),
         }
     }
-}
-
-/// SipHash-1-3 of a stream longer than [`SHORT_MAX`].
-#[inline(never)]
-fn long_finish(sip: &SipHasher13) -> u64 {
-    sip.finish()
 }
 
 /// SipHash-1-3 of the short stream `short` (`len` bytes), without AES.

@@ -253,10 +253,13 @@ impl KeyedAlgorithm for Gcra {
         })
     }
 
-    #[inline]
+    /// Inlined into the keyed check, with the wide case out of line: a
+    /// call here put the decision through memory between the key's miss
+    /// and the next key's hash.
+    #[inline(always)]
     fn check_state(&self, state: &mut GcraKeyState, cost: u64, now_micros: i64) -> Decision {
         let Some(stored) = state.compact_tat() else {
-            return self.check_tat(state.wide_tat(), cost, now_micros);
+            return check_wide(self, state, cost, now_micros);
         };
         // A compact state exists only for a compact template (the limiter
         // makes every state with `fresh_state_at`): the tolerance fits 64
@@ -322,6 +325,14 @@ impl KeyedAlgorithm for Gcra {
     fn state_full_at_micros(&self, state: &GcraKeyState, now_micros: i64) -> i64 {
         Full::full_at_micros(&with_tat(self, absolute_tat(self, state, now_micros)), now_micros)
     }
+}
+
+/// GCRA's check of a state kept in 128 bits (a template whose ticks do not
+/// fit 64): rare, so out of line.
+#[cold]
+#[inline(never)]
+fn check_wide(gcra: &Gcra, state: &mut GcraKeyState, cost: u64, now_micros: i64) -> Decision {
+    gcra.check_tat(state.wide_tat(), cost, now_micros)
 }
 
 #[cfg(test)]
