@@ -23,7 +23,7 @@ use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
 use ratekeeper_core::{Decision, Error, LimiterSpec};
 
-use super::{AtCapacity, KeyBytes, KeyedLimiter, KeyedOptions, WhenFull};
+use super::{AtCapacity, KeyBytes, KeyedLimiter, KeyedOptions, RandomSipHash, WhenFull};
 use crate::any_limiter::AnyCore;
 use crate::clock::{AnyClock, Clock};
 
@@ -49,24 +49,31 @@ use crate::clock::{AnyClock, Clock};
 /// assert_eq!(limiter.len(), 2);
 /// # Ok::<(), ratekeeper::Error>(())
 /// ```
+///
+/// Its keys are hashed with SipHash-1-3 ([`RandomSipHash`]), not the
+/// default [`RandomAesHash`](super::RandomAesHash): a byte string hashes as
+/// its 8-byte length and then its bytes, so only keys of up to 7 bytes
+/// would fit AES's one block, and the rest would pay for being buffered
+/// before SipHash took them (1.14× governor's time at a thousand keys,
+/// against 1.00× with SipHash directly).
 #[derive(Debug)]
 pub enum AnyKeyedLimiter<K = KeyBytes, C: Clock = AnyClock> {
     /// Token buckets (x/time/rate).
-    TokenBucket(KeyedLimiter<K, TokenBucket, C>),
+    TokenBucket(KeyedLimiter<K, TokenBucket, C, RandomSipHash>),
     /// GCRA (redis-cell).
-    Gcra(KeyedLimiter<K, Gcra, C>),
+    Gcra(KeyedLimiter<K, Gcra, C, RandomSipHash>),
     /// Leaky buckets as meters.
-    LeakyBucketMeter(KeyedLimiter<K, LeakyBucketMeter, C>),
+    LeakyBucketMeter(KeyedLimiter<K, LeakyBucketMeter, C, RandomSipHash>),
     /// Leaky buckets as queues.
-    LeakyBucketQueue(KeyedLimiter<K, LeakyBucketQueue, C>),
+    LeakyBucketQueue(KeyedLimiter<K, LeakyBucketQueue, C, RandomSipHash>),
     /// Fixed windows.
-    FixedWindow(KeyedLimiter<K, FixedWindow, C>),
+    FixedWindow(KeyedLimiter<K, FixedWindow, C, RandomSipHash>),
     /// Sliding windows of sub-window counters.
-    SlidingWindow(KeyedLimiter<K, SlidingWindow, C>),
+    SlidingWindow(KeyedLimiter<K, SlidingWindow, C, RandomSipHash>),
     /// Sliding logs (`16 × limit` bytes per key).
-    SlidingLog(KeyedLimiter<K, SlidingLog<Box<[LogEntry]>>, C>),
+    SlidingLog(KeyedLimiter<K, SlidingLog<Box<[LogEntry]>>, C, RandomSipHash>),
     /// Sliding window counters.
-    SlidingWindowCounter(KeyedLimiter<K, SlidingWindowCounter, C>),
+    SlidingWindowCounter(KeyedLimiter<K, SlidingWindowCounter, C, RandomSipHash>),
 }
 
 /// Runs `$body` on the inner [`KeyedLimiter`], whatever the algorithm.
@@ -91,16 +98,33 @@ impl<K: Hash + Eq + Send, C: Clock> AnyKeyedLimiter<K, C> {
     /// invalid options (`max_keys`, `shards`).
     pub fn new(spec: &LimiterSpec, options: KeyedOptions, clock: C) -> Result<Self, Error> {
         Ok(match AnyCore::new(spec)? {
-            AnyCore::TokenBucket(t) => Self::TokenBucket(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::Gcra(t) => Self::Gcra(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::LeakyBucketMeter(t) => Self::LeakyBucketMeter(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::LeakyBucketQueue(t) => Self::LeakyBucketQueue(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::FixedWindow(t) => Self::FixedWindow(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::SlidingWindow(t) => Self::SlidingWindow(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::SlidingLog(t) => Self::SlidingLog(KeyedLimiter::with_clock(t, options, clock)?),
-            AnyCore::SlidingWindowCounter(t) => {
-                Self::SlidingWindowCounter(KeyedLimiter::with_clock(t, options, clock)?)
+            AnyCore::TokenBucket(t) => {
+                Self::TokenBucket(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
             }
+            AnyCore::Gcra(t) => {
+                Self::Gcra(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::LeakyBucketMeter(t) => {
+                Self::LeakyBucketMeter(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::LeakyBucketQueue(t) => {
+                Self::LeakyBucketQueue(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::FixedWindow(t) => {
+                Self::FixedWindow(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::SlidingWindow(t) => {
+                Self::SlidingWindow(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::SlidingLog(t) => {
+                Self::SlidingLog(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
+            }
+            AnyCore::SlidingWindowCounter(t) => Self::SlidingWindowCounter(KeyedLimiter::with_clock_and_hasher(
+                t,
+                options,
+                clock,
+                RandomSipHash::new(),
+            )?),
         })
     }
 
