@@ -120,6 +120,9 @@ impl BuildHasher for RandomAesHash {
 pub struct AesHasher {
     aes: Option<&'static AesKey>,
     tweak: u128,
+    /// SipHash's key, for a short stream without AES: as plain words, so
+    /// that the out-of-line call for it takes no reference to `long`
+    /// (which would keep `long` in memory on every path).
     sip_k0: u64,
     sip_k1: u64,
     /// The stream's bytes while there are at most [`SHORT_MAX`]: byte `i`

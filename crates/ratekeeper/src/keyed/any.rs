@@ -23,7 +23,7 @@ use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
 use ratekeeper_core::{Decision, Error, LimiterSpec};
 
-use super::{AtCapacity, KeyBytes, KeyedLimiter, KeyedOptions, RandomSipHash, WhenFull};
+use super::{AtCapacity, KeyBytes, KeyedAlgorithm, KeyedLimiter, KeyedOptions, RandomSipHash, WhenFull};
 use crate::any_limiter::AnyCore;
 use crate::clock::{AnyClock, Clock};
 
@@ -76,6 +76,15 @@ pub enum AnyKeyedLimiter<K = KeyBytes, C: Clock = AnyClock> {
     SlidingWindowCounter(KeyedLimiter<K, SlidingWindowCounter, C, RandomSipHash>),
 }
 
+/// One variant's limiter: the template's, on `clock`, hashed with SipHash.
+fn keyed<K: Hash + Eq + Send, A: KeyedAlgorithm, C: Clock>(
+    template: A,
+    options: KeyedOptions,
+    clock: C,
+) -> Result<KeyedLimiter<K, A, C, RandomSipHash>, Error> {
+    KeyedLimiter::with_clock_and_hasher(template, options, clock, RandomSipHash::new())
+}
+
 /// Runs `$body` on the inner [`KeyedLimiter`], whatever the algorithm.
 macro_rules! on_inner {
     ($self:expr, $inner:ident => $body:expr) => {
@@ -98,33 +107,14 @@ impl<K: Hash + Eq + Send, C: Clock> AnyKeyedLimiter<K, C> {
     /// invalid options (`max_keys`, `shards`).
     pub fn new(spec: &LimiterSpec, options: KeyedOptions, clock: C) -> Result<Self, Error> {
         Ok(match AnyCore::new(spec)? {
-            AnyCore::TokenBucket(t) => {
-                Self::TokenBucket(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::Gcra(t) => {
-                Self::Gcra(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::LeakyBucketMeter(t) => {
-                Self::LeakyBucketMeter(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::LeakyBucketQueue(t) => {
-                Self::LeakyBucketQueue(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::FixedWindow(t) => {
-                Self::FixedWindow(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::SlidingWindow(t) => {
-                Self::SlidingWindow(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::SlidingLog(t) => {
-                Self::SlidingLog(KeyedLimiter::with_clock_and_hasher(t, options, clock, RandomSipHash::new())?)
-            }
-            AnyCore::SlidingWindowCounter(t) => Self::SlidingWindowCounter(KeyedLimiter::with_clock_and_hasher(
-                t,
-                options,
-                clock,
-                RandomSipHash::new(),
-            )?),
+            AnyCore::TokenBucket(t) => Self::TokenBucket(keyed(t, options, clock)?),
+            AnyCore::Gcra(t) => Self::Gcra(keyed(t, options, clock)?),
+            AnyCore::LeakyBucketMeter(t) => Self::LeakyBucketMeter(keyed(t, options, clock)?),
+            AnyCore::LeakyBucketQueue(t) => Self::LeakyBucketQueue(keyed(t, options, clock)?),
+            AnyCore::FixedWindow(t) => Self::FixedWindow(keyed(t, options, clock)?),
+            AnyCore::SlidingWindow(t) => Self::SlidingWindow(keyed(t, options, clock)?),
+            AnyCore::SlidingLog(t) => Self::SlidingLog(keyed(t, options, clock)?),
+            AnyCore::SlidingWindowCounter(t) => Self::SlidingWindowCounter(keyed(t, options, clock)?),
         })
     }
 
