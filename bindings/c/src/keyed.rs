@@ -14,9 +14,7 @@
 
 use core::ffi::c_char;
 
-use ratekeeper::{
-    cost_from_i64, unsigned_from_i64, AnyClock, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull,
-};
+use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull};
 
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::rk_decision;
@@ -97,7 +95,7 @@ impl rk_keyed_options {
 /// `rk_keyed_limiter_free()` must not race with other calls on the handle.
 #[derive(Debug)]
 pub struct rk_keyed_limiter {
-    limiter: AnyKeyedLimiter<ratekeeper::keyed::KeyBytes, AnyClock>,
+    limiter: AnyKeyedLimiter,
     algorithm: rk_algorithm,
 }
 
@@ -200,7 +198,7 @@ pub unsafe extern "C" fn rk_keyed_limiter_check(
                 Out::optional(out_at_capacity),
             )
         };
-        let decided = limiter.limiter.try_check(key, cost_from_i64(cost)?);
+        let decided = limiter.limiter.try_check(key, cost_from_i64(cost)?)?;
         write_decided(decided.map_err(|full| full.decision()), out, at_capacity);
         Ok(())
     })
@@ -234,7 +232,7 @@ pub unsafe extern "C" fn rk_keyed_limiter_peek(
                 Out::optional(out_at_capacity),
             )
         };
-        let decided = limiter.limiter.try_peek(key, cost_from_i64(cost)?);
+        let decided = limiter.limiter.try_peek(key, cost_from_i64(cost)?)?;
         write_decided(decided.map_err(|full| full.decision()), out, at_capacity);
         Ok(())
     })
@@ -280,7 +278,7 @@ pub unsafe extern "C" fn rk_keyed_limiter_remove(
         // SAFETY: the caller's contract.
         let (limiter, key, out) =
             unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?, Out::optional(out_removed)) };
-        let removed = limiter.limiter.remove(key);
+        let removed = limiter.limiter.remove(key)?;
         if let Some(out) = out {
             out.write(removed);
         }

@@ -85,7 +85,7 @@ impl HotKeyed for Keyed {
     /// 0: `check(key, cost)`, 1: `tryAcquire(key, cost)`.
     #[inline]
     fn hot<const W: u8>(&self, key: &[u8], cost: u64) -> Result<bool, Boxed> {
-        let decision = self.limiter.check(key, cost);
+        let decision = self.limiter.check(key, cost)?;
         if W == 0 {
             self.scratch.write_decision(0, &decision);
         }
@@ -114,10 +114,10 @@ fn written(k: &Keyed, outcome: Result<ratekeeper::Decision, ratekeeper::AtCapaci
 }
 
 const METHODS: &[Named<Keyed>] = &[
-    (c"tryCheck", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_check(key, cost))?)),
-    (c"peek", 2, |k, args| written(k, Ok(keyed(args, |key, cost| k.limiter.peek(key, cost))?))),
-    (c"tryPeek", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_peek(key, cost))?)),
-    (c"remove", 1, |k, args| Ok(Returned::Bool(args::with_key(args.get(0), |key| k.limiter.remove(key))?))),
+    (c"tryCheck", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_check(key, cost))??)),
+    (c"peek", 2, |k, args| written(k, Ok(keyed(args, |key, cost| k.limiter.peek(key, cost))??))),
+    (c"tryPeek", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_peek(key, cost))??)),
+    (c"remove", 1, |k, args| Ok(Returned::Bool(args::with_key(args.get(0), |key| k.limiter.remove(key))??))),
     (c"evictFull", 0, |k, _| Ok(Returned::Number(k.limiter.evict_full() as f64))),
     (c"len", 0, |k, _| Ok(Returned::Number(k.limiter.len() as f64))),
     (c"refusedNewKeys", 0, |k, _| Ok(Returned::Number(k.limiter.refused_new_keys() as f64))),

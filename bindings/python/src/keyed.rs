@@ -119,16 +119,18 @@ impl PyKeyedLimiter {
     /// ``try_check`` tells that case apart.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let py = key.py();
         let key = key_arg(key)?;
-        Ok(PyDecision(self.limiter.check(key.as_bytes(), cost.0)))
+        Ok(PyDecision(self.limiter.check(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?))
     }
 
     /// ``check(key, cost).allowed``, taking what ``check`` would take,
     /// without making a ``Decision``: the cheapest call.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn allow(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<bool> {
+        let py = key.py();
         let key = key_arg(key)?;
-        Ok(self.limiter.allow(key.as_bytes(), cost.0))
+        self.limiter.allow(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))
     }
 
     /// ``check``, raising ``AtCapacity`` (a ``RateLimitExceeded``, with the
@@ -137,7 +139,7 @@ impl PyKeyedLimiter {
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn try_check(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
         let bytes = key_arg(key)?;
-        match self.limiter.try_check(bytes.as_bytes(), cost.0) {
+        match self.limiter.try_check(bytes.as_bytes(), cost.0).map_err(|e| from_rust(key.py(), e))? {
             Ok(decision) => Ok(PyDecision(decision)),
             Err(full) => Err(at_capacity(key.py(), &full)),
         }
@@ -147,15 +149,16 @@ impl PyKeyedLimiter {
     /// nothing.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn peek(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let py = key.py();
         let key = key_arg(key)?;
-        Ok(PyDecision(self.limiter.peek(key.as_bytes(), cost.0)))
+        Ok(PyDecision(self.limiter.peek(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?))
     }
 
     /// ``peek``, raising ``AtCapacity`` as ``try_check`` does.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn try_peek(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
         let bytes = key_arg(key)?;
-        match self.limiter.try_peek(bytes.as_bytes(), cost.0) {
+        match self.limiter.try_peek(bytes.as_bytes(), cost.0).map_err(|e| from_rust(key.py(), e))? {
             Ok(decision) => Ok(PyDecision(decision)),
             Err(full) => Err(at_capacity(key.py(), &full)),
         }
@@ -164,8 +167,9 @@ impl PyKeyedLimiter {
     /// Forgets ``key`` whatever its state (it starts fresh if it comes
     /// back); returns whether it was held.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = key.py();
         let key = key_arg(key)?;
-        Ok(self.limiter.remove(key.as_bytes()))
+        self.limiter.remove(key.as_bytes()).map_err(|e| from_rust(py, e))
     }
 
     /// Forgets every key whose state is whole again (which changes no

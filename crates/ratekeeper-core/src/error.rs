@@ -113,6 +113,14 @@ pub enum Argument {
     MaxKeys,
     /// How many shards a keyed limiter splits its keys into: a power of two.
     Shards,
+    /// A key of a byte-keyed or Redis limiter, too long: the value is its
+    /// length in bytes.
+    Key,
+    /// A key given as text that has no UTF-8 form (a lone UTF-16
+    /// surrogate): the value is the lone surrogate's position in the text.
+    KeyText,
+    /// The longest key a byte-keyed or Redis limiter takes, in bytes.
+    MaxKeyBytes,
 }
 
 impl Argument {
@@ -161,6 +169,8 @@ impl Argument {
             Argument::Lease => "lease",
             Argument::MaxKeys => "max_keys",
             Argument::Shards => "shards",
+            Argument::Key | Argument::KeyText => "key",
+            Argument::MaxKeyBytes => "max_key_bytes",
         }
     }
 
@@ -209,6 +219,13 @@ impl Argument {
             Argument::Lease => "must be at least 1 microsecond",
             Argument::MaxKeys => "must be between 1 and 1099511627776 (2^40)",
             Argument::Shards => "must be a power of two between 1 and 65536, and at most max_keys",
+            Argument::Key => {
+                "must be at most max_key_bytes bytes long (256 unless the limiter sets it; the value is the key's length in bytes)"
+            }
+            Argument::KeyText => {
+                "must be valid Unicode text, with no lone surrogate (the value is the first one's position)"
+            }
+            Argument::MaxKeyBytes => "must be between 1 and 65536",
         }
     }
 

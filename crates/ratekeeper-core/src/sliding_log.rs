@@ -6,14 +6,20 @@
 //! interval of length `window` ever holds more than `limit` units — and it
 //! pays for that in memory.
 //!
-//! **Memory: bounded by the limit.** Units admitted at the same microsecond
-//! share one [`LogEntry`], and every entry holds at least one unit that
-//! still counts, so the log never needs more than `limit` entries (16 bytes
-//! each). The core allocates nothing: it keeps its entries in a ring over
-//! storage the caller provides (`[LogEntry; N]`, a `&mut [LogEntry]`, or —
-//! in the std layer — a boxed slice), which must hold at least `limit`
-//! entries. A decision costs O(1) amortized (old entries are dropped as
-//! they slide out), and a refusal's retry-after walks the entries.
+//! **Memory: bounded by the limit, sized by use.** Units admitted at the
+//! same microsecond share one [`LogEntry`], and every entry holds at least
+//! one unit that still counts, so the log never needs more than `limit`
+//! entries (16 bytes each). The core allocates nothing: it keeps its
+//! entries in a ring over storage the caller provides ([`LogStorage`]).
+//! Fixed storage (`[LogEntry; N]`, a `&mut [LogEntry]`) must hold `limit`
+//! entries from the start; storage that can resize (the std layer's, on
+//! the heap) starts empty, is doubled when the ring is full, and halved
+//! when three quarters of it are unused, so a log holds room for about as
+//! many entries as it has recently needed: a limit of a million costs
+//! nothing until a million units come. A decision costs O(1) amortized (old
+//! entries are dropped as they slide out, and every resize is paid for by
+//! the entries added or dropped since the last), and a refusal's
+//! retry-after walks the entries.
 //!
 //! A time earlier than the latest seen counts as the latest, so the log
 //! stays sorted and time going backwards never frees a unit.
@@ -33,8 +39,48 @@ pub struct LogEntry {
     pub units: u64,
 }
 
-/// A sliding log of at most `limit` units per `window_micros`, over storage
-/// `S` of at least `limit` entries.
+/// Where a [`SlidingLog`] keeps its entries: slots the log uses as a ring,
+/// which the storage may be able to resize.
+pub trait LogStorage {
+    /// The slots.
+    fn slots(&self) -> &[LogEntry];
+
+    /// The slots, to write.
+    fn slots_mut(&mut self) -> &mut [LogEntry];
+
+    /// Resizes to `len` slots, keeping the first `min(len, old)` as they
+    /// are, and says whether it did. Fixed storage cannot (the default).
+    fn resize(&mut self, len: usize) -> bool {
+        let _ = len;
+        false
+    }
+
+    /// Whether [`resize`](Self::resize) can grow this storage up to any
+    /// limit; if not, it must hold `limit` slots from the start.
+    fn resizes(&self) -> bool {
+        false
+    }
+}
+
+/// Fixed storage: an array, a `&mut [LogEntry]`, a boxed slice or a `Vec`
+/// of at least `limit` entries, never resized.
+impl<T: AsRef<[LogEntry]> + AsMut<[LogEntry]>> LogStorage for T {
+    fn slots(&self) -> &[LogEntry] {
+        self.as_ref()
+    }
+
+    fn slots_mut(&mut self) -> &mut [LogEntry] {
+        self.as_mut()
+    }
+}
+
+/// A storage that resizes never holds fewer slots than this once it holds
+/// any: resizing a tiny ring on every few decisions would cost more than
+/// the bytes it saves.
+const MIN_SLOTS: usize = 4;
+
+/// A sliding log of at most `limit` units per `window_micros`, over
+/// [`LogStorage`] `S`.
 #[derive(Debug, Clone)]
 pub struct SlidingLog<S> {
     entries: S,
@@ -50,16 +96,22 @@ pub struct SlidingLog<S> {
     window_micros: i64,
 }
 
-impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
+impl<S: LogStorage> SlidingLog<S> {
     /// At most `limit` units in any window of `window_micros`, logged in
-    /// `storage`, which must hold at least `limit` entries (its contents are
-    /// ignored).
+    /// `storage`, which must hold at least `limit` entries unless it
+    /// [resizes](LogStorage::resizes) (its contents are ignored).
     ///
-    /// Errors when `limit` is 0 or exceeds the storage's length, or
+    /// Errors when `limit` is 0 or exceeds fixed storage's length, or
     /// `window_micros` is not positive.
     pub fn new(limit: u64, window_micros: i64, storage: S) -> Result<Self, Error> {
-        check_limit_and_window(limit, storage.as_ref().len() as u64, window_micros)?;
+        let room = if storage.resizes() { i64::MAX as u64 } else { storage.slots().len() as u64 };
+        check_limit_and_window(limit, room, window_micros)?;
         Ok(SlidingLog { entries: storage, head: 0, len: 0, total: 0, latest: i64::MIN, limit, window_micros })
+    }
+
+    /// How many entries the storage has room for now.
+    pub fn capacity(&self) -> usize {
+        self.entries.slots().len()
     }
 
     /// Units per window.
@@ -76,14 +128,14 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
     /// The live entries, oldest first (some may have slid out since the
     /// last decision).
     pub fn entries(&self) -> impl Iterator<Item = LogEntry> + '_ {
-        let slots = self.entries.as_ref();
+        let slots = self.entries.slots();
         (0..self.len).map(move |i| slots[(self.head + i) % slots.len()])
     }
 
     /// The newest live entry, if any.
     #[inline]
     fn newest(&self) -> Option<LogEntry> {
-        let slots = self.entries.as_ref();
+        let slots = self.entries.slots();
         (self.len > 0).then(|| slots[(self.head + self.len - 1) % slots.len()])
     }
 
@@ -148,30 +200,79 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> SlidingLog<S> {
         let reset_after = newest.map_or(0, |e| self.until_out(e.at_micros, t));
         Decision::refused(self.limit, self.limit - total, retry_after, reset_after, self.window_micros)
     }
+
+    /// Room for one more entry: the ring doubled (at least [`MIN_SLOTS`],
+    /// at most `limit`), its wrapped-around tail moved to the new end so the live
+    /// entries stay in order. Only called on a full ring, which fixed
+    /// storage never is when an entry is added.
+    #[cold]
+    fn grow(&mut self) {
+        let old = self.capacity();
+        let limit = usize::try_from(self.limit).unwrap_or(usize::MAX);
+        let new = old.saturating_mul(2).max(MIN_SLOTS).min(limit);
+        if new <= old || !self.entries.resize(new) {
+            return;
+        }
+        if self.len > 0 && self.head > 0 {
+            // The live entries are [head, old) then [0, head): put the first
+            // part at the end of the larger ring.
+            let moved = old - self.head;
+            self.entries.slots_mut().copy_within(self.head..old, new - moved);
+            self.head = new - moved;
+        } else {
+            self.head = 0;
+        }
+    }
+
+    /// Gives back half of a storage that is three quarters unused (never
+    /// below [`MIN_SLOTS`], none when empty): the live entries moved to the
+    /// front first, so the slots kept hold them.
+    fn shrink_if_unused(&mut self) {
+        let capacity = self.capacity();
+        if self.len * 4 > capacity || capacity <= MIN_SLOTS || !self.entries.resizes() {
+            return;
+        }
+        let new = if self.len == 0 { 0 } else { (capacity / 2).max(MIN_SLOTS) };
+        let slots = self.entries.slots_mut();
+        if self.head + self.len <= capacity {
+            slots.copy_within(self.head..self.head + self.len, 0);
+        } else {
+            slots.rotate_left(self.head);
+        }
+        self.head = 0;
+        self.entries.resize(new);
+    }
 }
 
-impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
+impl<S: LogStorage> Admission for SlidingLog<S> {
     #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         let t = now_micros.max(self.latest);
         self.latest = t;
         // Drop what slid out: the log holds only live entries.
         let (skip, expired_units) = self.expired(t);
-        let capacity = self.entries.as_ref().len();
-        self.head = (self.head + skip) % capacity;
-        self.len -= skip;
-        self.total -= expired_units;
+        if skip > 0 {
+            self.head = (self.head + skip) % self.capacity();
+            self.len -= skip;
+            self.total -= expired_units;
+            self.shrink_if_unused();
+        }
         let decision = self.decide(cost, t, 0, 0);
         if decision.allowed && cost > 0 {
             self.total += cost;
-            let slots = self.entries.as_mut();
-            let newest = (self.head + self.len + capacity - 1) % capacity;
-            if self.len > 0 && slots[newest].at_micros == t {
-                slots[newest].units += cost;
+            let capacity = self.capacity();
+            let newest = (self.head + self.len + capacity.max(1) - 1) % capacity.max(1);
+            if self.len > 0 && self.entries.slots()[newest].at_micros == t {
+                self.entries.slots_mut()[newest].units += cost;
             } else {
-                // Room is guaranteed: every live entry holds at least one of
-                // the at most `limit <= capacity` live units.
-                slots[(self.head + self.len) % capacity] = LogEntry { at_micros: t, units: cost };
+                if self.len == capacity {
+                    self.grow();
+                }
+                // Room is there: every live entry holds at least one of the
+                // at most `limit` live units, and the storage holds `limit`
+                // slots (fixed) or just grew towards them.
+                let capacity = self.capacity();
+                self.entries.slots_mut()[(self.head + self.len) % capacity] = LogEntry { at_micros: t, units: cost };
                 self.len += 1;
             }
         }
@@ -190,9 +291,13 @@ impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]>> Admission for SlidingLog<S> {
 /// a later time): a fresh log is empty, and a decision drops what slid out
 /// before reading anything. Where the entries sit in the ring differs, which
 /// no decision can see.
-impl<S: AsRef<[LogEntry]> + AsMut<[LogEntry]> + Clone> Full for SlidingLog<S> {
+impl<S: LogStorage + Clone> Full for SlidingLog<S> {
     fn fresh(&self) -> Self {
-        SlidingLog { entries: self.entries.clone(), head: 0, len: 0, total: 0, latest: i64::MIN, ..*self }
+        let mut entries = self.entries.clone();
+        if entries.resizes() {
+            entries.resize(0);
+        }
+        SlidingLog { entries, head: 0, len: 0, total: 0, latest: i64::MIN, ..*self }
     }
 
     #[inline]

@@ -34,7 +34,7 @@ struct Current {
     /// The node count the limiter was built for (0: none built yet, or
     /// stale — rebuild on next use).
     nodes: u64,
-    limiter: Option<AnyKeyedLimiter<String, AnyClock>>,
+    limiter: Option<AnyKeyedLimiter>,
 }
 
 impl LocalShare {
@@ -65,7 +65,7 @@ impl LocalShare {
             current.limiter = Some(AnyKeyedLimiter::new(&spec, KeyedOptions::new(self.max_keys), self.clock.clone())?);
             current.nodes = nodes;
         }
-        Ok(current.limiter.as_ref().map(|l| l.check(key, cost)).expect("built above"))
+        Ok(current.limiter.as_ref().expect("built above").check(key.as_bytes(), cost)?)
     }
 
     /// Forgets every key: the next use starts afresh (after an outage, the

@@ -6,10 +6,11 @@
 //! numbers, durations in microseconds) and gets a limiter with `check` and
 //! `peek`, whatever the algorithm: one code path instead of eight.
 
+use crate::windows::HeapLogStorage;
 use ratekeeper_core::fixed_window::FixedWindow as CoreFixed;
 use ratekeeper_core::gcra::Gcra as CoreGcra;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter as CoreMeter, LeakyBucketQueue as CoreQueue};
-use ratekeeper_core::sliding_log::{LogEntry, SlidingLog as CoreLog};
+use ratekeeper_core::sliding_log::SlidingLog as CoreLog;
 use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
 use ratekeeper_core::token_bucket::TokenBucket as CoreTokenBucket;
@@ -39,7 +40,7 @@ pub enum AnyCore {
     SlidingWindow(CoreSliding),
     /// [`ratekeeper_core::SlidingLog`] (at most
     /// [`MAX_SLIDING_LOG_LIMIT`](crate::MAX_SLIDING_LOG_LIMIT)).
-    SlidingLog(CoreLog<Box<[LogEntry]>>),
+    SlidingLog(CoreLog<HeapLogStorage>),
     /// [`ratekeeper_core::SlidingWindowCounter`].
     SlidingWindowCounter(CoreCounter),
 }

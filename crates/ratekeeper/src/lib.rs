@@ -69,7 +69,9 @@ pub use units::{
     advance_micros_from_secs, duration_micros_from_secs, micros_from_secs, timeout_micros_from_secs,
     warmup_micros_from_secs,
 };
-pub use windows::{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowCounter, MAX_SLIDING_LOG_LIMIT};
+pub use windows::{
+    FixedWindow, HeapLogStorage, SlidingLog, SlidingWindow, SlidingWindowCounter, MAX_SLIDING_LOG_LIMIT,
+};
 
 /// The core state machines, for callers that bring their own clock and lock.
 pub use ratekeeper_core as core;

@@ -7,7 +7,7 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use ratekeeper_core::fixed_window::FixedWindow as CoreFixed;
-use ratekeeper_core::sliding_log::{LogEntry, SlidingLog as CoreLog};
+use ratekeeper_core::sliding_log::{LogEntry, LogStorage, SlidingLog as CoreLog};
 use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
 use ratekeeper_core::{Admission, Argument, Decision, Error};
@@ -100,7 +100,7 @@ pub const MAX_SLIDING_LOG_LIMIT: u64 = 1 << 20;
 /// read inside it, so decisions are made in the order of their times.
 #[derive(Debug)]
 pub struct SlidingLog<C: Clock = MonotonicClock> {
-    log: Mutex<CoreLog<Box<[LogEntry]>>>,
+    log: Mutex<CoreLog<HeapLogStorage>>,
     clock: C,
     origin_micros: i64,
 }
@@ -121,13 +121,13 @@ impl<C: Clock> SlidingLog<C> {
     }
 
     /// Wraps a core sliding log, whose time 0 becomes now on `clock`.
-    pub fn from_core(log: CoreLog<Box<[LogEntry]>>, clock: C) -> Self {
+    pub fn from_core(log: CoreLog<HeapLogStorage>, clock: C) -> Self {
         let origin_micros = clock.now_micros();
         SlidingLog { log: Mutex::new(log), clock, origin_micros }
     }
 
     /// Runs `f` on the log under the lock, at the current time.
-    fn with_log<R>(&self, f: impl FnOnce(&mut CoreLog<Box<[LogEntry]>>, i64) -> R) -> R {
+    fn with_log<R>(&self, f: impl FnOnce(&mut CoreLog<HeapLogStorage>, i64) -> R) -> R {
         // A panic cannot leave the log half-updated (the core never panics),
         // so a poisoned lock is safe to use.
         let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
@@ -152,12 +152,44 @@ impl<C: Clock> SlidingLog<C> {
     }
 }
 
-/// A core sliding log over a boxed slice of `limit` entries.
-pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<Box<[LogEntry]>>, Error> {
+/// A core sliding log on the heap, empty until its first unit.
+pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<HeapLogStorage>, Error> {
     if limit == 0 || limit > MAX_SLIDING_LOG_LIMIT {
         return Err(Error::invalid_uint(Argument::Limit, limit));
     }
-    CoreLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice())
+    CoreLog::new(limit, window_micros, HeapLogStorage::default())
+}
+
+/// A sliding log's entries on the heap, sized by use: empty at first, then
+/// resized by the core log as it fills and empties (doubled when full,
+/// halved when three quarters unused; see
+/// [`ratekeeper_core::sliding_log`]), so a log holds 16 bytes for about
+/// each entry it recently needed, never more than its `limit`'s worth.
+/// A boxed slice, not a `Vec`: 16 bytes beside the log, not 24, which a
+/// keyed limiter pays per key.
+#[derive(Debug, Clone, Default)]
+pub struct HeapLogStorage(Box<[LogEntry]>);
+
+impl LogStorage for HeapLogStorage {
+    fn slots(&self) -> &[LogEntry] {
+        &self.0
+    }
+
+    fn slots_mut(&mut self) -> &mut [LogEntry] {
+        &mut self.0
+    }
+
+    fn resize(&mut self, len: usize) -> bool {
+        let mut resized = vec![LogEntry::default(); len].into_boxed_slice();
+        let kept = len.min(self.0.len());
+        resized[..kept].copy_from_slice(&self.0[..kept]);
+        self.0 = resized;
+        true
+    }
+
+    fn resizes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ratekeeper::core::{
-    Admission, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, LogEntry, SlidingLog, SlidingWindow,
-    SlidingWindowCounter, TokenBucket,
+    Admission, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, SlidingLog, SlidingWindow, SlidingWindowCounter,
+    TokenBucket,
 };
 use ratekeeper::keyed::{AnyKeyedLimiter, KeyedAlgorithm, KeyedLimiter, KeyedOptions, WhenFull};
-use ratekeeper::{AnyClock, LimiterSpec, ManualClock};
+use ratekeeper::{AnyClock, HeapLogStorage, LimiterSpec, ManualClock};
 
 struct Counting;
 
@@ -224,7 +224,7 @@ fn eviction_never_changes_a_decision() {
     same_as_unbounded(TokenBucket::new(500.0, 3).unwrap(), 2, bound);
     same_as_unbounded(FixedWindow::new(3, 2_000).unwrap(), 1, bound);
     same_as_unbounded(SlidingWindowCounter::new(3, 1_000).unwrap(), 1, bound);
-    let log = SlidingLog::new(3, 1_500, vec![LogEntry::default(); 3].into_boxed_slice()).unwrap();
+    let log = SlidingLog::new(3, 1_500, HeapLogStorage::default()).unwrap();
     same_as_unbounded(log, 1, bound);
     same_as_unbounded(LeakyBucketMeter::new(3, 1, 500).unwrap(), 1, bound);
     same_as_unbounded(LeakyBucketQueue::new(2, 400).unwrap(), 1, bound);
@@ -264,7 +264,7 @@ fn flood(limiter: &AnyKeyedLimiter, clock: &ManualClock, keys: u64, before: usiz
     for i in 0..keys {
         // Keys of 16 to 47 bytes: inline and on the heap.
         let key = unique_key(i, 16 + (i % 32) as usize);
-        admitted += u64::from(limiter.check(key.as_slice(), 1).allowed);
+        admitted += u64::from(limiter.check(key.as_slice(), 1).unwrap().allowed);
         clock.advance_micros(1);
         if i % 1_024 == 0 {
             let len = limiter.len();
@@ -383,7 +383,7 @@ fn flood_from_threads_stays_within_the_bound() {
                     let mut admitted = 0;
                     for i in (t..keys).step_by(THREADS as usize) {
                         let key = unique_key(i, 16 + (i % 32) as usize);
-                        admitted += u64::from(limiter.check(key.as_slice(), 1).allowed);
+                        admitted += u64::from(limiter.check(key.as_slice(), 1).unwrap().allowed);
                         clock.advance_micros(1);
                         assert!(limiter.len() <= max_keys, "{} keys held", limiter.len());
                     }

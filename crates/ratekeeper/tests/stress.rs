@@ -312,7 +312,7 @@ fn keyed_limiters_spend_each_keys_budget_exactly_once() {
                 if typed.check(&key, cost).allowed {
                     got[key as usize][0] += cost;
                 }
-                if any.check(format!("user:{key}").as_bytes(), cost).allowed {
+                if any.check(format!("user:{key}").as_bytes(), cost).unwrap().allowed {
                     got[key as usize][1] += cost;
                 }
             }
@@ -324,7 +324,7 @@ fn keyed_limiters_spend_each_keys_budget_exactly_once() {
                 std::array::from_fn(|which| per_key.iter().map(|thread| thread[key as usize][which]).sum());
             let left = [
                 drain(|| typed.check(&key, 1).allowed),
-                drain(|| any.check(format!("user:{key}").as_bytes(), 1).allowed),
+                drain(|| any.check(format!("user:{key}").as_bytes(), 1).unwrap().allowed),
             ];
             for which in 0..2 {
                 assert_eq!(got[which] + left[which], budget, "{threads} threads, key {key}, limiter {which}");

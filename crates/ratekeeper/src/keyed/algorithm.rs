@@ -16,9 +16,10 @@
 //! The semantics stay in the core: [`Admission`] decides, [`Full`] says when
 //! a key can be dropped.
 
+use crate::windows::HeapLogStorage;
 use ratekeeper_core::fixed_window::FixedWindow;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
-use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
+use ratekeeper_core::sliding_log::SlidingLog;
 use ratekeeper_core::sliding_window::SlidingWindow;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
@@ -108,7 +109,7 @@ impl<const N: usize> super::table::SlotState for [u64; N] {
     type Tag = std::num::NonZeroU64;
 }
 
-impl super::table::SlotState for SlidingLog<Box<[LogEntry]>> {
+impl super::table::SlotState for SlidingLog<HeapLogStorage> {
     type Tag = std::num::NonZeroU64;
 }
 
@@ -200,12 +201,14 @@ keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
 keyed_by_hot_words!(SlidingWindow, 11, 9, "sliding_window");
 keyed_by_hot_words!(SlidingWindowCounter, 5, 3, "sliding_window_counter");
 
-impl sealed::Sealed for SlidingLog<Box<[LogEntry]>> {}
+impl sealed::Sealed for SlidingLog<HeapLogStorage> {}
 
 /// The sliding log's state is the whole log (its entries cannot be shared):
-/// `16 × limit` bytes per key and a few words.
-impl KeyedAlgorithm for SlidingLog<Box<[LogEntry]>> {
-    type State = SlidingLog<Box<[LogEntry]>>;
+/// a few words in the slot, and on the heap 16 bytes per entry the key's log
+/// has recently needed — none for a key that has not been admitted yet, at
+/// most `16 × limit` ([`HeapLogStorage`]).
+impl KeyedAlgorithm for SlidingLog<HeapLogStorage> {
+    type State = SlidingLog<HeapLogStorage>;
 
     fn name(&self) -> &'static str {
         "sliding_log"
@@ -265,6 +268,6 @@ mod tests {
         same(FixedWindow::new(3, 1_000).unwrap());
         same(SlidingWindow::new(3, 1_000, 4).unwrap());
         same(SlidingWindowCounter::new(3, 1_000).unwrap());
-        same(SlidingLog::new(3, 1_000, vec![LogEntry::default(); 3].into_boxed_slice()).unwrap());
+        same(SlidingLog::new(3, 1_000, HeapLogStorage::default()).unwrap());
     }
 }

@@ -7,28 +7,29 @@
 //! (or [`try_check`](AnyKeyedLimiter::try_check), which tells a refusal at
 //! the bound apart), [`peek`](AnyKeyedLimiter::peek),
 //! [`remove`](AnyKeyedLimiter::remove) and [`len`](AnyKeyedLimiter::len).
-//! Keys are bytes by default ([`KeyBytes`]: up to 22 bytes inline in the
-//! table, looked up by `&[u8]` without an allocation): a binding passes a
-//! string's UTF-8 or a buffer as it is.
-
-use std::borrow::Borrow;
-use std::hash::Hash;
+//! Keys are bytes ([`KeyBytes`]: up to 22 bytes inline in the table,
+//! looked up by `&[u8]` without an allocation): a binding passes a string's
+//! UTF-8 or a buffer as it is. A key longer than the limiter's
+//! [`MaxKeyBytes`] is refused with an error naming `key`, and nothing is
+//! stored: what a key can cost in memory is bounded, whoever sends it.
 
 use ratekeeper_core::fixed_window::FixedWindow;
 use ratekeeper_core::gcra::Gcra;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
-use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
+use ratekeeper_core::sliding_log::SlidingLog;
 use ratekeeper_core::sliding_window::SlidingWindow;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
 use ratekeeper_core::{Decision, Error, LimiterSpec};
 
-use super::{AtCapacity, KeyBytes, KeyedAlgorithm, KeyedLimiter, KeyedOptions, RandomSipHash, WhenFull};
+use super::{AtCapacity, KeyBytes, KeyedAlgorithm, KeyedLimiter, KeyedOptions, MaxKeyBytes, RandomSipHash, WhenFull};
 use crate::any_limiter::AnyCore;
 use crate::clock::{AnyClock, Clock};
+use crate::windows::HeapLogStorage;
 
 /// A [`KeyedLimiter`] of any admission-style algorithm, built from a
-/// [`LimiterSpec`]; keyed by bytes and on an [`AnyClock`] unless told
+/// [`LimiterSpec`], keyed by byte strings of at most
+/// [`KeyedOptions::max_key_bytes`], on an [`AnyClock`] unless told
 /// otherwise.
 ///
 /// ```
@@ -41,12 +42,14 @@ use crate::clock::{AnyClock, Clock};
 /// let clock = AnyClock::from(Arc::new(ManualClock::new()));
 /// let limiter: AnyKeyedLimiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(1_000_000), clock)?;
 /// for _ in 0..5 {
-///     assert!(limiter.check(b"user:42/post".as_slice(), 1).allowed);
+///     assert!(limiter.check(b"user:42/post", 1)?.allowed);
 /// }
-/// let refused = limiter.check(b"user:42/post".as_slice(), 1);
+/// let refused = limiter.check(b"user:42/post", 1)?;
 /// assert_eq!((refused.allowed, refused.retry_after_micros), (false, 60_000_000));
-/// assert!(limiter.check(b"user:42/like".as_slice(), 1).allowed);
+/// assert!(limiter.check(b"user:42/like", 1)?.allowed);
 /// assert_eq!(limiter.len(), 2);
+/// // Keys are at most 256 bytes unless the options say otherwise.
+/// assert!(limiter.check(&[b'k'; 257], 1).is_err());
 /// # Ok::<(), ratekeeper::Error>(())
 /// ```
 ///
@@ -54,137 +57,124 @@ use crate::clock::{AnyClock, Clock};
 /// default [`RandomAesHash`](super::RandomAesHash): a byte string hashes as
 /// its 8-byte length and then its bytes, so only keys of up to 7 bytes
 /// would fit AES's one block, and the rest would pay for being buffered
-/// before SipHash took them (1.14× governor's time at a thousand keys,
-/// against 0.95× with SipHash directly).
+/// before SipHash took them (see BENCHMARKS.md).
 #[derive(Debug)]
-pub enum AnyKeyedLimiter<K = KeyBytes, C: Clock = AnyClock> {
-    /// Token buckets (x/time/rate).
-    TokenBucket(KeyedLimiter<K, TokenBucket, C, RandomSipHash>),
-    /// GCRA (redis-cell).
-    Gcra(KeyedLimiter<K, Gcra, C, RandomSipHash>),
-    /// Leaky buckets as meters.
-    LeakyBucketMeter(KeyedLimiter<K, LeakyBucketMeter, C, RandomSipHash>),
-    /// Leaky buckets as queues.
-    LeakyBucketQueue(KeyedLimiter<K, LeakyBucketQueue, C, RandomSipHash>),
-    /// Fixed windows.
-    FixedWindow(KeyedLimiter<K, FixedWindow, C, RandomSipHash>),
-    /// Sliding windows of sub-window counters.
-    SlidingWindow(KeyedLimiter<K, SlidingWindow, C, RandomSipHash>),
-    /// Sliding logs (`16 × limit` bytes per key).
-    SlidingLog(KeyedLimiter<K, SlidingLog<Box<[LogEntry]>>, C, RandomSipHash>),
-    /// Sliding window counters.
-    SlidingWindowCounter(KeyedLimiter<K, SlidingWindowCounter, C, RandomSipHash>),
+pub struct AnyKeyedLimiter<C: Clock = AnyClock> {
+    max_key_bytes: MaxKeyBytes,
+    inner: ByAlgorithm<C>,
+}
+
+/// The keyed limiter of each algorithm.
+#[derive(Debug)]
+enum ByAlgorithm<C: Clock> {
+    TokenBucket(KeyedLimiter<KeyBytes, TokenBucket, C, RandomSipHash>),
+    Gcra(KeyedLimiter<KeyBytes, Gcra, C, RandomSipHash>),
+    LeakyBucketMeter(KeyedLimiter<KeyBytes, LeakyBucketMeter, C, RandomSipHash>),
+    LeakyBucketQueue(KeyedLimiter<KeyBytes, LeakyBucketQueue, C, RandomSipHash>),
+    FixedWindow(KeyedLimiter<KeyBytes, FixedWindow, C, RandomSipHash>),
+    SlidingWindow(KeyedLimiter<KeyBytes, SlidingWindow, C, RandomSipHash>),
+    SlidingLog(KeyedLimiter<KeyBytes, SlidingLog<HeapLogStorage>, C, RandomSipHash>),
+    SlidingWindowCounter(KeyedLimiter<KeyBytes, SlidingWindowCounter, C, RandomSipHash>),
 }
 
 /// One variant's limiter: the template's, on `clock`, hashed with SipHash.
-fn keyed<K: Hash + Eq + Send, A: KeyedAlgorithm, C: Clock>(
+fn keyed<A: KeyedAlgorithm, C: Clock>(
     template: A,
     options: KeyedOptions,
     clock: C,
-) -> Result<KeyedLimiter<K, A, C, RandomSipHash>, Error> {
+) -> Result<KeyedLimiter<KeyBytes, A, C, RandomSipHash>, Error> {
     KeyedLimiter::with_clock_and_hasher(template, options, clock, RandomSipHash::new())
 }
 
 /// Runs `$body` on the inner [`KeyedLimiter`], whatever the algorithm.
 macro_rules! on_inner {
     ($self:expr, $inner:ident => $body:expr) => {
-        match $self {
-            AnyKeyedLimiter::TokenBucket($inner) => $body,
-            AnyKeyedLimiter::Gcra($inner) => $body,
-            AnyKeyedLimiter::LeakyBucketMeter($inner) => $body,
-            AnyKeyedLimiter::LeakyBucketQueue($inner) => $body,
-            AnyKeyedLimiter::FixedWindow($inner) => $body,
-            AnyKeyedLimiter::SlidingWindow($inner) => $body,
-            AnyKeyedLimiter::SlidingLog($inner) => $body,
-            AnyKeyedLimiter::SlidingWindowCounter($inner) => $body,
+        match &$self.inner {
+            ByAlgorithm::TokenBucket($inner) => $body,
+            ByAlgorithm::Gcra($inner) => $body,
+            ByAlgorithm::LeakyBucketMeter($inner) => $body,
+            ByAlgorithm::LeakyBucketQueue($inner) => $body,
+            ByAlgorithm::FixedWindow($inner) => $body,
+            ByAlgorithm::SlidingWindow($inner) => $body,
+            ByAlgorithm::SlidingLog($inner) => $body,
+            ByAlgorithm::SlidingWindowCounter($inner) => $body,
         }
     };
 }
 
-impl<K: Hash + Eq + Send, C: Clock> AnyKeyedLimiter<K, C> {
+impl<C: Clock> AnyKeyedLimiter<C> {
     /// A keyed limiter of the algorithm `spec` describes, created now on
     /// `clock`. Errors with the algorithm's own invalid-argument error, or on
     /// invalid options (`max_keys`, `shards`).
     pub fn new(spec: &LimiterSpec, options: KeyedOptions, clock: C) -> Result<Self, Error> {
-        Ok(match AnyCore::new(spec)? {
-            AnyCore::TokenBucket(t) => Self::TokenBucket(keyed(t, options, clock)?),
-            AnyCore::Gcra(t) => Self::Gcra(keyed(t, options, clock)?),
-            AnyCore::LeakyBucketMeter(t) => Self::LeakyBucketMeter(keyed(t, options, clock)?),
-            AnyCore::LeakyBucketQueue(t) => Self::LeakyBucketQueue(keyed(t, options, clock)?),
-            AnyCore::FixedWindow(t) => Self::FixedWindow(keyed(t, options, clock)?),
-            AnyCore::SlidingWindow(t) => Self::SlidingWindow(keyed(t, options, clock)?),
-            AnyCore::SlidingLog(t) => Self::SlidingLog(keyed(t, options, clock)?),
-            AnyCore::SlidingWindowCounter(t) => Self::SlidingWindowCounter(keyed(t, options, clock)?),
-        })
+        let inner = match AnyCore::new(spec)? {
+            AnyCore::TokenBucket(t) => ByAlgorithm::TokenBucket(keyed(t, options, clock)?),
+            AnyCore::Gcra(t) => ByAlgorithm::Gcra(keyed(t, options, clock)?),
+            AnyCore::LeakyBucketMeter(t) => ByAlgorithm::LeakyBucketMeter(keyed(t, options, clock)?),
+            AnyCore::LeakyBucketQueue(t) => ByAlgorithm::LeakyBucketQueue(keyed(t, options, clock)?),
+            AnyCore::FixedWindow(t) => ByAlgorithm::FixedWindow(keyed(t, options, clock)?),
+            AnyCore::SlidingWindow(t) => ByAlgorithm::SlidingWindow(keyed(t, options, clock)?),
+            AnyCore::SlidingLog(t) => ByAlgorithm::SlidingLog(keyed(t, options, clock)?),
+            AnyCore::SlidingWindowCounter(t) => ByAlgorithm::SlidingWindowCounter(keyed(t, options, clock)?),
+        };
+        Ok(AnyKeyedLimiter { max_key_bytes: options.key_bytes_bound(), inner })
     }
 
-    /// [`KeyedLimiter::check`].
+    /// [`KeyedLimiter::check`]; a key longer than
+    /// [`max_key_bytes`](Self::max_key_bytes) is an error, and changes
+    /// nothing.
     #[inline]
-    pub fn check<Q>(&self, key: &Q, cost: u64) -> Decision
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned + ?Sized,
-        Q::Owned: Into<K>,
-    {
-        on_inner!(self, l => l.check(key, cost))
+    pub fn check(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.check(key, cost)))
     }
 
-    /// [`KeyedLimiter::allow`].
+    /// [`KeyedLimiter::allow`]; a key too long is an error.
     #[inline]
-    pub fn allow<Q>(&self, key: &Q, cost: u64) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned + ?Sized,
-        Q::Owned: Into<K>,
-    {
-        on_inner!(self, l => l.allow(key, cost))
+    pub fn allow(&self, key: &[u8], cost: u64) -> Result<bool, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.allow(key, cost)))
     }
 
-    /// [`KeyedLimiter::try_check`].
+    /// [`KeyedLimiter::try_check`]; a key too long is an error (the outer
+    /// one).
     #[inline]
-    pub fn try_check<Q>(&self, key: &Q, cost: u64) -> Result<Decision, AtCapacity>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned + ?Sized,
-        Q::Owned: Into<K>,
-    {
-        on_inner!(self, l => l.try_check(key, cost))
+    pub fn try_check(&self, key: &[u8], cost: u64) -> Result<Result<Decision, AtCapacity>, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.try_check(key, cost)))
     }
 
-    /// [`KeyedLimiter::peek`].
-    pub fn peek<Q>(&self, key: &Q, cost: u64) -> Decision
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        on_inner!(self, l => l.peek(key, cost))
+    /// [`KeyedLimiter::peek`]; a key too long is an error, as for
+    /// [`check`](Self::check).
+    pub fn peek(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.peek(key, cost)))
     }
 
-    /// [`KeyedLimiter::try_peek`].
-    pub fn try_peek<Q>(&self, key: &Q, cost: u64) -> Result<Decision, AtCapacity>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        on_inner!(self, l => l.try_peek(key, cost))
+    /// [`KeyedLimiter::try_peek`]; a key too long is an error (the outer
+    /// one).
+    pub fn try_peek(&self, key: &[u8], cost: u64) -> Result<Result<Decision, AtCapacity>, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.try_peek(key, cost)))
     }
 
-    /// [`KeyedLimiter::remove`].
-    pub fn remove<Q>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        on_inner!(self, l => l.remove(key))
+    /// [`KeyedLimiter::remove`]; a key too long is an error, as for
+    /// [`check`](Self::check).
+    pub fn remove(&self, key: &[u8]) -> Result<bool, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.remove(key)))
     }
 
     /// [`KeyedLimiter::evict_full`].
     pub fn evict_full(&self) -> usize {
         on_inner!(self, l => l.evict_full())
     }
-}
 
-impl<K, C: Clock> AnyKeyedLimiter<K, C> {
+    /// The longest key taken, in bytes.
+    pub fn max_key_bytes(&self) -> usize {
+        self.max_key_bytes.get()
+    }
+
     /// [`KeyedLimiter::len`].
     pub fn len(&self) -> usize {
         on_inner!(self, l => l.len())

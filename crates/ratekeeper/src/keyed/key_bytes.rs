@@ -8,10 +8,70 @@
 //! to [`INLINE`] bytes in its own 24 bytes and only longer keys on the heap.
 //! It hashes and compares exactly as the `[u8]` it holds, so a table of
 //! `KeyBytes` is looked up by `&[u8]` without building one.
+//!
+//! [`MaxKeyBytes`] is the one rule for how long such a key may be, for the
+//! byte-keyed limiters here and the Redis limiters alike.
 
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+
+use ratekeeper_core::{Argument, Error};
+
+/// The longest key a byte-keyed limiter ([`AnyKeyedLimiter`]) or a Redis
+/// limiter takes, in bytes.
+///
+/// A key is held whole for as long as its state is (and sent whole to
+/// Redis with every decision), so without a bound the memory a keyed
+/// limiter holds at `max_keys` keys — and the time one Redis call takes —
+/// would be whatever its callers chose to send. A longer key is refused
+/// with [`Argument::Key`] (the key's length as the value) and nothing is
+/// stored or sent. The default, [`MaxKeyBytes::DEFAULT`] (256 bytes),
+/// holds a user id, an IPv6 address, a route and an API key together;
+/// a limiter keyed by longer strings sets its own, up to
+/// [`MaxKeyBytes::LARGEST`].
+///
+/// [`AnyKeyedLimiter`]: super::AnyKeyedLimiter
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MaxKeyBytes(u32);
+
+impl MaxKeyBytes {
+    /// 256 bytes.
+    pub const DEFAULT: MaxKeyBytes = MaxKeyBytes(256);
+
+    /// The largest bound a limiter may set: 64 KiB.
+    pub const LARGEST: usize = 1 << 16;
+
+    /// Keys of at most `bytes` bytes: 1 to [`LARGEST`](Self::LARGEST), else
+    /// an [`Argument::MaxKeyBytes`] error.
+    pub const fn new(bytes: usize) -> Result<Self, Error> {
+        if bytes == 0 || bytes > Self::LARGEST {
+            return Err(Error::invalid_uint(Argument::MaxKeyBytes, bytes as u64));
+        }
+        Ok(MaxKeyBytes(bytes as u32))
+    }
+
+    /// The bound in bytes.
+    pub const fn get(self) -> usize {
+        self.0 as usize
+    }
+
+    /// `key` if it is at most this long, else an [`Argument::Key`] error
+    /// whose value is its length.
+    #[inline]
+    pub fn check(self, key: &[u8]) -> Result<&[u8], Error> {
+        if key.len() > self.get() {
+            return Err(Error::invalid_uint(Argument::Key, key.len() as u64));
+        }
+        Ok(key)
+    }
+}
+
+impl Default for MaxKeyBytes {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
 
 /// The longest key held inline.
 pub const INLINE: usize = 22;
@@ -95,6 +155,23 @@ impl fmt::Debug for KeyBytes {
 mod tests {
     use super::*;
     use std::hash::BuildHasher;
+
+    #[test]
+    fn max_key_bytes_takes_keys_up_to_its_bound() {
+        assert_eq!(MaxKeyBytes::default().get(), 256);
+        let bound = MaxKeyBytes::new(4).unwrap();
+        assert_eq!(bound.check(b"abcd"), Ok(b"abcd".as_slice()));
+        assert_eq!(bound.check(b""), Ok(b"".as_slice()));
+        assert_eq!(bound.check(b"abcde"), Err(Error::invalid_int(Argument::Key, 5)));
+        assert_eq!(MaxKeyBytes::new(0), Err(Error::invalid_int(Argument::MaxKeyBytes, 0)));
+        assert_eq!(MaxKeyBytes::new(MaxKeyBytes::LARGEST).unwrap().get(), 65_536);
+        assert_eq!(MaxKeyBytes::new(MaxKeyBytes::LARGEST + 1), Err(Error::invalid_int(Argument::MaxKeyBytes, 65_537)));
+        let message = MaxKeyBytes::DEFAULT.check(&[b'k'; 300]).unwrap_err().to_string();
+        assert!(
+            message.starts_with("invalid argument key = 300: must be at most max_key_bytes bytes long"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn short_keys_inline_long_ones_on_the_heap_both_as_bytes() {

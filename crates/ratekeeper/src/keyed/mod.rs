@@ -159,7 +159,7 @@ use algorithm::Aging;
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
 pub use gcra_state::GcraKeyState;
-pub use key_bytes::{KeyBytes, INLINE as INLINE_KEY_BYTES};
+pub use key_bytes::{KeyBytes, MaxKeyBytes, INLINE as INLINE_KEY_BYTES};
 pub use sip_hash::{RandomSipHash, SipHasher13};
 
 /// The hasher keyed limiters use unless told otherwise: AES-128 under a
@@ -225,13 +225,14 @@ pub struct KeyedOptions {
     max_keys: usize,
     when_full: WhenFull,
     shards: Option<usize>,
+    max_key_bytes: MaxKeyBytes,
 }
 
 impl KeyedOptions {
     /// At most `max_keys` keys (1 to [`MAX_KEYS`]), new keys refused at the
     /// bound when no key is full, the default shard count.
     pub const fn new(max_keys: usize) -> Self {
-        KeyedOptions { max_keys, when_full: WhenFull::RefuseNewKeys, shards: None }
+        KeyedOptions { max_keys, when_full: WhenFull::RefuseNewKeys, shards: None, max_key_bytes: MaxKeyBytes::DEFAULT }
     }
 
     /// What to do at the bound.
@@ -247,9 +248,21 @@ impl KeyedOptions {
         self
     }
 
+    /// The longest byte key an [`AnyKeyedLimiter`] takes (a
+    /// [`KeyedLimiter`]'s keys are of a type of your own, which bounds them).
+    pub const fn max_key_bytes(mut self, bound: MaxKeyBytes) -> Self {
+        self.max_key_bytes = bound;
+        self
+    }
+
     /// The bound.
     pub const fn max_keys(&self) -> usize {
         self.max_keys
+    }
+
+    /// The bound on byte keys.
+    pub const fn key_bytes_bound(&self) -> MaxKeyBytes {
+        self.max_key_bytes
     }
 
     /// The policy at the bound.

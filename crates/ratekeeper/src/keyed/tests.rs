@@ -240,24 +240,52 @@ fn any_keyed_limiter_builds_every_algorithm() {
             AnyKeyedLimiter::new(&spec, KeyedOptions::new(2).shards(1), AnyClock::from(Arc::clone(&clock))).unwrap();
         assert_eq!(limiter.algorithm(), spec.algorithm());
         for key in [b"a".as_slice(), b"b"] {
-            assert!(limiter.check(key, 1).allowed, "{spec:?}");
-            assert!(limiter.check(key, 1).allowed, "{spec:?}");
-            assert!(!limiter.check(key, 1).allowed, "{spec:?}");
+            assert!(limiter.check(key, 1).unwrap().allowed, "{spec:?}");
+            assert!(limiter.check(key, 1).unwrap().allowed, "{spec:?}");
+            assert!(!limiter.check(key, 1).unwrap().allowed, "{spec:?}");
         }
         assert_eq!(limiter.len(), 2);
-        assert!(limiter.try_check(b"c".as_slice(), 1).is_err(), "{spec:?}: at the bound");
+        assert!(limiter.try_check(b"c", 1).unwrap().is_err(), "{spec:?}: at the bound");
         assert_eq!(limiter.refused_new_keys(), 1);
         clock.advance(Duration::from_secs(10));
-        assert!(limiter.check(b"c".as_slice(), 1).allowed, "{spec:?}: the full keys made room");
+        assert!(limiter.check(b"c", 1).unwrap().allowed, "{spec:?}: the full keys made room");
         assert_eq!(limiter.evict_full(), 0, "{spec:?}: c is not full");
-        assert!(limiter.remove(b"c".as_slice()));
+        assert!(limiter.remove(b"c").unwrap());
         assert!(limiter.is_empty(), "{spec:?}");
         assert_eq!((limiter.max_keys(), limiter.when_full()), (2, WhenFull::RefuseNewKeys));
     }
     let bad = LimiterSpec::Gcra { max_burst: 1, count_per_period: 0, period_micros: SEC };
-    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&bad, KeyedOptions::new(1), AnyClock::default()).is_err());
+    assert!(AnyKeyedLimiter::new(&bad, KeyedOptions::new(1), AnyClock::default()).is_err());
     let good = LimiterSpec::FixedWindow { limit: 1, window_micros: SEC };
-    assert!(AnyKeyedLimiter::<KeyBytes, _>::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
+    assert!(AnyKeyedLimiter::new(&good, KeyedOptions::new(0), AnyClock::default()).is_err());
+}
+
+/// A key longer than `max_key_bytes` is an error naming `key` from every
+/// method, and nothing is stored; a key of exactly the bound is taken.
+#[test]
+fn any_keyed_limiter_refuses_keys_past_max_key_bytes_and_stores_nothing() {
+    let spec = LimiterSpec::SlidingLog { limit: 3, window_micros: SEC };
+    for (bound, options) in [
+        (256, KeyedOptions::new(8)),
+        (5, KeyedOptions::new(8).max_key_bytes(MaxKeyBytes::new(5).unwrap())),
+        (65_536, KeyedOptions::new(8).max_key_bytes(MaxKeyBytes::new(65_536).unwrap())),
+    ] {
+        let limiter: AnyKeyedLimiter = AnyKeyedLimiter::new(&spec, options, AnyClock::from(manual())).unwrap();
+        assert_eq!(limiter.max_key_bytes(), bound);
+        let longest = vec![b'k'; bound];
+        let too_long = vec![b'k'; bound + 1];
+        let refused: Result<bool, Error> = Err(Error::invalid_uint(Argument::Key, bound as u64 + 1));
+        assert_eq!(limiter.check(&too_long, 1).map(|d| d.allowed), refused);
+        assert_eq!(limiter.allow(&too_long, 1), refused);
+        assert_eq!(limiter.try_check(&too_long, 1).map(|r| r.is_ok()), refused);
+        assert_eq!(limiter.peek(&too_long, 1).map(|d| d.allowed), refused);
+        assert_eq!(limiter.try_peek(&too_long, 1).map(|r| r.is_ok()), refused);
+        assert_eq!(limiter.remove(&too_long), refused);
+        assert!(limiter.is_empty(), "nothing stored for a refused key");
+        assert!(limiter.check(&longest, 1).unwrap().allowed);
+        assert_eq!(limiter.len(), 1);
+        assert_eq!(limiter.peek(&longest, 0).unwrap().remaining, 2);
+    }
 }
 
 /// The keyed GCRA against the unkeyed core `Gcra`, decision for decision:
