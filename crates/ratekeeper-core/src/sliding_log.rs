@@ -13,9 +13,9 @@
 //! entries in a ring over storage the caller provides ([`LogStorage`]).
 //! Fixed storage (`[LogEntry; N]`, a `&mut [LogEntry]`) must hold `limit`
 //! entries from the start; storage that can resize (the std layer's, on
-//! the heap) starts empty, is doubled when the ring is full, and halved
-//! when three quarters of it are unused, so a log holds room for about as
-//! many entries as it has recently needed: a limit of a million costs
+//! the heap) starts empty, is doubled when the ring is full, and cut to
+//! twice what it holds when three quarters of it are unused, so a log
+//! holds room for about as many entries as it has recently needed: a limit of a million costs
 //! nothing until a million units come. A decision costs O(1) amortized (old
 //! entries are dropped as they slide out, and every resize is paid for by
 //! the entries added or dropped since the last), and a refusal's
@@ -112,6 +112,11 @@ impl<S: LogStorage> SlidingLog<S> {
     /// How many entries the storage has room for now.
     pub fn capacity(&self) -> usize {
         self.entries.slots().len()
+    }
+
+    /// The storage (its slots, as a ring, are the log's business).
+    pub fn storage(&self) -> &S {
+        &self.entries
     }
 
     /// Units per window.
@@ -224,15 +229,15 @@ impl<S: LogStorage> SlidingLog<S> {
         }
     }
 
-    /// Gives back half of a storage that is three quarters unused (never
-    /// below [`MIN_SLOTS`], none when empty): the live entries moved to the
-    /// front first, so the slots kept hold them.
+    /// Shrinks a storage that is three quarters unused to twice what it
+    /// holds (never below [`MIN_SLOTS`], to nothing when empty): the live
+    /// entries moved to the front first, so the slots kept hold them.
     fn shrink_if_unused(&mut self) {
         let capacity = self.capacity();
         if self.len * 4 > capacity || capacity <= MIN_SLOTS || !self.entries.resizes() {
             return;
         }
-        let new = if self.len == 0 { 0 } else { (capacity / 2).max(MIN_SLOTS) };
+        let new = if self.len == 0 { 0 } else { (2 * self.len).max(MIN_SLOTS) };
         let slots = self.entries.slots_mut();
         if self.head + self.len <= capacity {
             slots.copy_within(self.head..self.head + self.len, 0);

@@ -7,11 +7,41 @@
 
 use proptest::prelude::*;
 
+use ratekeeper_core::sliding_log::LogStorage;
 use ratekeeper_core::token_bucket::TokenBucket;
 use ratekeeper_core::{
     composite, Admission, Color, Decision, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, LogEntry, SlidingLog,
     SlidingWindow, SlidingWindowCounter, SrTcm, TrTcm, NEVER,
 };
+
+/// Log storage that resizes, as the std layer's does, counting its resizes.
+#[derive(Debug, Clone, Default)]
+struct Resizing {
+    slots: Vec<LogEntry>,
+    resizes: u32,
+}
+
+impl LogStorage for Resizing {
+    fn slots(&self) -> &[LogEntry] {
+        &self.slots
+    }
+
+    fn slots_mut(&mut self) -> &mut [LogEntry] {
+        &mut self.slots
+    }
+
+    fn resize(&mut self, len: usize) -> bool {
+        // Garbage in the new slots: the log must never read a slot it did
+        // not write.
+        self.slots.resize(len, LogEntry { at_micros: i64::MIN, units: u64::MAX });
+        self.resizes += 1;
+        true
+    }
+
+    fn resizes(&self) -> bool {
+        true
+    }
+}
 
 /// Whether `events` (time in some unit, cost), in any order, never put more
 /// than `rate_per_unit × T + burst` units into a closed interval of length
@@ -265,6 +295,29 @@ proptest! {
         let admitted = replay(&mut log, &reqs)?;
         prop_assert!(max_in_any_window(&admitted, window) <= limit);
         prop_assert!(log.entries().count() as u64 <= limit, "memory bounded by the limit");
+    }
+
+    /// A sliding log over storage that resizes decides exactly as one over
+    /// fixed storage of `limit` slots, while its room follows its use: never
+    /// more than the limit, never more than four times what it holds (or the
+    /// smallest ring), and nothing before its first unit.
+    #[test]
+    fn a_resizing_log_decides_as_a_fixed_one_with_room_for_what_it_holds(
+        limit in 1u64..200, window in 1i64..1_000_000, reqs in scaled(1_000_000, 40),
+    ) {
+        let mut fixed = SlidingLog::new(limit, window, vec![LogEntry::default(); limit as usize]).unwrap();
+        let mut resizing = SlidingLog::new(limit, window, Resizing::default()).unwrap();
+        prop_assert_eq!(resizing.capacity(), 0);
+        let mut now = 0i64;
+        for (pause, cost, _) in reqs {
+            now += pause;
+            prop_assert_eq!(resizing.peek(cost, now), fixed.peek(cost, now), "peek at {}", now);
+            prop_assert_eq!(resizing.check(cost, now), fixed.check(cost, now), "check at {}", now);
+            prop_assert!(resizing.entries().eq(fixed.entries()), "the same entries at {}", now);
+            let (room, held) = (resizing.capacity(), resizing.entries().count());
+            prop_assert!(room as u64 <= limit.max(4), "room {} past the limit {}", room, limit);
+            prop_assert!(room <= (4 * held).max(4), "room {} for {} entries", room, held);
+        }
     }
 
     /// The sliding window counter: never more than twice the limit in any
@@ -538,5 +591,59 @@ mod never_panics {
                 let _ = (sr.mark(bytes, now), tr.mark(bytes, now));
             }
         }
+    }
+}
+
+/// A log's room grows with a burst and shrinks when the burst slides out,
+/// however many entries leave at once; and a log past its burst gives all of
+/// its room back once empty.
+#[test]
+fn a_resizing_log_gives_back_room_when_a_burst_slides_out() {
+    let mut log = SlidingLog::new(1_000, 1_000, Resizing::default()).unwrap();
+    for t in 0..300 {
+        assert!(log.check(1, t).allowed);
+    }
+    assert_eq!(log.capacity(), 512, "doubled from 4 up to room for 300");
+    let resizes = log.entries_storage_resizes();
+    // At 1,296 all but the units at 297..300 have slid out.
+    assert!(log.check(0, 1_296).allowed);
+    assert_eq!(log.entries().count(), 3);
+    assert!(log.capacity() <= 12, "room {} for 3 entries", log.capacity());
+    assert_eq!(log.entries_storage_resizes(), resizes + 1, "one resize, however many left");
+    assert!(log.check(0, 5_000).allowed);
+    assert_eq!(log.capacity(), 0, "an empty log holds nothing");
+    for t in 6_000..6_010 {
+        assert!(log.check(2, t).allowed);
+    }
+    assert_eq!(log.peek(0, 6_010).remaining, 1_000 - 20);
+    assert!(log.entries().map(|e| e.at_micros).eq(6_000..6_010));
+}
+
+/// Growing a ring that wraps around keeps its entries in order.
+#[test]
+fn a_resizing_log_grows_a_wrapped_ring_in_order() {
+    let mut log = SlidingLog::new(1_000, 100, Resizing::default()).unwrap();
+    for t in [0, 1, 50, 51] {
+        assert!(log.check(1, t).allowed);
+    }
+    assert_eq!(log.capacity(), 4);
+    // At 101 the units at 0 and 1 slide out; 101 and 102 fill the ring's
+    // first slots, before the live ones at its end.
+    for t in [101, 102] {
+        assert!(log.check(1, t).allowed);
+    }
+    assert_eq!(log.capacity(), 4, "still full, not grown yet");
+    assert!(log.check(1, 103).allowed);
+    assert_eq!(log.capacity(), 8);
+    assert!(log.entries().map(|e| e.at_micros).eq([50, 51, 101, 102, 103]));
+}
+
+trait StorageResizes {
+    fn entries_storage_resizes(&self) -> u32;
+}
+
+impl StorageResizes for SlidingLog<Resizing> {
+    fn entries_storage_resizes(&self) -> u32 {
+        self.storage().resizes
     }
 }

@@ -406,6 +406,8 @@ mod tests {
         let elapsed = start.elapsed().as_secs_f64();
         let bound = (1000.0 * elapsed).floor() as u64 + 1;
         assert!(granted <= bound, "granted {granted} > bound {bound} in {elapsed}s");
-        assert!(granted >= 100, "granted only {granted} in {elapsed}s");
+        // Not vacuous: permits were granted (how many depends on how much
+        // CPU the threads got, which a loaded machine does not promise).
+        assert!(granted >= 10, "granted only {granted} in {elapsed}s");
     }
 }

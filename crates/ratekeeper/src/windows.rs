@@ -162,7 +162,7 @@ pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<HeapLogS
 
 /// A sliding log's entries on the heap, sized by use: empty at first, then
 /// resized by the core log as it fills and empties (doubled when full,
-/// halved when three quarters unused; see
+/// cut to twice what it holds when three quarters unused; see
 /// [`ratekeeper_core::sliding_log`]), so a log holds 16 bytes for about
 /// each entry it recently needed, never more than its `limit`'s worth.
 /// A boxed slice, not a `Vec`: 16 bytes beside the log, not 24, which a

@@ -20,7 +20,7 @@ use ratekeeper::core::{
     Admission, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, SlidingLog, SlidingWindow, SlidingWindowCounter,
     TokenBucket,
 };
-use ratekeeper::keyed::{AnyKeyedLimiter, KeyedAlgorithm, KeyedLimiter, KeyedOptions, WhenFull};
+use ratekeeper::keyed::{AnyKeyedLimiter, KeyedAlgorithm, KeyedLimiter, KeyedOptions, MaxKeyBytes, WhenFull};
 use ratekeeper::{AnyClock, HeapLogStorage, LimiterSpec, ManualClock};
 
 struct Counting;
@@ -406,4 +406,87 @@ fn flood_from_threads_stays_within_the_bound() {
         limiter.refused_new_keys(),
         peak_rss_kib()
     );
+}
+
+/// Keys of the longest length taken, at the key bound, each driven to the
+/// largest state its algorithm keeps (a sliding log holding its whole
+/// limit): the bytes allocated never pass `max_bytes()`, the worst case the
+/// docs state per algorithm — and come within a fifth of it, so the stated
+/// figure is the real worst case, not a loose one.
+#[test]
+fn longest_keys_at_the_bound_stay_within_max_bytes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let max_keys = 1_024;
+    let specs = [
+        LimiterSpec::TokenBucket { rate: 1.0, burst: 4 },
+        LimiterSpec::Gcra { max_burst: 3, count_per_period: 1, period_micros: 1_000_000 },
+        LimiterSpec::LeakyBucketMeter { capacity: 4, count_per_period: 1, period_micros: 1_000_000 },
+        LimiterSpec::LeakyBucketQueue { capacity: 4, interval_micros: 1_000_000 },
+        LimiterSpec::FixedWindow { limit: 4, window_micros: 100_000_000 },
+        LimiterSpec::SlidingWindow { limit: 4, window_micros: 100_000_000, sub_windows: 16 },
+        LimiterSpec::SlidingLog { limit: 32, window_micros: 100_000_000 },
+        LimiterSpec::SlidingWindowCounter { limit: 4, window_micros: 100_000_000 },
+    ];
+    for (max_key_bytes, spec) in specs.iter().flat_map(|spec| [(16, spec), (256, spec), (4_096, spec)]) {
+        let clock = Arc::new(ManualClock::new());
+        let before = IN_USE.load(Ordering::Relaxed);
+        let options = KeyedOptions::new(max_keys).max_key_bytes(MaxKeyBytes::new(max_key_bytes).unwrap());
+        let limiter = AnyKeyedLimiter::new(spec, options, AnyClock::from(Arc::clone(&clock))).unwrap();
+        let bound = limiter.max_bytes();
+        let what = format!("{} with {max_key_bytes}-byte keys", spec.algorithm());
+        let units = if let LimiterSpec::SlidingLog { limit, .. } = spec { *limit } else { 4 };
+        PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+        // Twice the bound in keys: the second half is refused at the bound.
+        for i in 0..2 * max_keys as u64 {
+            let key = unique_key(i, max_key_bytes);
+            for _ in 0..units {
+                // Each unit a microsecond apart: one log entry each.
+                limiter.check(&key, 1).unwrap();
+                clock.advance_micros(1);
+            }
+        }
+        assert_eq!(limiter.len(), max_keys, "{what}");
+        let (held, peak) = (allocated_since(before), PEAK.load(Ordering::Relaxed).saturating_sub(before));
+        assert!(held <= bound, "{what}: {held} B held, max_bytes {bound}");
+        // A table's growth holds its old slots beside the new for a moment.
+        assert!(peak <= bound + bound / 2, "{what}: peak {peak} B, max_bytes {bound}");
+        assert!(held >= bound - bound / 5, "{what}: {held} B held, far below max_bytes {bound}");
+        assert!(limiter.check(&unique_key(0, max_key_bytes + 1), 1).is_err(), "{what}: a longer key");
+        println!(
+            "longest keys: {what}: {held} B held for {max_keys} keys ({} B/key), max_bytes {bound} ({} B/key), \
+             peak {peak} B",
+            held / max_keys,
+            bound / max_keys
+        );
+    }
+}
+
+/// A sliding log's storage grows with use, not with its limit: keys seen
+/// once each under a limit of 2^20 hold a few words and one small ring,
+/// not 16 MiB each (issue #21: 100 such keys grew a process by 1.6 GiB):
+/// a few hundred bytes each, the table's slots included.
+#[test]
+fn sliding_logs_seen_once_hold_room_for_what_they_hold() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clock = Arc::new(ManualClock::new());
+    let before = IN_USE.load(Ordering::Relaxed);
+    let spec = LimiterSpec::SlidingLog { limit: ratekeeper::MAX_SLIDING_LOG_LIMIT, window_micros: 60_000_000 };
+    let limiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(10_000), AnyClock::from(Arc::clone(&clock))).unwrap();
+    for i in 0..1_000u64 {
+        assert!(limiter.check(&unique_key(i, 16), 1).unwrap().allowed);
+        clock.advance_micros(1);
+    }
+    let held = allocated_since(before);
+    println!("sliding log, limit 2^20: 1,000 keys seen once hold {held} B ({} B/key)", held / 1_000);
+    assert!(held < 400 * 1_000, "{held} B for 1,000 keys seen once");
+    // A key that uses its limit gets the room for it, and gives it back.
+    let busy = unique_key(u64::MAX, 16);
+    for _ in 0..10_000 {
+        assert!(limiter.check(&busy, 1).unwrap().allowed);
+        clock.advance_micros(1);
+    }
+    assert!(allocated_since(before) > held + 10_000 * 16, "room for 10,000 entries");
+    clock.advance_micros(120_000_000);
+    assert!(limiter.check(&busy, 1).unwrap().allowed);
+    assert!(allocated_since(before) < held + 1_024, "the busy key's room given back: {} B", allocated_since(before));
 }

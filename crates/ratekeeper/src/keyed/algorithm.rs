@@ -19,7 +19,7 @@
 use crate::windows::HeapLogStorage;
 use ratekeeper_core::fixed_window::FixedWindow;
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
-use ratekeeper_core::sliding_log::SlidingLog;
+use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
 use ratekeeper_core::sliding_window::SlidingWindow;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
@@ -82,6 +82,12 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     #[doc(hidden)]
     fn aging(&self) -> Option<Aging> {
         None
+    }
+
+    /// The most heap bytes one key's state can hold beside its slot: 0 for
+    /// every algorithm but the sliding log, whose entries live on the heap.
+    fn max_state_heap_bytes(&self) -> usize {
+        0
     }
 }
 
@@ -229,6 +235,11 @@ impl KeyedAlgorithm for SlidingLog<HeapLogStorage> {
     fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision {
         // The template is kept fresh (see `KeyedLimiter::with_clock_and_hasher`).
         Admission::peek(self, cost, now_micros)
+    }
+
+    /// A log never holds room for more than `limit` entries of 16 bytes.
+    fn max_state_heap_bytes(&self) -> usize {
+        usize::try_from(self.limit()).map_or(usize::MAX, |limit| limit.saturating_mul(size_of::<LogEntry>()))
     }
 
     fn state_is_full_at(&self, state: &Self::State, now_micros: i64) -> bool {

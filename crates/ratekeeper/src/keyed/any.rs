@@ -175,6 +175,19 @@ impl<C: Clock> AnyKeyedLimiter<C> {
         self.max_key_bytes.get()
     }
 
+    /// The most bytes this limiter ever holds on the heap, its keys
+    /// included: [`KeyedLimiter::max_bytes`], and `max_keys` keys of
+    /// `max_key_bytes` (a key longer than [`INLINE_KEY_BYTES`] is a heap
+    /// allocation of its length; shorter ones live in their slots). The
+    /// allocator's own overhead per allocation (some 16 bytes with glibc's
+    /// malloc, for each long key and each sliding log) comes on top.
+    ///
+    /// [`INLINE_KEY_BYTES`]: super::INLINE_KEY_BYTES
+    pub fn max_bytes(&self) -> usize {
+        let key = if self.max_key_bytes.get() > super::INLINE_KEY_BYTES { self.max_key_bytes.get() } else { 0 };
+        on_inner!(self, l => l.max_bytes().saturating_add(l.max_keys().saturating_mul(key)))
+    }
+
     /// [`KeyedLimiter::len`].
     pub fn len(&self) -> usize {
         on_inner!(self, l => l.len())

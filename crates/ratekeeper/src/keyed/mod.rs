@@ -130,6 +130,18 @@
 //!
 //! [`len`](KeyedLimiter::len) never exceeds `max_keys` under either.
 //!
+//! The bound is in bytes as well as keys. [`KeyedLimiter::max_bytes`]
+//! is the most the limiter holds (its shards, each table at its final
+//! capacity, and each key's state at its largest: only a sliding log's
+//! grows, with use, to at most 16 bytes per unit of its limit); a key of a
+//! type that owns heap memory adds its own. [`AnyKeyedLimiter`], keyed by
+//! byte strings, bounds those too: a key longer than
+//! [`KeyedOptions::max_key_bytes`] ([`MaxKeyBytes`], 256 bytes by default)
+//! is refused with an error naming `key`, and its
+//! [`max_bytes`](AnyKeyedLimiter::max_bytes) counts `max_keys` keys of that
+//! length. The README tabulates the figure per algorithm, and
+//! `tests/keyed_flood.rs` checks it against what is allocated.
+//!
 //! A request that is refused, or a free look (cost 0), never creates a key:
 //! a refusal consumes nothing, so the fresh state it would store is full.
 
@@ -544,6 +556,12 @@ impl<T> Drop for ShardGuard<'_, T> {
     }
 }
 
+/// Shard `i`'s share of `max_keys` over `shards`: the shares differ by at
+/// most one and add up to `max_keys`.
+fn share_of(max_keys: usize, shards: usize, i: usize) -> usize {
+    max_keys / shards + usize::from(i < max_keys % shards)
+}
+
 /// One limiter per key, in bounded memory. See the [module docs](self).
 ///
 /// `K` is the key (`Hash + Eq`; look keys up by any borrowed form: `&str`
@@ -581,16 +599,37 @@ impl<K, A: KeyedAlgorithm, C: Clock> KeyedLimiter<K, A, C, DefaultKeyHasher> {
 }
 
 impl<K, A: KeyedAlgorithm, C: Clock, H> KeyedLimiter<K, A, C, H> {
+    /// The most bytes this limiter ever holds on the heap, keys of a type
+    /// that owns heap memory aside: its shards, each table's slots at its
+    /// final capacity (room for the shard's share of `max_keys` at a load
+    /// of 3/4), the keys each shard's sweep remembers, and `max_keys` times
+    /// the most a key's state holds beside its slot (a sliding log's
+    /// entries). While a table grows, its old slots are held beside the new
+    /// ones for a moment (up to half as much again, for one shard per
+    /// thread deciding). The module docs give the figures per algorithm.
+    pub fn max_bytes(&self) -> usize {
+        let shards = self.shards.len();
+        let per_shard: usize = (0..shards)
+            .map(|i| {
+                let share = share_of(self.max_keys, shards, i);
+                let remembered = (share / SOONEST_PER_KEYS).clamp(16, 4_096) + 1;
+                table::Table::<K, A::State>::max_slot_bytes(share)
+                    .saturating_add(remembered * size_of::<(i64, NonZeroU64)>())
+            })
+            .fold(0, usize::saturating_add);
+        (shards * size_of::<Shard<K, A::State>>())
+            .saturating_add(per_shard)
+            .saturating_add(self.max_keys.saturating_mul(self.template.max_state_heap_bytes()))
+    }
+
     /// [`KeyedLimiter::with_clock`] with a hasher of its own. Choose one
     /// whose keys outsiders cannot predict: they choose the keys.
     pub fn with_clock_and_hasher(template: A, options: KeyedOptions, clock: C, hasher: H) -> Result<Self, Error> {
         let shards = options.shard_count()?;
         let max_keys = options.max_keys;
-        // The shares of `max_keys` differ by at most one and add up to it.
-        let share = |i: usize| max_keys / shards + usize::from(i < max_keys % shards);
         let origin_micros = clock.now_micros();
         Ok(KeyedLimiter {
-            shards: (0..shards).map(|i| Shard::new(share(i))).collect(),
+            shards: (0..shards).map(|i| Shard::new(share_of(max_keys, shards, i))).collect(),
             shard_mask: shards - 1,
             aging: template.aging(),
             template: template.fresh(),

@@ -152,6 +152,12 @@ pub(crate) fn home_of(tag: NonZeroU64, capacity: usize) -> usize {
 }
 
 /// A table of at most `max_len` entries.
+/// The capacity a table bounded to `max_len` entries ends at: room for
+/// them at the load factor, and one empty slot whatever the bound.
+fn final_capacity(max_len: usize) -> usize {
+    (max_len * LOAD_DEN).div_ceil(LOAD_NUM).max(max_len + 1).min(MAX_CAPACITY)
+}
+
 #[derive(Debug)]
 pub(crate) struct Table<K, S: SlotState> {
     slots: SlotArray<Option<Slot<K, S>>>,
@@ -184,10 +190,15 @@ impl<K, S: SlotState> Table<K, S> {
         self.len >= self.max_len
     }
 
-    /// The capacity the table ends at: room for `max_len` at the load
-    /// factor, and one empty slot whatever the bound.
+    /// The capacity the table ends at.
     fn final_capacity(&self) -> usize {
-        (self.max_len * LOAD_DEN).div_ceil(LOAD_NUM).max(self.max_len + 1).min(MAX_CAPACITY)
+        final_capacity(self.max_len)
+    }
+
+    /// The bytes of slots a table bounded to `max_len` entries holds at
+    /// most (when it has grown to its final capacity).
+    pub(crate) fn max_slot_bytes(max_len: usize) -> usize {
+        final_capacity(max_len).saturating_mul(std::mem::size_of::<Option<Slot<K, S>>>())
     }
 
     #[inline]

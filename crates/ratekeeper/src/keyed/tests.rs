@@ -472,3 +472,41 @@ mod gcra_against_the_core {
         }
     }
 }
+
+/// The README's bytes-per-key table is what `max_bytes()` says for a
+/// million keys, row by row (rounded up to the byte; a sliding log's row
+/// beside its 16 bytes per unit of limit).
+#[test]
+fn the_readme_states_max_bytes_per_key() {
+    const README: &str = include_str!("../../../../README.md");
+    let table = README.split("<!-- max-bytes-per-key:").nth(1).expect("the README's table");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(3)
+        .take_while(|line| line.starts_with('|'))
+        .map(|line| line.trim_matches('|').split('|').map(|cell| cell.trim().trim_matches('`')).collect())
+        .collect();
+    let specs = [
+        LimiterSpec::TokenBucket { rate: 1.0, burst: 4 },
+        LimiterSpec::Gcra { max_burst: 3, count_per_period: 1, period_micros: SEC },
+        LimiterSpec::LeakyBucketMeter { capacity: 4, count_per_period: 1, period_micros: SEC },
+        LimiterSpec::LeakyBucketQueue { capacity: 4, interval_micros: SEC },
+        LimiterSpec::FixedWindow { limit: 4, window_micros: SEC },
+        LimiterSpec::SlidingWindow { limit: 4, window_micros: SEC, sub_windows: 16 },
+        LimiterSpec::SlidingLog { limit: 1_000, window_micros: SEC },
+        LimiterSpec::SlidingWindowCounter { limit: 4, window_micros: SEC },
+    ];
+    assert_eq!(rows.len(), specs.len(), "a row per algorithm: {rows:?}");
+    let keys = 1_000_000;
+    for spec in specs {
+        let row = rows.iter().find(|row| row[0] == spec.algorithm()).unwrap_or_else(|| panic!("{spec:?}"));
+        for (column, key_bytes) in [(1, 16), (2, 256)] {
+            let options = KeyedOptions::new(keys).max_key_bytes(MaxKeyBytes::new(key_bytes).unwrap());
+            let limiter = AnyKeyedLimiter::new(&spec, options, AnyClock::default()).unwrap();
+            let per_unit = if let LimiterSpec::SlidingLog { limit, .. } = spec { 16 * limit as usize } else { 0 };
+            let per_key = (limiter.max_bytes() - keys * per_unit).div_ceil(keys);
+            let stated = if per_unit > 0 { format!("{per_key} + 16 × limit") } else { per_key.to_string() };
+            assert_eq!(row[column], stated, "{} with {key_bytes}-byte keys", spec.algorithm());
+        }
+    }
+}
