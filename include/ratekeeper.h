@@ -536,6 +536,13 @@ typedef struct {
    * bound).
    */
   int64_t shards;
+  /**
+   * The longest key taken, in bytes: 1 to 65536; 0 for the default,
+   * 256. A longer key is `RK_INVALID_ARGUMENT` (naming `key`) and is
+   * never stored, so the memory held stays within
+   * `rk_keyed_stats.max_bytes`.
+   */
+  int64_t max_key_bytes;
 } rk_keyed_options;
 
 /**
@@ -550,6 +557,16 @@ typedef struct {
    * The bound, as created.
    */
   uint64_t max_keys;
+  /**
+   * The longest key taken, in bytes.
+   */
+  uint64_t max_key_bytes;
+  /**
+   * The most bytes the limiter can ever hold: `max_keys` keys of
+   * `max_key_bytes`, each state at its largest, and the tables (the
+   * allocator's own overhead aside).
+   */
+  uint64_t max_bytes;
   /**
    * Requests of new keys refused at the bound, since creation.
    */
@@ -1694,8 +1711,9 @@ rk_status rk_token_bucket_tokens(const rk_limiter *limiter,
  *
  * Returns `RK_INVALID_ARGUMENT`, naming the field, for a spec
  * `rk_limiter_new()` refuses, a `max_keys` that is not between 1 and
- * 2^40, a `when_full` that is not an `RK_WHEN_FULL_*`, or a `shards` that
- * is not 0 or a power of two up to 65536 and `max_keys`;
+ * 2^40, a `when_full` that is not an `RK_WHEN_FULL_*`, a `shards` that
+ * is not 0 or a power of two up to 65536 and `max_keys`, or a
+ * `max_key_bytes` that is not 0 or between 1 and 65536;
  * `RK_NULL_POINTER` when `spec`, `options` or `out_limiter` is NULL.
  *
  * # Safety
@@ -1733,8 +1751,9 @@ void rk_keyed_limiter_free(rk_keyed_limiter *limiter);
  * `key` may be NULL when `key_len` is 0 (the empty key).
  *
  * Returns `RK_INVALID_ARGUMENT`, consuming nothing, when `cost` is
- * negative; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
- * with a `key_len` above 0, is NULL.
+ * negative or `key_len` is above the limiter's `max_key_bytes` (naming
+ * `key`, its length the value); `RK_NULL_POINTER` when `limiter`,
+ * `out_decision`, or `key` with a `key_len` above 0, is NULL.
  *
  * # Safety
  * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
@@ -1753,8 +1772,8 @@ rk_status rk_keyed_limiter_check(const rk_keyed_limiter *limiter,
  * `*out_decision` (and whether it would be a refusal at the bound, in
  * `*out_at_capacity` when not NULL); consumes nothing and creates no key.
  *
- * Returns `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER`
- * as `rk_keyed_limiter_check()`.
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key too
+ * long, and `RK_NULL_POINTER`, as `rk_keyed_limiter_check()`.
  *
  * # Safety
  * As `rk_keyed_limiter_check()`.
@@ -1774,8 +1793,9 @@ rk_status rk_keyed_limiter_peek(const rk_keyed_limiter *limiter,
  * `limit` more than its limiter would have: for keys that are gone (a
  * deleted account), not to reset a limit.
  *
- * Returns `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len`
- * above 0, is NULL.
+ * Returns `RK_INVALID_ARGUMENT` when the key is longer than the
+ * limiter's `max_key_bytes` (no such key is held); `RK_NULL_POINTER` when
+ * `limiter`, or `key` with a `key_len` above 0, is NULL.
  *
  * # Safety
  * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading

@@ -199,7 +199,7 @@ export declare function formatField(field: number, names: unknown[], records: Bi
  * Creates a keyed limiter of `limit` (an options object with `algorithm`)
  * and returns its bound functions.
  */
-export declare function keyedCreate(limit: unknown, maxKeys: unknown, whenFull: unknown, clock: unknown): KeyedMethods
+export declare function keyedCreate(limit: unknown, maxKeys: unknown, whenFull: unknown, maxKeyBytes: unknown, clock: unknown): KeyedMethods
 
 /** The object `keyedCreate` returns: functions bound to one keyed limiter. */
 export interface KeyedMethods {
@@ -231,6 +231,10 @@ export interface KeyedMethods {
   forcedEvictions: () => number
   /** The bound. */
   maxKeys: number
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
+  /** The most bytes the limiter can hold. */
+  maxBytes: number
   /** The policy at the bound, camelCase. */
   whenFull: 'refuseNewKeys' | 'evictSoonestFull'
   /** The algorithm, camelCase. */

@@ -20,6 +20,12 @@ export type KeyedOptions = {
      */
     whenFull?: WhenFull | undefined;
     /**
+     * The longest key taken, in bytes
+     * (1 to 65536, default 256): a longer one throws a `RangeError` naming
+     * `key` and stores nothing, so the memory held is bounded (`maxBytes`).
+     */
+    maxKeyBytes?: number | bigint | undefined;
+    /**
      * Run on this clock
      * instead of the monotonic one, for deterministic tests.
      */
@@ -28,7 +34,8 @@ export type KeyedOptions = {
 /**
  * A key: a string (its UTF-8 bytes) or a
  *   `Uint8Array`/`Buffer` (its bytes). The string `'é'` and
- *   `Buffer.from('é')` are the same key.
+ *   `Buffer.from('é')` are the same key. A string with a lone surrogate
+ *   (`'\ud800'`) has no UTF-8 and throws a `RangeError` naming `key`.
  */
 export type Key = string | Uint8Array;
 /**
@@ -46,13 +53,17 @@ export type Key = string | Uint8Array;
  *   2^40): memory stays bounded whatever keys arrive.
  * @property {WhenFull} [whenFull] What to do at the bound (default
  *   `refuseNewKeys`).
+ * @property {number | bigint} [maxKeyBytes] The longest key taken, in bytes
+ *   (1 to 65536, default 256): a longer one throws a `RangeError` naming
+ *   `key` and stores nothing, so the memory held is bounded (`maxBytes`).
  * @property {import('./binding.js').ManualClock} [clock] Run on this clock
  *   instead of the monotonic one, for deterministic tests.
  */
 /**
  * @typedef {string | Uint8Array} Key A key: a string (its UTF-8 bytes) or a
  *   `Uint8Array`/`Buffer` (its bytes). The string `'é'` and
- *   `Buffer.from('é')` are the same key.
+ *   `Buffer.from('é')` are the same key. A string with a lone surrogate
+ *   (`'\ud800'`) has no UTF-8 and throws a `RangeError` naming `key`.
  */
 /**
  * One limiter per key, made on first use from `limit`. Each key is decided
@@ -143,6 +154,17 @@ export class KeyedLimiter {
      * @type {number}
      */
     get maxKeys(): number;
+    /**
+     * The longest key taken, in bytes.
+     * @type {number}
+     */
+    get maxKeyBytes(): number;
+    /**
+     * The most bytes the limiter can ever hold: `maxKeys` keys of
+     * `maxKeyBytes`, each state at its largest, and the tables.
+     * @type {number}
+     */
+    get maxBytes(): number;
     /**
      * The policy at the bound.
      * @type {WhenFull}

@@ -12,7 +12,7 @@ const { views } = require('./admission.js');
 const { decisionAt } = require('./decision.js');
 const { readOptions } = require('./options.js');
 
-const OPTIONS = Object.freeze(['maxKeys', 'whenFull', 'clock']);
+const OPTIONS = Object.freeze(['maxKeys', 'whenFull', 'maxKeyBytes', 'clock']);
 const AT_CAPACITY = native.errorCodes().atCapacity;
 
 /**
@@ -31,6 +31,9 @@ const AT_CAPACITY = native.errorCodes().atCapacity;
  *   2^40): memory stays bounded whatever keys arrive.
  * @property {WhenFull} [whenFull] What to do at the bound (default
  *   `refuseNewKeys`).
+ * @property {number | bigint} [maxKeyBytes] The longest key taken, in bytes
+ *   (1 to 65536, default 256): a longer one throws a `RangeError` naming
+ *   `key` and stores nothing, so the memory held is bounded (`maxBytes`).
  * @property {import('./binding.js').ManualClock} [clock] Run on this clock
  *   instead of the monotonic one, for deterministic tests.
  */
@@ -38,7 +41,8 @@ const AT_CAPACITY = native.errorCodes().atCapacity;
 /**
  * @typedef {string | Uint8Array} Key A key: a string (its UTF-8 bytes) or a
  *   `Uint8Array`/`Buffer` (its bytes). The string `'é'` and
- *   `Buffer.from('é')` are the same key.
+ *   `Buffer.from('é')` are the same key. A string with a lone surrogate
+ *   (`'\ud800'`) has no UTF-8 and throws a `RangeError` naming `key`.
  */
 
 /**
@@ -74,7 +78,7 @@ class KeyedLimiter {
    */
   constructor(limit, options) {
     const o = readOptions(options, OPTIONS);
-    const methods = native.keyedCreate(limit, o.maxKeys, o.whenFull, o.clock);
+    const methods = native.keyedCreate(limit, o.maxKeys, o.whenFull, o.maxKeyBytes, o.clock);
     this.#native = methods;
     this.#check = methods.check;
     this.#try = methods.tryAcquire;
@@ -191,6 +195,23 @@ class KeyedLimiter {
    */
   get maxKeys() {
     return this.#native.maxKeys;
+  }
+
+  /**
+   * The longest key taken, in bytes.
+   * @type {number}
+   */
+  get maxKeyBytes() {
+    return this.#native.maxKeyBytes;
+  }
+
+  /**
+   * The most bytes the limiter can ever hold: `maxKeys` keys of
+   * `maxKeyBytes`, each state at its largest, and the tables.
+   * @type {number}
+   */
+  get maxBytes() {
+    return this.#native.maxBytes;
   }
 
   /**

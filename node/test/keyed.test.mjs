@@ -74,7 +74,7 @@ test('a string key is its UTF-8 bytes: the same key as the Buffer or Uint8Array 
 
 test('long keys (read past the native stack buffer) are whole keys', () => {
   const clock = new ManualClock();
-  const keyed = new KeyedLimiter(GCRA, { maxKeys: 100, clock });
+  const keyed = new KeyedLimiter(GCRA, { maxKeys: 100, maxKeyBytes: 65_536, clock });
   // Around the 252-byte boundary, with 1-, 2- and 4-byte characters, and far past it.
   const keys = [];
   for (const unit of ['a', 'é', '😀']) {
@@ -90,6 +90,46 @@ test('long keys (read past the native stack buffer) are whole keys', () => {
   // Each long string is the same key as its bytes.
   for (const key of distinct) assert.equal(keyed.check(Buffer.from(key)).remaining, 1, `${key.length} chars`);
   assert.equal(keyed.size, distinct.length);
+});
+
+test('keys longer than maxKeyBytes (256 by default) throw a RangeError naming key, storing nothing', () => {
+  const clock = new ManualClock();
+  const keyed = new KeyedLimiter(GCRA, { maxKeys: 10, clock });
+  assert.equal(keyed.maxKeyBytes, 256);
+  for (const call of ['check', 'tryAcquire', 'tryCheck', 'peek', 'tryPeek', 'remove']) {
+    throws(() => keyed[call]('k'.repeat(257)), RANGE, 'key', 257);
+    throws(() => keyed[call]('é'.repeat(129)), RANGE, 'key', 258);
+    throws(() => keyed[call](Buffer.alloc(10_000_000)), RANGE, 'key', 10_000_000);
+  }
+  assert.equal(keyed.size, 0);
+  assert.equal(keyed.check('k'.repeat(256)).allowed, true);
+  assert.equal(keyed.check(Buffer.alloc(256)).allowed, true);
+  const narrow = new KeyedLimiter(GCRA, { maxKeys: 10, maxKeyBytes: 4n, clock });
+  assert.equal(narrow.maxKeyBytes, 4);
+  assert.equal(narrow.check('éé').allowed, true);
+  throws(() => narrow.check('abcde'), RANGE, 'key', 5);
+  assert.ok(narrow.maxBytes > 0 && narrow.maxBytes < keyed.maxBytes, `${narrow.maxBytes} vs ${keyed.maxBytes}`);
+  throws(() => new KeyedLimiter(GCRA, { maxKeys: 5, maxKeyBytes: 0 }), RANGE, 'maxKeyBytes', 0);
+  throws(() => new KeyedLimiter(GCRA, { maxKeys: 5, maxKeyBytes: 65_537 }), RANGE, 'maxKeyBytes', 65_537);
+  throws(() => new KeyedLimiter(GCRA, { maxKeys: 5, maxKeyBytes: 1.5 }), RANGE, 'maxKeyBytes', 1.5);
+  throws(() => new KeyedLimiter(GCRA, { maxKeys: 5, maxKeyBytes: '256' }), TYPE, 'maxKeyBytes', '256');
+});
+
+test('a string with a lone surrogate has no UTF-8: a RangeError naming key, never U+FFFD', () => {
+  const keyed = new KeyedLimiter(GCRA, { maxKeys: 10, clock: new ManualClock() });
+  for (const call of ['check', 'tryAcquire', 'tryCheck', 'peek', 'tryPeek', 'remove']) {
+    throws(() => keyed[call]('\ud800'), RANGE, 'key', 0);
+    throws(() => keyed[call]('ab\udfff'), RANGE, 'key', 2);
+    throws(() => keyed[call]('😀\udc80'), RANGE, 'key', 2);
+    // Past the native stack buffer too.
+    throws(() => keyed[call](`${'x'.repeat(300)}\ud800`), RANGE, 'key', 300);
+  }
+  assert.equal(keyed.size, 0);
+  // A real U+FFFD and whole surrogate pairs are text like any other.
+  assert.equal(keyed.check('\ufffd').remaining, 2);
+  assert.equal(keyed.check('\ud83d\ude00').remaining, 2);
+  assert.equal(keyed.check('😀').remaining, 1);
+  assert.equal(keyed.size, 2);
 });
 
 test('remove forgets a key; evictFull drops the full ones, which changes nothing', () => {

@@ -170,10 +170,13 @@ def test_repr_and_attributes(clock: ManualClock) -> None:
     keyed = KeyedLimiter(bucket, 50, clock=clock)
     assert repr(keyed) == (
         "KeyedLimiter(TokenBucket(rate=1.0, burst=4), max_keys=50, "
-        "when_full='refuse_new_keys', clock=ManualClock(now=0.0))"
+        "when_full='refuse_new_keys', max_key_bytes=256, clock=ManualClock(now=0.0))"
     )
     assert keyed.algorithm == "token_bucket"
     assert keyed.check("a", 4).allowed
+    assert keyed.max_key_bytes == 256
+    # The table for 50 keys of up to 256 bytes, each at its largest state.
+    assert 50 * 256 < keyed.max_bytes < 50 * 512
 
 
 def test_threads_never_admit_more_than_the_limit_per_key() -> None:
@@ -277,6 +280,66 @@ def test_remove_checks_its_key() -> None:
     with pytest.raises(ArgumentTypeError) as raised:
         KEYED.remove(5)  # type: ignore[arg-type]
     assert raised.value.argument == "key"
+
+
+@pytest.mark.parametrize("method", [*METHODS, lambda key, cost: KEYED.remove(key)])
+@pytest.mark.parametrize("key", ["k" * 257, b"k" * 257, "é" * 129, b"k" * 10_000_000])
+def test_keys_longer_than_max_key_bytes_are_refused(
+    method: Callable[[Any, Any], object], key: str | bytes
+) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        method(key, 1)
+    assert raised.value.argument == "key"
+    assert raised.value.value == len(key.encode() if isinstance(key, str) else key)
+    assert "at most max_key_bytes bytes" in str(raised.value)
+    assert len(KEYED) == 0
+
+
+def test_max_key_bytes_sets_the_longest_key(clock: ManualClock) -> None:
+    keyed = KeyedLimiter(FixedWindow(1, 1.0), 10, max_key_bytes=4, clock=clock)
+    assert keyed.max_key_bytes == 4
+    assert keyed.check("abcd").allowed
+    assert keyed.check("é" * 2).allowed  # 4 bytes of UTF-8
+    with pytest.raises(InvalidArgumentError):
+        keyed.check("abcde")
+    assert len(keyed) == 2
+    wide = KeyedLimiter(FixedWindow(1, 1.0), 10, max_key_bytes=65_536, clock=clock)
+    assert wide.check(b"k" * 65_536).allowed
+    smaller = KeyedLimiter(SlidingLog(1_000, 1.0), 1_000, max_key_bytes=16, clock=clock)
+    assert smaller.max_bytes < KeyedLimiter(SlidingLog(1_000, 1.0), 1_000, clock=clock).max_bytes
+
+
+@pytest.mark.parametrize(
+    ("bad", "kind"),
+    [
+        (0, InvalidArgumentError),
+        (65_537, InvalidArgumentError),
+        (-1, InvalidArgumentError),
+        (2**64, InvalidArgumentError),
+        (1.5, ArgumentTypeError),
+        ("256", ArgumentTypeError),
+    ],
+)
+def test_bad_max_key_bytes(bad: Any, kind: type[Exception]) -> None:
+    with pytest.raises(kind) as raised:
+        KeyedLimiter(Gcra(1, 1, 1.0), 10, max_key_bytes=bad)
+    assert type(raised.value) is kind
+    assert getattr(raised.value, "argument", None) == "max_key_bytes"
+
+
+@pytest.mark.parametrize("method", [*METHODS, lambda key, cost: KEYED.remove(key)])
+@pytest.mark.parametrize(("key", "at"), [("\ud800", 0), ("ab\udfff", 2), ("a\udc80\ud800", 1)])
+def test_text_keys_with_a_lone_surrogate_are_refused(
+    method: Callable[[Any, Any], object], key: str, at: int
+) -> None:
+    # UTF-8 has no form for them: refused, never a replacement character
+    # that would make distinct strings one key.
+    with pytest.raises(InvalidArgumentError) as raised:
+        method(key, 1)
+    assert type(raised.value) is InvalidArgumentError
+    assert (raised.value.argument, raised.value.value) == ("key", at)
+    assert "valid Unicode" in str(raised.value)
+    assert len(KEYED) == 0
 
 
 def test_the_keyed_decorator(clock: ManualClock) -> None:

@@ -205,6 +205,8 @@ static void test_invalid_arguments(void) {
       {{.max_keys = 8, .shards = 3}, "shards"},
       {{.max_keys = 8, .shards = 16}, "shards"},
       {{.max_keys = 8, .shards = -4}, "shards"},
+      {{.max_keys = 8, .max_key_bytes = -1}, "max_key_bytes"},
+      {{.max_keys = 8, .max_key_bytes = 65537}, "max_key_bytes"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CHECK_STATUS(rk_keyed_limiter_new(&spec, &bad[i].options, NULL, &l), RK_INVALID_ARGUMENT);
@@ -249,6 +251,45 @@ static void test_invalid_arguments(void) {
   CHECK(d.allowed);
   rk_keyed_limiter_free(l);
   rk_keyed_limiter_free(NULL);
+}
+
+/* Keys: any bytes, at most max_key_bytes (256 unless set) of them; a longer
+ * key is RK_INVALID_ARGUMENT naming "key", and nothing is stored. */
+static void test_max_key_bytes(void) {
+  rk_limiter_spec spec = {.algorithm = RK_ALGORITHM_SLIDING_LOG, .limit = 2, .window_micros = 1000};
+  static char key[70000];
+  memset(key, 'k', sizeof key);
+  key[7] = (char)0xff; /* not UTF-8: bytes are keys as they are */
+  static const struct {
+    int64_t option;
+    size_t longest;
+  } bounds[] = {{0, 256}, {5, 5}, {65536, 65536}};
+  for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+    rk_keyed_options options = {.max_keys = 8, .max_key_bytes = bounds[i].option};
+    rk_keyed_limiter *l = NULL;
+    CHECK_OK(rk_keyed_limiter_new(&spec, &options, NULL, &l));
+    size_t longest = bounds[i].longest;
+    rk_decision d = {.limit = 77};
+    CHECK_STATUS(rk_keyed_limiter_check(l, key, longest + 1, 1, &d, NULL), RK_INVALID_ARGUMENT);
+    CHECK_STR(rk_last_error_argument(), "key");
+    char length[32];
+    snprintf(length, sizeof length, "key = %zu:", longest + 1);
+    CHECK(strstr(rk_last_error_message(), length) != NULL);
+    CHECK(d.limit == 77); /* nothing written */
+    CHECK_STATUS(rk_keyed_limiter_peek(l, key, longest + 1, 1, &d, NULL), RK_INVALID_ARGUMENT);
+    bool removed = true;
+    CHECK_STATUS(rk_keyed_limiter_remove(l, key, longest + 1, &removed), RK_INVALID_ARGUMENT);
+    rk_keyed_stats stats = {0};
+    CHECK_OK(rk_keyed_limiter_stats(l, &stats));
+    CHECK_I64((int64_t)stats.len, 0);
+    CHECK_I64((int64_t)stats.max_key_bytes, (int64_t)longest);
+    CHECK(stats.max_bytes > 8 * longest);
+    CHECK_OK(rk_keyed_limiter_check(l, key, longest, 1, &d, NULL));
+    CHECK(d.allowed);
+    CHECK_OK(rk_keyed_limiter_stats(l, &stats));
+    CHECK_I64((int64_t)stats.len, 1);
+    rk_keyed_limiter_free(l);
+  }
 }
 
 /* 5. Threads. */
@@ -330,6 +371,7 @@ int main(void) {
   test_keys_come_and_go();
   test_the_bound();
   test_invalid_arguments();
+  test_max_key_bytes();
   test_threads();
   return check_summary("test_keyed");
 }

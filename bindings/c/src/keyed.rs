@@ -14,6 +14,7 @@
 
 use core::ffi::c_char;
 
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull};
 
 use crate::boundary::{guard, guard_void, handle, Out};
@@ -56,6 +57,11 @@ pub struct rk_keyed_options {
     /// default (4 per available core, at most 1024, fewer for a small
     /// bound).
     pub shards: i64,
+    /// The longest key taken, in bytes: 1 to 65536; 0 for the default,
+    /// 256. A longer key is `RK_INVALID_ARGUMENT` (naming `key`) and is
+    /// never stored, so the memory held stays within
+    /// `rk_keyed_stats.max_bytes`.
+    pub max_key_bytes: i64,
 }
 
 impl rk_keyed_options {
@@ -74,7 +80,11 @@ impl rk_keyed_options {
                 })
             }
         };
-        let options = KeyedOptions::new(max_keys).when_full(when_full);
+        let mut options = KeyedOptions::new(max_keys).when_full(when_full);
+        if self.max_key_bytes != 0 {
+            let bytes = unsigned_from_i64(Argument::MaxKeyBytes, self.max_key_bytes)?;
+            options = options.max_key_bytes(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX))?);
+        }
         Ok(match self.shards {
             0 => options,
             shards => {
@@ -109,8 +119,9 @@ pub struct rk_keyed_limiter {
 ///
 /// Returns `RK_INVALID_ARGUMENT`, naming the field, for a spec
 /// `rk_limiter_new()` refuses, a `max_keys` that is not between 1 and
-/// 2^40, a `when_full` that is not an `RK_WHEN_FULL_*`, or a `shards` that
-/// is not 0 or a power of two up to 65536 and `max_keys`;
+/// 2^40, a `when_full` that is not an `RK_WHEN_FULL_*`, a `shards` that
+/// is not 0 or a power of two up to 65536 and `max_keys`, or a
+/// `max_key_bytes` that is not 0 or between 1 and 65536;
 /// `RK_NULL_POINTER` when `spec`, `options` or `out_limiter` is NULL.
 ///
 /// # Safety
@@ -172,8 +183,9 @@ pub unsafe extern "C" fn rk_keyed_limiter_free(limiter: *mut rk_keyed_limiter) {
 /// `key` may be NULL when `key_len` is 0 (the empty key).
 ///
 /// Returns `RK_INVALID_ARGUMENT`, consuming nothing, when `cost` is
-/// negative; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
-/// with a `key_len` above 0, is NULL.
+/// negative or `key_len` is above the limiter's `max_key_bytes` (naming
+/// `key`, its length the value); `RK_NULL_POINTER` when `limiter`,
+/// `out_decision`, or `key` with a `key_len` above 0, is NULL.
 ///
 /// # Safety
 /// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
@@ -208,8 +220,8 @@ pub unsafe extern "C" fn rk_keyed_limiter_check(
 /// `*out_decision` (and whether it would be a refusal at the bound, in
 /// `*out_at_capacity` when not NULL); consumes nothing and creates no key.
 ///
-/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative; `RK_NULL_POINTER`
-/// as `rk_keyed_limiter_check()`.
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key too
+/// long, and `RK_NULL_POINTER`, as `rk_keyed_limiter_check()`.
 ///
 /// # Safety
 /// As `rk_keyed_limiter_check()`.
@@ -261,8 +273,9 @@ fn write_decided(
 /// `limit` more than its limiter would have: for keys that are gone (a
 /// deleted account), not to reset a limit.
 ///
-/// Returns `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len`
-/// above 0, is NULL.
+/// Returns `RK_INVALID_ARGUMENT` when the key is longer than the
+/// limiter's `max_key_bytes` (no such key is held); `RK_NULL_POINTER` when
+/// `limiter`, or `key` with a `key_len` above 0, is NULL.
 ///
 /// # Safety
 /// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
@@ -320,6 +333,12 @@ pub struct rk_keyed_stats {
     pub len: u64,
     /// The bound, as created.
     pub max_keys: u64,
+    /// The longest key taken, in bytes.
+    pub max_key_bytes: u64,
+    /// The most bytes the limiter can ever hold: `max_keys` keys of
+    /// `max_key_bytes`, each state at its largest, and the tables (the
+    /// allocator's own overhead aside).
+    pub max_bytes: u64,
     /// Requests of new keys refused at the bound, since creation.
     pub refused_new_keys: u64,
     /// Keys forgotten before they were whole again
@@ -347,6 +366,8 @@ pub unsafe extern "C" fn rk_keyed_limiter_stats(
         out.write(rk_keyed_stats {
             len: l.len() as u64,
             max_keys: l.max_keys() as u64,
+            max_key_bytes: l.max_key_bytes() as u64,
+            max_bytes: l.max_bytes() as u64,
             refused_new_keys: l.refused_new_keys(),
             forced_evictions: l.forced_evictions(),
         });
@@ -416,7 +437,11 @@ mod tests {
             assert_eq!(d.retry_after_micros, 1_000);
             let mut stats = rk_keyed_stats::default();
             assert_eq!(rk_keyed_limiter_stats(limiter, &mut stats), rk_status::RK_OK);
-            assert_eq!(stats, rk_keyed_stats { len: 2, max_keys: 2, refused_new_keys: 1, forced_evictions: 0 });
+            assert_eq!(
+                (stats.len, stats.max_keys, stats.max_key_bytes, stats.refused_new_keys, stats.forced_evictions),
+                (2, 2, 256, 1, 0)
+            );
+            assert!(stats.max_bytes > 2 * 256, "two keys of up to 256 bytes: {}", stats.max_bytes);
             assert_eq!(rk_manual_clock_advance_micros(clock, 1_000), rk_status::RK_OK);
             let (d, full) = check(limiter, b"c");
             assert!(d.allowed && !full, "whole keys made room");

@@ -66,11 +66,26 @@ const KEY_EXPECTED: &str = "a string or a Uint8Array (a Buffer)";
 /// the bytes of a `Uint8Array` (a `Buffer`) as they are — so the string
 /// `"é"` and `Buffer.from("é")` are the same key. The hot path of
 /// `KeyedLimiter.check(key, cost)`: one Node-API call for a string of up to
-/// 251 bytes, read into this stack frame; no allocation. (A string with a
-/// lone surrogate, which has no UTF-8, is read with U+FFFD in its place, as
-/// `Buffer.from(string)` does.)
+/// 251 bytes, read into this stack frame; no allocation.
+///
+/// A string with a lone surrogate (`'\ud800'`) has no UTF-8: Node-API
+/// reads it with U+FFFD in its place, as `Buffer.from(string)` does, which
+/// would make distinct strings one key. So a string whose UTF-8 holds
+/// U+FFFD is read again as UTF-16 (only then: a real U+FFFD is rare in a
+/// key), and one with a lone surrogate is refused with the invalid-argument
+/// error naming `key`, its value the surrogate's index.
 #[inline]
 pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Failure> {
+    let checked = |bytes: &[u8]| -> Result<(), Failure> {
+        if !bytes.windows(3).any(|w| w == "\u{FFFD}".as_bytes()) {
+            return Ok(());
+        }
+        let units = value.string_utf16().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
+        match first_lone_surrogate(&units) {
+            Some(at) => Err(Failure::Library(ratekeeper::Error::invalid_uint(Argument::KeyText, at as u64))),
+            None => Ok(()),
+        }
+    };
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); KEY_BUFFER];
     let mut written = 0usize;
     // SAFETY: `buf` has room for `KEY_BUFFER` bytes (Node-API writes at most
@@ -84,9 +99,12 @@ pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Fa
         // than `KEY_BUFFER - 4` bytes written means the string was whole.
         if written < KEY_BUFFER - 4 {
             // SAFETY: Node-API initialised the first `written` bytes.
-            return Ok(f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written) }));
+            let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written) };
+            checked(bytes)?;
+            return Ok(f(bytes));
         }
         let long = value.string_bytes().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
+        checked(&long)?;
         return Ok(f(&long));
     }
     let (mut kind, mut len, mut data) = (0, 0usize, std::ptr::null_mut());
@@ -111,6 +129,18 @@ pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Fa
         return Ok(f(unsafe { std::slice::from_raw_parts(data.cast_const().cast::<u8>(), len) }));
     }
     Err(Failure::WrongType { argument: "key", value, expected: KEY_EXPECTED })
+}
+
+/// The index of the first lone surrogate among UTF-16 `units`, if any.
+fn first_lone_surrogate(units: &[u16]) -> Option<usize> {
+    let mut at = 0;
+    for decoded in char::decode_utf16(units.iter().copied()) {
+        match decoded {
+            Ok(c) => at += c.len_utf16(),
+            Err(_) => return Some(at),
+        }
+    }
+    None
 }
 
 /// A Redis limiter's key: a string (its UTF-8 goes into the Redis key,

@@ -153,6 +153,28 @@ impl Js {
         String::from_utf8(self.string_bytes()?).ok()
     }
 
+    /// The value's UTF-16 code units if it is a string: what it holds
+    /// exactly, lone surrogates included.
+    pub(crate) fn string_utf16(self) -> Option<Vec<u16>> {
+        let mut len = 0usize;
+        // SAFETY: a null buffer asks for the length only.
+        if unsafe { sys::napi_get_value_string_utf16(self.env, self.raw, ptr::null_mut(), 0, &mut len) }
+            != sys::Status::napi_ok
+        {
+            return None;
+        }
+        let mut buf = vec![0u16; len + 1];
+        let mut written = 0usize;
+        // SAFETY: `buf` has room for `len` code units and the terminating NUL.
+        let status =
+            unsafe { sys::napi_get_value_string_utf16(self.env, self.raw, buf.as_mut_ptr(), buf.len(), &mut written) };
+        if status != sys::Status::napi_ok {
+            return None;
+        }
+        buf.truncate(written);
+        Some(buf)
+    }
+
     /// The value's UTF-8 if it is a string (a lone surrogate as U+FFFD).
     pub(crate) fn string_bytes(self) -> Option<Vec<u8>> {
         let mut len = 0usize;

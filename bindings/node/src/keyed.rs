@@ -16,6 +16,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, AnyCore, AnyKeyedLimiter, Argument, KeyedOptions, WhenFull};
 
 use crate::args;
@@ -70,6 +71,12 @@ pub struct KeyedMethods {
     /// The bound.
     #[napi(ts_type = "number")]
     pub max_keys: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
+    /// The most bytes the limiter can hold.
+    #[napi(ts_type = "number")]
+    pub max_bytes: (),
     /// The policy at the bound, camelCase.
     #[napi(ts_type = "'refuseNewKeys' | 'evictSoonestFull'")]
     pub when_full: (),
@@ -152,10 +159,17 @@ pub(crate) fn max_keys(value: Js) -> Result<(usize, Given), Failure> {
     Ok((max_keys, given))
 }
 
+/// `maxKeyBytes`: an integer number or a bigint from 1 to 65536.
+pub(crate) fn max_key_bytes(value: Js) -> Result<MaxKeyBytes, Failure> {
+    let given = Given { argument: Argument::MaxKeyBytes, name: "maxKeyBytes", value };
+    let bytes = args::count(value, Argument::MaxKeyBytes, "maxKeyBytes")?;
+    blame(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX)), &[given])
+}
+
 /// Creates a keyed limiter of `limit` (an options object with `algorithm`)
 /// and returns its bound functions.
 #[napi(
-    ts_args_type = "limit: unknown, maxKeys: unknown, whenFull: unknown, clock: unknown",
+    ts_args_type = "limit: unknown, maxKeys: unknown, whenFull: unknown, maxKeyBytes: unknown, clock: unknown",
     ts_return_type = "KeyedMethods"
 )]
 pub fn keyed_create<'env>(
@@ -163,6 +177,7 @@ pub fn keyed_create<'env>(
     limit: Unknown<'_>,
     max_keys: Unknown<'_>,
     when_full: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
     clock: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
@@ -172,9 +187,13 @@ pub fn keyed_create<'env>(
         let (max_keys, given) = self::max_keys(js(max_keys))?;
         let policy = self::when_full(js(when_full))?;
         let clock: AnyClock = clock::from_option(js(clock))?;
-        let options = KeyedOptions::new(max_keys).when_full(policy);
+        let mut options = KeyedOptions::new(max_keys).when_full(policy);
+        if !js(max_key_bytes).is_undefined() {
+            options = options.max_key_bytes(self::max_key_bytes(js(max_key_bytes))?);
+        }
         let limiter = blame(AnyKeyedLimiter::new(&spec, options, clock), &[given])?;
         let bound = limiter.max_keys();
+        let (key_bytes, max_bytes) = (limiter.max_key_bytes(), limiter.max_bytes());
         let keyed = Arc::new(Keyed { limiter, scratch: Scratch::new(DECISION_WORDS) });
         let policy_name = crate::js::string(env.raw(), &camel_case(policy.name()))?;
         let algorithm_name = crate::js::string(env.raw(), algorithm.name())?;
@@ -185,6 +204,8 @@ pub fn keyed_create<'env>(
             .hot_keyed::<1>(c"tryAcquire")?
             .scratch(c"scratch", |k| &k.scratch)?
             .number(c"maxKeys", bound as f64)?
+            .number(c"maxKeyBytes", key_bytes as f64)?
+            .number(c"maxBytes", max_bytes as f64)?
             .value(c"whenFull", policy_name)?
             .value(c"algorithm", algorithm_name)?;
         // SAFETY: a value just created in this call's environment.

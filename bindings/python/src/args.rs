@@ -198,7 +198,56 @@ pub fn bounded_duration(
     }
 }
 
-/// A `str` argument (a limiter's name, a user key, a URL).
+/// A key's bytes: a `str`'s UTF-8 (borrowed from the string when Python
+/// has it cached), or a `bytes` object's own bytes — so `"a"` and `b"a"` are
+/// the same key, as in every binding.
+pub enum Key<'a> {
+    Bytes(&'a [u8]),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl Key<'_> {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Key::Bytes(b) => b,
+            Key::Text(s) => s.as_bytes(),
+        }
+    }
+}
+
+/// What a key may be.
+pub const EXPECTED_KEY: &str = "a str or bytes";
+
+/// A key argument: `str` or `bytes`. A `str` holding a lone surrogate
+/// (`"\ud800"`, which Python allows and UTF-8 cannot encode) is refused
+/// with the invalid-argument error naming `key`, its value the surrogate's
+/// index — not a bare `UnicodeEncodeError`, and never a replacement
+/// character that would make distinct strings one key.
+pub fn key<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
+    if let Ok(s) = obj.cast::<pyo3::types::PyString>() {
+        return match s.to_cow() {
+            Ok(text) => Ok(Key::Text(text)),
+            Err(e) => {
+                let py = obj.py();
+                let at = e.value(py).getattr("start").and_then(|v| v.extract::<i64>()).unwrap_or(-1);
+                Err(from_rust(py, Error::invalid_int(Argument::KeyText, at)))
+            }
+        };
+    }
+    match obj.cast::<pyo3::types::PyBytes>() {
+        Ok(b) => Ok(Key::Bytes(b.as_bytes())),
+        Err(_) => Err(wrong_type("key", obj, EXPECTED_KEY)),
+    }
+}
+
+/// A byte-keyed limiter's `max_key_bytes`: an int from 1 to 65536.
+pub fn max_key_bytes(obj: &Bound<'_, PyAny>) -> PyResult<ratekeeper::keyed::MaxKeyBytes> {
+    let bytes = count(obj, Argument::MaxKeyBytes)?;
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    ratekeeper::keyed::MaxKeyBytes::new(bytes).map_err(|e| from_rust(obj.py(), e))
+}
+
+/// A `str` argument (a limiter's name, a URL).
 pub fn text(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
     match obj.cast::<pyo3::types::PyString>() {
         Ok(s) => Ok(s.to_cow()?.into_owned()),

@@ -7,7 +7,7 @@
 //! `b"a"` are the same key, as they are in every binding.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::PyString;
 use ratekeeper::keyed::{AnyKeyedLimiter, KeyedOptions, WhenFull};
 use ratekeeper::{Argument, LimiterSpec};
 
@@ -17,7 +17,6 @@ use crate::decision::PyDecision;
 use crate::errors::{at_capacity, from_rust, invalid_named, wrong_type};
 use crate::limiter::{spec_repr, PyLimiter};
 
-const EXPECTED_KEY: &str = "a str or bytes";
 const WHEN_FULL: &str = "must be 'refuse_new_keys' or 'evict_soonest_full'";
 
 /// One limiter per key — per user, per user and action — each a copy of
@@ -30,8 +29,11 @@ const WHEN_FULL: &str = "must be 'refuse_new_keys' or 'evict_soonest_full'";
 /// (the default; a new key's request is refused, never over-admitting) or
 /// ``"evict_soonest_full"`` (the key that would be whole soonest is
 /// forgotten, which may let it over-admit once). Keys are ``str`` (as
-/// UTF-8) or ``bytes``. The limiter runs on ``clock``, by default the
-/// template's.
+/// UTF-8) or ``bytes`` of at most ``max_key_bytes`` bytes (256 unless set,
+/// up to 65536): a longer key, or a ``str`` with a lone surrogate, raises
+/// ``InvalidArgumentError`` naming ``key`` and stores nothing, so the
+/// memory held is bounded (``max_bytes``). The limiter runs on ``clock``,
+/// by default the template's.
 ///
 /// >>> users = KeyedLimiter(FixedWindow(5, 60.0), max_keys=100_000)
 /// >>> users.check("user:42/post").remaining
@@ -44,41 +46,19 @@ pub struct PyKeyedLimiter {
     clock: Option<Py<PyManualClock>>,
 }
 
-/// A key's bytes, borrowed from the Python object when it is `bytes`.
-enum Key<'a> {
-    Bytes(&'a [u8]),
-    Text(std::borrow::Cow<'a, str>),
-}
-
-impl Key<'_> {
-    fn as_bytes(&self) -> &[u8] {
-        match self {
-            Key::Bytes(b) => b,
-            Key::Text(s) => s.as_bytes(),
-        }
-    }
-}
-
-fn key_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Key::Text(s.to_cow()?));
-    }
-    match obj.cast::<PyBytes>() {
-        Ok(b) => Ok(Key::Bytes(b.as_bytes())),
-        Err(_) => Err(wrong_type("key", obj, EXPECTED_KEY)),
-    }
-}
-
 #[pymethods]
 impl PyKeyedLimiter {
     #[new]
-    #[pyo3(signature = (template, max_keys, *, when_full = None, shards = None, clock = None))]
-    #[pyo3(text_signature = "(template, max_keys, *, when_full='refuse_new_keys', shards=None, clock=None)")]
+    #[pyo3(signature = (template, max_keys, *, when_full = None, shards = None, max_key_bytes = None, clock = None))]
+    #[pyo3(
+        text_signature = "(template, max_keys, *, when_full='refuse_new_keys', shards=None, max_key_bytes=256, clock=None)"
+    )]
     fn new(
         template: &Bound<'_, PyAny>,
         max_keys: &Bound<'_, PyAny>,
         when_full: Option<&Bound<'_, PyAny>>,
         shards: Option<&Bound<'_, PyAny>>,
+        max_key_bytes: Option<&Bound<'_, PyAny>>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         const EXPECTED_TEMPLATE: &str = "a limiter of one algorithm (TokenBucket, Gcra, FixedWindow, ...)";
@@ -101,6 +81,9 @@ impl PyKeyedLimiter {
                 .map_err(|_| from_rust(py, ratekeeper::Error::invalid_uint(Argument::Shards, count)))?;
             options = options.shards(count);
         }
+        if let Some(bound) = max_key_bytes {
+            options = options.max_key_bytes(args::max_key_bytes(bound)?);
+        }
         let (any_clock, clock) = match clock {
             Some(obj) => clock::clock_arg(Some(obj))?,
             None => match &part.get().clock {
@@ -120,7 +103,7 @@ impl PyKeyedLimiter {
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
         let py = key.py();
-        let key = key_arg(key)?;
+        let key = args::key(key)?;
         Ok(PyDecision(self.limiter.check(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?))
     }
 
@@ -129,7 +112,7 @@ impl PyKeyedLimiter {
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn allow(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<bool> {
         let py = key.py();
-        let key = key_arg(key)?;
+        let key = args::key(key)?;
         self.limiter.allow(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))
     }
 
@@ -138,7 +121,7 @@ impl PyKeyedLimiter {
     /// ``max_keys`` keys, none of which can be forgotten yet.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn try_check(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let bytes = key_arg(key)?;
+        let bytes = args::key(key)?;
         match self.limiter.try_check(bytes.as_bytes(), cost.0).map_err(|e| from_rust(key.py(), e))? {
             Ok(decision) => Ok(PyDecision(decision)),
             Err(full) => Err(at_capacity(key.py(), &full)),
@@ -150,14 +133,14 @@ impl PyKeyedLimiter {
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn peek(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
         let py = key.py();
-        let key = key_arg(key)?;
+        let key = args::key(key)?;
         Ok(PyDecision(self.limiter.peek(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?))
     }
 
     /// ``peek``, raising ``AtCapacity`` as ``try_check`` does.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn try_peek(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let bytes = key_arg(key)?;
+        let bytes = args::key(key)?;
         match self.limiter.try_peek(bytes.as_bytes(), cost.0).map_err(|e| from_rust(key.py(), e))? {
             Ok(decision) => Ok(PyDecision(decision)),
             Err(full) => Err(at_capacity(key.py(), &full)),
@@ -168,7 +151,7 @@ impl PyKeyedLimiter {
     /// back); returns whether it was held.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = key.py();
-        let key = key_arg(key)?;
+        let key = args::key(key)?;
         self.limiter.remove(key.as_bytes()).map_err(|e| from_rust(py, e))
     }
 
@@ -187,6 +170,19 @@ impl PyKeyedLimiter {
     #[getter]
     fn max_keys(&self) -> usize {
         self.limiter.max_keys()
+    }
+
+    /// The longest key taken, in bytes.
+    #[getter]
+    fn max_key_bytes(&self) -> usize {
+        self.limiter.max_key_bytes()
+    }
+
+    /// The most bytes the limiter can ever hold: ``max_keys`` keys of
+    /// ``max_key_bytes``, each state at its largest, and the tables.
+    #[getter]
+    fn max_bytes(&self) -> usize {
+        self.limiter.max_bytes()
     }
 
     /// ``"refuse_new_keys"`` or ``"evict_soonest_full"``.
@@ -222,10 +218,11 @@ impl PyKeyedLimiter {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "KeyedLimiter({}, max_keys={}, when_full='{}'{})",
+            "KeyedLimiter({}, max_keys={}, when_full='{}', max_key_bytes={}{})",
             spec_repr(py, &self.spec)?,
             self.limiter.max_keys(),
             self.limiter.when_full().name(),
+            self.limiter.max_key_bytes(),
             clock::clock_repr(py, &self.clock)?
         ))
     }
