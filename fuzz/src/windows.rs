@@ -281,8 +281,8 @@ pub fn run_log(input: SlidingLogInput) {
     let Some(mut log) = expect_built(made, expected, &p) else {
         return;
     };
-    // The std log allocates its storage (up to 2^20 entries): only the
-    // smaller ones are built here.
+    // The std log's storage grows with use (HeapLogStorage), checked here
+    // against a core log over fixed storage of the whole limit.
     let clock = clock_at(input.origin);
     let std = ratekeeper::SlidingLog::with_clock(p.limit, duration(p.window_micros), clock.clone())
         .expect("the std layer refused what the core accepted");
