@@ -5,7 +5,8 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, the C header's drift check,
-# unit/doc/property tests (with the std layer's stress and abuse tests), the
+# unit/doc/property tests (with the std layer's stress and abuse tests; the
+# doctests include the README's Rust blocks), the
 # loom models of the std layer's concurrent paths (scripts/loom.sh), the C
 # tests (valgrind, ASan; the Redis ones against a private Redis and a Redis
 # Cluster), the examples, the conformance vectors through every language's
@@ -46,7 +47,7 @@ stage "C header: include/ratekeeper.h is what cbindgen generates"
 cbindgen --config bindings/c/cbindgen.toml --crate ratekeeper-c --output include/ratekeeper.h bindings/c
 git diff --exit-code -- include/ratekeeper.h
 
-stage "cargo test"
+stage "cargo test (the doctests include the README's Rust blocks)"
 cargo test --workspace --locked
 
 stage "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
