@@ -5,6 +5,8 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, the C header's drift check,
+# that every markdown code block is of a kind some stage checks
+# (scripts/doc_snippets.py check, which parses the shell and JSON blocks),
 # unit/doc/property tests (with the std layer's stress and abuse tests; the
 # doctests include the README's Rust blocks), the
 # loom models of the std layer's concurrent paths (scripts/loom.sh), the C
@@ -16,7 +18,8 @@
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
 # tests under tests/redis/with-redis), a
-# `ratekeeper simulate` plotted as SVG and PNG, the demo without its real
+# `ratekeeper simulate` plotted as SVG and PNG and the README's (the shell
+# blocks marked `run`), the demo without its real
 # waits (scripts/demo.sh --quick), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
@@ -46,6 +49,9 @@ cargo build --locked -p ratekeeper-nostd-check
 stage "C header: include/ratekeeper.h is what cbindgen generates"
 cbindgen --config bindings/c/cbindgen.toml --crate ratekeeper-c --output include/ratekeeper.h bindings/c
 git diff --exit-code -- include/ratekeeper.h
+
+stage "docs: every code block of the markdown is of a kind a stage checks (scripts/doc_snippets.py)"
+python3 scripts/doc_snippets.py check
 
 stage "cargo test (the doctests include the README's Rust blocks)"
 cargo test --workspace --locked
@@ -85,8 +91,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python ../scripts/doc_snippets.py)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python ../scripts/doc_snippets.py)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)
@@ -160,6 +166,9 @@ for plot in target/smoke/poisson.svg target/smoke/poisson.png; do
     --decisions target/smoke/poisson.json --plot "$plot"
   test -s "$plot"
 done
+
+stage "docs: the markdown's shell blocks marked \`run\` (the README's simulate command)"
+python3 scripts/doc_snippets.py run-sh
 
 stage "demo, without the real waits: Guava's scenario from Rust, Python, Node.js and C agree; the boundary attack plotted"
 scripts/demo.sh --quick
