@@ -11,7 +11,7 @@
 # doctests include the README's Rust blocks), the
 # loom models of the std layer's concurrent paths (scripts/loom.sh), the C
 # tests (valgrind, ASan; the Redis ones against a private Redis and a Redis
-# Cluster), the examples, the conformance vectors through every language's
+# Cluster; the markdown's C blocks too), the examples, the conformance vectors through every language's
 # runner, an install of the C library used from outside the repository, the
 # Node.js package (declarations up to date, its tests, its Redis tests
 # against a private Redis and a Redis Cluster, installed from its tarball into a new
@@ -62,7 +62,7 @@ scripts/loom.sh
 stage "examples"
 cargo run --locked -q -p ratekeeper-examples --bin guava-demo
 
-stage "C tests: linked shared and static, under valgrind; under ASan+UBSan"
+stage "C tests: linked shared and static, under valgrind; under ASan+UBSan; the markdown's C blocks"
 make_c -C tests/c check
 
 stage "C: the Redis limiters against a private Redis (and one killed, frozen, restarted), then a three-master cluster"
