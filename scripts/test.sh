@@ -14,7 +14,8 @@
 # Cluster; the markdown's C blocks too), the examples, the conformance vectors through every language's
 # runner, an install of the C library used from outside the repository, the
 # Node.js package (declarations up to date, its tests, its Redis tests
-# against a private Redis and a Redis Cluster, installed from its tarball into a new
+# against a private Redis and a Redis Cluster, the markdown's JavaScript
+# blocks run and type-checked among them, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
 # tests under tests/redis/with-redis), a
