@@ -18,7 +18,8 @@
 # blocks run and type-checked among them, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
-# tests under tests/redis/with-redis), a
+# tests under tests/redis/with-redis; the markdown's Python blocks run
+# among them), a
 # `ratekeeper simulate` plotted as SVG and PNG and the README's (the shell
 # blocks marked `run`), the demo without its real
 # waits (scripts/demo.sh --quick), and the
