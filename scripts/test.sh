@@ -5,17 +5,23 @@
 #
 # Installs what it needs first (scripts/setup.sh), then: formatting, clippy
 # with warnings as errors, the no_std check, the C header's drift check,
-# unit/doc/property tests (with the std layer's stress and abuse tests), the
+# that every markdown code block is of a kind some stage checks
+# (scripts/doc_snippets.py check, which parses the shell and JSON blocks),
+# unit/doc/property tests (with the std layer's stress and abuse tests; the
+# doctests include the README's Rust blocks), the
 # loom models of the std layer's concurrent paths (scripts/loom.sh), the C
 # tests (valgrind, ASan; the Redis ones against a private Redis and a Redis
-# Cluster), the examples, the conformance vectors through every language's
+# Cluster; the markdown's C blocks too), the examples, the conformance vectors through every language's
 # runner, an install of the C library used from outside the repository, the
 # Node.js package (declarations up to date, its tests, its Redis tests
-# against a private Redis and a Redis Cluster, installed from its tarball into a new
+# against a private Redis and a Redis Cluster, the markdown's JavaScript
+# blocks run and type-checked among them, installed from its tarball into a new
 # project), the Python package (built by
 # `pip install ./python`; ruff, strict mypy, stubtest, pytest, its Redis
-# tests under tests/redis/with-redis), a
-# `ratekeeper simulate` plotted as SVG and PNG, the demo without its real
+# tests under tests/redis/with-redis; the markdown's Python blocks run
+# among them), a
+# `ratekeeper simulate` plotted as SVG and PNG and the README's (the shell
+# blocks marked `run`), the demo without its real
 # waits (scripts/demo.sh --quick), and the
 # differential test against the real Guava jar (GUAVA_DIFF_SCENARIOS,
 # default 2000, with a fresh seed each run; GUAVA_DIFF_SEED pins one), and the token bucket's
@@ -46,7 +52,10 @@ stage "C header: include/ratekeeper.h is what cbindgen generates"
 cbindgen --config bindings/c/cbindgen.toml --crate ratekeeper-c --output include/ratekeeper.h bindings/c
 git diff --exit-code -- include/ratekeeper.h
 
-stage "cargo test"
+stage "docs: every code block of the markdown is of a kind a stage checks (scripts/doc_snippets.py)"
+python3 scripts/doc_snippets.py check
+
+stage "cargo test (the doctests include the README's Rust blocks)"
 cargo test --workspace --locked
 
 stage "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
@@ -55,7 +64,7 @@ scripts/loom.sh
 stage "examples"
 cargo run --locked -q -p ratekeeper-examples --bin guava-demo
 
-stage "C tests: linked shared and static, under valgrind; under ASan+UBSan"
+stage "C tests: linked shared and static, under valgrind; under ASan+UBSan; the markdown's C blocks"
 make_c -C tests/c check
 
 stage "C: the Redis limiters against a private Redis (and one killed, frozen, restarted), then a three-master cluster"
@@ -84,8 +93,8 @@ stage "python: pip install ./python (maturin builds bindings/python)"
 rk_python_package
 
 stage "python: ruff"
-(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
-(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python)
+(cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python ../scripts/doc_snippets.py)
+(cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml . ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py ../benches/test_report.py ../examples/python ../scripts/doc_snippets.py)
 
 stage "python: mypy --strict, and stubtest (the stubs against the installed module)"
 (cd python && "$RK_VENV"/bin/mypy)
@@ -159,6 +168,9 @@ for plot in target/smoke/poisson.svg target/smoke/poisson.png; do
     --decisions target/smoke/poisson.json --plot "$plot"
   test -s "$plot"
 done
+
+stage "docs: the markdown's shell blocks marked \`run\` (the README's simulate command)"
+python3 scripts/doc_snippets.py run-sh
 
 stage "demo, without the real waits: Guava's scenario from Rust, Python, Node.js and C agree; the boundary attack plotted"
 scripts/demo.sh --quick

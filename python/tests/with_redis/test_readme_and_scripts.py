@@ -1,36 +1,45 @@
-"""The README's Redis example runs as printed, and
-``tests/redis_admit.py`` (the cross-language test's Python side) admits
-exactly the limit between its runs."""
+"""The markdown's Python blocks that need a Redis (```python redis) run
+against the server, and ``tests/redis_admit.py`` (the cross-language test's
+Python side) admits exactly the limit between its runs."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
+import doc_snippets  # scripts/, on pytest's pythonpath
+import pytest
+
 from ratekeeper import Decision, RedisLimiter, RedisRateLimiter
 
 ROOT = Path(__file__).resolve().parents[3]
+PROGRAMS = doc_snippets.programs("python", redis=True)
 
 
-def test_the_readme_redis_example_runs(redis_url: str) -> None:
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Using it from Python")[1]
-    section = section.split("\n## ", 1)[0]
-    (example,) = [e for e in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "Redis" in e]
-    namespace: dict[str, object] = {}
-    exec(compile(example, "README.md", "exec"), namespace)
+def test_the_markdown_has_python_blocks_that_need_a_redis() -> None:
+    assert {"README.md", "python/README.md"} <= {p.last.path for p in PROGRAMS}
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_the_block_runs_against_the_server(program: doc_snippets.Program, redis_url: str) -> None:
+    doc_snippets.run_python(program, redis_url)
+
+
+def test_the_readme_redis_example_takes_one_and_handles_asynchronously(redis_url: str) -> None:
+    (example,) = [p for p in PROGRAMS if p.last.path == "README.md"]
+    namespace = doc_snippets.run_python(example, redis_url)
     api, crawler, handle = namespace["api"], namespace["crawler"], namespace["handle"]
     assert isinstance(api, RedisLimiter)
     assert isinstance(crawler, RedisRateLimiter)
     assert callable(handle)
-    asyncio.run(handle("user:43"))
-    decision = api.peek("user:42")
+    asyncio.run(handle("user:43"))  # a key no other block or test uses
+    decision = api.peek("user:43")
     assert isinstance(decision, Decision)
-    assert decision.remaining == 28  # the example's check took one
+    assert decision.remaining == 28  # handle's check took one (a peek shows one more taken)
 
 
 def admit(name: str, key: str, n: int) -> int:
