@@ -85,6 +85,9 @@ const MIN_CHECKS_PER_RUN: usize = 8;
 /// Checks answered, each with its token.
 pub type Answered<T> = Vec<(T, Result<Decision, Error>)>;
 
+/// Checks asked for: each one's key, cost and token.
+pub type Requests<T> = Vec<(Vec<u8>, u64, T)>;
+
 /// One connection's exact-mode checks, sans I/O (see the module docs).
 /// `T` is the token each check carries back to its caller.
 pub struct ScriptPipe<T> {
@@ -133,7 +136,7 @@ enum Command<T> {
 
 struct Checks<T> {
     limiter: RedisLimiter,
-    requests: Vec<(String, u64, T)>,
+    requests: Requests<T>,
     /// The limiter's clock when they were sent (for remembered refusals).
     sent: i64,
     /// Sent again as `EVAL`, after `NOSCRIPT`.
@@ -243,23 +246,28 @@ impl<T> ScriptPipe<T> {
 
     /// Checks `requests` (`key`, `cost`, token) of `limiter`, as
     /// [`RedisLimiter::check_many_async`] would: those a remembered refusal
-    /// decides are answered now, the others go out. Given back untouched
+    /// decides, or whose key is too long, are answered now, the others go
+    /// out. Given back untouched
     /// when the pipe cannot take them — not open, Redis down within the
     /// retry interval, or a limiter of another store — for the limiter's
     /// own calls (which also apply the unavailability policy).
     pub fn check_many(
         &mut self,
         limiter: &RedisLimiter,
-        requests: Vec<(String, u64, T)>,
-    ) -> Result<Answered<T>, Vec<(String, u64, T)>> {
+        requests: Requests<T>,
+    ) -> Result<Answered<T>, Requests<T>> {
         if self.state != State::Open || self.store.is_down() || !limiter.store().is(&self.store) {
             return Err(requests);
         }
         let mut answered = Vec::new();
         let mut pending = Vec::with_capacity(requests.len());
         for (key, cost, token) in requests {
-            match limiter.decided_locally(&key, cost) {
-                Some(decision) => answered.push((token, Ok(decision))),
+            let decided = match limiter.checked_key(&key) {
+                Ok(checked) => limiter.decided_locally(checked, cost).map(Ok),
+                Err(e) => Some(Err(e)),
+            };
+            match decided {
+                Some(answer) => answered.push((token, answer)),
                 None => pending.push((key, cost, token)),
             }
         }
@@ -282,7 +290,7 @@ impl<T> ScriptPipe<T> {
     fn send(&mut self, checks: Checks<T>, deadline: Instant, answered: &mut Answered<T>) {
         let call = checks
             .limiter
-            .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_str(), *cost)));
+            .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_slice(), *cost)));
         let (keys, args) = match call {
             Ok(call) => call,
             Err(e) => return Self::answer(checks, Err(e), answered),

@@ -56,7 +56,7 @@ fn round_trip(
     pipe: &mut ScriptPipe<usize>,
     socket: &mut TcpStream,
     limiter: &RedisLimiter,
-    requests: &[(String, u64)],
+    requests: &[(Vec<u8>, u64)],
 ) -> Vec<Result<Decision, Error>> {
     let numbered = requests.iter().enumerate().map(|(i, (key, cost))| (key.clone(), *cost, i)).collect();
     let mut answered = pipe.check_many(limiter, numbered).unwrap_or_else(|_| panic!("the pipe is ready"));
@@ -116,7 +116,7 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
     let direct = RedisLimiter::new(&store, "window-direct", spec).unwrap();
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    let requests: Vec<(String, u64)> = (0..6).map(|i| ("k".to_owned(), 1 + i % 2)).collect();
+    let requests: Vec<(Vec<u8>, u64)> = (0..6).map(|i| ("k".into(), 1 + i % 2)).collect();
     let answers = round_trip(&mut pipe, &mut socket, &piped, &requests);
     for ((key, cost), answer) in requests.iter().zip(answers) {
         let expected = direct.check(key, *cost).unwrap();
@@ -124,7 +124,7 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
         assert_eq!((answer.allowed, answer.remaining), (expected.allowed, expected.remaining));
     }
     // The refusals were remembered: the next is answered at once, locally.
-    let answered = pipe.check_many(&piped, vec![("k".to_owned(), 2, 0)]).unwrap();
+    let answered = pipe.check_many(&piped, vec![("k".into(), 2, 0)]).unwrap();
     assert!(!answered[0].1.as_ref().unwrap().allowed);
     assert!(pipe.take_output().is_empty());
 }
@@ -139,7 +139,7 @@ fn the_connection_is_set_up_with_the_urls_password_and_database() {
     let limiter = RedisLimiter::new(&store, "set-up", SPEC).unwrap();
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("a".to_owned(), 1), ("b".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("a".into(), 1), ("b".into(), 1)]);
     assert!(answers.iter().all(|a| a.as_ref().unwrap().allowed));
     let mut db3 = redis::Client::open(url).unwrap().get_connection().unwrap();
     let keys: Vec<String> = redis::cmd("KEYS").arg("*set-up*").query(&mut db3).unwrap();
@@ -154,10 +154,10 @@ fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     let limiter = RedisLimiter::new(&store, "silent", SPEC).unwrap().when_unavailable(WhenUnavailable::FailClosed);
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    round_trip(&mut pipe, &mut socket, &limiter, &[("warm-up".to_owned(), 1)]);
+    round_trip(&mut pipe, &mut socket, &limiter, &[("warm-up".into(), 1)]);
     server.stall();
     let sent = Instant::now();
-    let answered = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0), ("b".to_owned(), 2, 1)]).unwrap();
+    let answered = pipe.check_many(&limiter, vec![("a".into(), 1, 0), ("b".into(), 2, 1)]).unwrap();
     assert!(answered.is_empty());
     write_output(&mut pipe, &mut socket);
     let deadline = pipe.deadline().expect("two checks wait");
@@ -173,12 +173,12 @@ fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     }
     assert!(!pipe.is_open() && store.is_down());
     assert!(!pipe.wants_connection(), "not within the retry interval");
-    let refused = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    let refused = pipe.check_many(&limiter, vec![("a".into(), 1, 0)]);
     assert_eq!(refused.unwrap_err().len(), 1, "given back for the limiter's own calls");
     std::thread::sleep(Duration::from_millis(250));
     assert!(pipe.wants_connection());
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".into(), 1)]);
     assert!(answers[0].as_ref().unwrap().allowed, "back on Redis");
 }
 
@@ -190,7 +190,7 @@ fn a_lost_connection_fails_what_is_waiting_and_one_that_cannot_open_waits_the_re
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
     server.kill();
-    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    assert!(pipe.check_many(&limiter, vec![("a".into(), 1, 0)]).unwrap().is_empty());
     let _ = socket.write_all(&pipe.take_output());
     assert!(pipe.take_output().is_empty(), "one write");
     let mut buffer = [0u8; 64];
@@ -240,7 +240,7 @@ fn a_server_with_too_many_clients_closes_only_the_pipe_for_a_while() {
     let mut socket = TcpStream::connect(pipe.address()).unwrap();
     socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     pipe.opened();
-    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    assert!(pipe.check_many(&limiter, vec![("a".into(), 1, 0)]).unwrap().is_empty());
     loop {
         let bytes = pipe.take_output();
         if bytes.is_empty() || socket.write_all(&bytes).is_err() {
@@ -259,7 +259,7 @@ fn a_server_with_too_many_clients_closes_only_the_pipe_for_a_while() {
     let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg(100).query(&mut admin).unwrap();
     std::thread::sleep(Duration::from_millis(250));
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("b".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("b".into(), 1)]);
     assert!(answers[0].as_ref().unwrap().allowed, "the pipe is back");
 }
 
@@ -276,7 +276,7 @@ fn a_server_that_refuses_the_pipes_credentials_leaves_it_closed_for_good() {
     std::thread::sleep(Duration::from_millis(250));
     assert!(!pipe.wants_connection(), "NOAUTH: trying again cannot help");
     let limiter = RedisLimiter::new(&store, "refused", SPEC).unwrap();
-    let given_back = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    let given_back = pipe.check_many(&limiter, vec![("a".into(), 1, 0)]);
     assert_eq!(given_back.unwrap_err().len(), 1, "for the store's own connection");
 }
 

@@ -92,7 +92,9 @@ pub struct RedisLimiterMethods {
 
 const EXACT: &[Named<Exact>] = &[
     // Queued for the turn's batch (see `batch`).
-    (c"check", 2, |e, args| decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key, cost, done))),
+    (c"check", 2, |e, args| {
+        decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key.into_bytes(), cost, done))
+    }),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
     }),

@@ -287,21 +287,22 @@ impl SevenUsers {
     }
 
     /// 300 requests over the seven users (`user-0` …), costs 0 to 6.
-    pub fn requests(round: u64) -> Vec<(String, u64)> {
-        (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
+    pub fn requests(round: u64) -> Vec<(Vec<u8>, u64)> {
+        (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7).into_bytes(), (i * 3 + round) % 7)).collect()
     }
 
     /// Asserts that `answers` are the in-process limiters' decisions at `now`.
     pub fn assert_answers(
         &mut self,
         round: u64,
-        requests: &[(String, u64)],
+        requests: &[(Vec<u8>, u64)],
         answers: Vec<Result<ratekeeper::Decision, ratekeeper_redis::Error>>,
         now: i64,
     ) {
         use ratekeeper::Admission;
         assert_eq!(answers.len(), requests.len());
         for ((key, cost), answer) in requests.iter().zip(answers) {
+            let key = std::str::from_utf8(key).unwrap();
             let i: usize = key["user-".len()..].parse().unwrap();
             let expected = self.local[i].check(*cost, now);
             self.admitted += u64::from(expected.allowed && *cost > 0);
