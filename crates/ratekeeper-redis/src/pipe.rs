@@ -251,11 +251,7 @@ impl<T> ScriptPipe<T> {
     /// when the pipe cannot take them — not open, Redis down within the
     /// retry interval, or a limiter of another store — for the limiter's
     /// own calls (which also apply the unavailability policy).
-    pub fn check_many(
-        &mut self,
-        limiter: &RedisLimiter,
-        requests: Requests<T>,
-    ) -> Result<Answered<T>, Requests<T>> {
+    pub fn check_many(&mut self, limiter: &RedisLimiter, requests: Requests<T>) -> Result<Answered<T>, Requests<T>> {
         if self.state != State::Open || self.store.is_down() || !limiter.store().is(&self.store) {
             return Err(requests);
         }

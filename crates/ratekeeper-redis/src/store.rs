@@ -27,6 +27,18 @@
 //! involved. The answers, errors, timeouts and the `retry_interval` are the
 //! same as on the multiplexed connection, which serves everything else
 //! (async calls, callbacks, heartbeats, and every call to a cluster).
+//!
+//! The timeout bounds such a call whole — a new connection, its set-up,
+//! the script, and loading the script after `NOSCRIPT` — because every
+//! read and write on that connection waits only for what is left of the
+//! call's deadline. A blocking socket's timeout is per read, not per call:
+//! redis-rs's own connection set-up sends two commands (`CLIENT SETINFO`
+//! for the library's name and version) and gave each read the whole
+//! timeout, so with the server frozen every call that had to reconnect
+//! took twice the timeout (207 ms for 100). So a blocking connection sends
+//! no `CLIENT SETINFO`, and selects its database itself, leaving redis-rs
+//! at most one set-up command (`AUTH`, or `HELLO` for RESP3), read within
+//! what the connection attempt has left.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -91,7 +103,13 @@ struct StoreInner {
 /// Plain blocking connections to one server, for blocking calls made on
 /// their caller's thread: idle ones wait here between calls.
 struct DirectConnections {
+    /// The store's client, as its URL gives it.
     client: redis::Client,
+    /// The same server with the set-up that [`StoreInner::connect_direct`]
+    /// does not leave to redis-rs taken out (see the module docs).
+    bare: redis::Client,
+    /// The database to select (0: none).
+    db: i64,
     /// Idle connections and the process that opened them (a forked child
     /// must not talk on its parent's sockets).
     idle: Mutex<Vec<(u32, redis::Connection)>>,
@@ -118,11 +136,7 @@ impl StoreInner {
 
     /// Runs a script on a blocking connection, on this thread, within the
     /// store's timeout (a new connection, if one is needed, included).
-    fn eval_direct(
-        &self,
-        direct: &DirectConnections,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<Value, Error> {
+    fn eval_direct(&self, direct: &DirectConnections, script: &Script, call: &redis::Cmd) -> Result<Value, Error> {
         let deadline = Instant::now() + self.options.timeout;
         let pid = std::process::id();
         let idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
@@ -132,7 +146,7 @@ impl StoreInner {
             Some(connection) => connection,
             None => Self::connect_direct(direct, deadline, &self.options)?,
         };
-        match Self::invoke_direct(connection, deadline, invocation) {
+        match Self::invoke_direct(connection, deadline, script, call) {
             Ok((value, connection)) => {
                 Self::keep_idle(direct, pid, connection);
                 Ok(value)
@@ -144,7 +158,8 @@ impl StoreInner {
             // spurious failure while Redis is up.
             Err(e) if reused && e.is_connection_dropped() && !e.is_timeout() => {
                 let connection = Self::connect_direct(direct, deadline, &self.options)?;
-                let (value, connection) = Self::invoke_direct(connection, deadline, invocation).map_err(Self::timed)?;
+                let (value, connection) =
+                    Self::invoke_direct(connection, deadline, script, call).map_err(Self::timed)?;
                 Self::keep_idle(direct, pid, connection);
                 Ok(value)
             }
@@ -153,7 +168,8 @@ impl StoreInner {
         }
     }
 
-    /// A new blocking connection, within what is left of `deadline`.
+    /// A new blocking connection, set up, within what is left of
+    /// `deadline` (see the module docs).
     fn connect_direct(
         direct: &DirectConnections,
         deadline: Instant,
@@ -164,23 +180,44 @@ impl StoreInner {
             return Err(Error::Timeout);
         }
         let attempt = options.connect_timeout.min(left).max(Duration::from_micros(1));
-        direct.client.get_connection_with_timeout(attempt).map_err(Self::timed)
+        let mut connection = direct.bare.get_connection_with_timeout(attempt).map_err(Self::timed)?;
+        if direct.db != 0 {
+            Self::within(&connection, deadline).map_err(Self::timed)?;
+            redis::cmd("SELECT").arg(direct.db).query::<()>(&mut connection).map_err(Self::timed)?;
+        }
+        Ok(connection)
     }
 
-    /// Runs the script on `connection`, within what is left of `deadline`;
-    /// the connection comes back with the answer.
-    fn invoke_direct(
-        mut connection: redis::Connection,
-        deadline: Instant,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<(Value, redis::Connection), redis::RedisError> {
+    /// Bounds the next read and write on `connection` by what is left of
+    /// `deadline` (an error once nothing is).
+    fn within(connection: &redis::Connection, deadline: Instant) -> Result<(), redis::RedisError> {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut)));
         }
         connection.set_read_timeout(Some(left))?;
-        connection.set_write_timeout(Some(left))?;
-        let value = invocation.invoke::<Value>(&mut connection)?;
+        connection.set_write_timeout(Some(left))
+    }
+
+    /// Runs the script (`call`, its `EVALSHA`) on `connection`, within what
+    /// is left of `deadline`, loading it first if the server has not; the
+    /// connection comes back with the answer.
+    fn invoke_direct(
+        mut connection: redis::Connection,
+        deadline: Instant,
+        script: &Script,
+        call: &redis::Cmd,
+    ) -> Result<(Value, redis::Connection), redis::RedisError> {
+        Self::within(&connection, deadline)?;
+        let value = match call.query::<Value>(&mut connection) {
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                Self::within(&connection, deadline)?;
+                script.load(&mut connection)?;
+                Self::within(&connection, deadline)?;
+                call.query::<Value>(&mut connection)?
+            }
+            answer => answer?,
+        };
         Ok((value, connection))
     }
 
@@ -339,7 +376,12 @@ impl RedisStore {
     /// `options.connect_timeout` for the first connection.
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let client = redis::Client::open(url)?;
-        let direct = DirectConnections { client: client.clone(), idle: Mutex::new(Vec::new()) };
+        let info = client.get_connection_info();
+        let settings = info.redis_settings();
+        let bare =
+            redis::Client::open(info.clone().set_redis_settings(settings.clone().set_db(0).set_skip_set_lib_name()))?;
+        let direct =
+            DirectConnections { client: client.clone(), bare, db: settings.db(), idle: Mutex::new(Vec::new()) };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.timeout))
@@ -437,17 +479,19 @@ impl RedisStore {
             if inner.is_down() {
                 return Err(Error::Unavailable);
             }
+            if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
+                let mut call = redis::cmd("EVALSHA");
+                call.arg(script.get_hash()).arg(keys.len()).arg(&keys).arg(&args);
+                let result = inner.eval_direct(connections, &script, &call);
+                inner.note(&result);
+                return result;
+            }
             let mut invocation = script.prepare_invoke();
             for key in &keys {
                 invocation.key(key);
             }
             for arg in &args {
                 invocation.arg(arg);
-            }
-            if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
-                let result = inner.eval_direct(connections, &invocation);
-                inner.note(&result);
-                return result;
             }
             let call = async {
                 match inner.connection.clone() {
@@ -457,6 +501,9 @@ impl RedisStore {
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {
                 Err(_) => Err(Error::Timeout),
+                // The connection's own response timeout (the same one) may
+                // fire first: the same failure.
+                Ok(Err(e)) if e.is_timeout() => Err(Error::Timeout),
                 Ok(Err(e)) => Err(Error::Redis(e)),
                 Ok(Ok(value)) => Ok(value),
             };
