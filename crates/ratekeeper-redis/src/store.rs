@@ -39,11 +39,37 @@
 //! no `CLIENT SETINFO`, and selects its database itself, leaving redis-rs
 //! at most one set-up command (`AUTH`, or `HELLO` for RESP3), read within
 //! what the connection attempt has left.
+//!
+//! ## When Redis counts as down
+//!
+//! After Redis failed to answer, the store stops sending it anything for
+//! `retry_interval` (decisions fail at once with [`Error::Unavailable`],
+//! and their policy decides). What counts as Redis failing to answer:
+//!
+//! * an I/O error, a refused or dropped connection, or an answer that says
+//!   the server cannot decide now (`LOADING`, `MASTERDOWN`, `OOM`, …);
+//! * a timeout *of the server's*, not of one call. A call that gets no
+//!   answer within its timeout fails alone (with [`Error::Timeout`]) if
+//!   the server answered anything — any call, on any of the store's
+//!   connections — after that call was sent: the server is answering, and
+//!   this one call was slow (a large request, a connection of its own that
+//!   stalled). If nothing came back since, a single server is *probed*: a
+//!   `PING` on a new connection of the probe's own, within the timeout. The
+//!   store is marked down only if that too goes unanswered. (One probe at a
+//!   time; calls meanwhile go on, each bounded by its own timeout.) A
+//!   cluster's connections are the cluster client's own, so a cluster's
+//!   store is marked down when nothing came back since the call was sent.
+//!
+//! Before, any timeout marked the store down: one caller's 10 MB key, slow
+//! to send and to run, made every limiter on the store fall back to its
+//! policy for the retry interval (a fail-open one let everyone in). A
+//! frozen server is still found out within about two timeouts, and any
+//! answer marks the store up again at once.
 
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,10 +90,11 @@ pub struct StoreOptions {
     /// The longest one attempt to connect may take. Default: 250 ms.
     pub connect_timeout: Duration,
     /// After Redis failed to answer (an I/O error, a refused connection, a
-    /// timeout, a cluster that is down), decisions stop trying it for this
-    /// long and fail at once with [`Error::Unavailable`] — so that a dead
-    /// server costs each decision nothing, not a timeout — then the next
-    /// decision tries again. Default: 200 ms, so decisions are back on
+    /// cluster that is down, a timeout with nothing answered since — see
+    /// the module docs: one slow call is not enough), decisions stop trying
+    /// it for this long and fail at once with [`Error::Unavailable`] — so
+    /// that a dead server costs each decision nothing, not a timeout — then
+    /// the next decision tries again. Default: 200 ms, so decisions are back on
     /// Redis well within a second of it answering again.
     pub retry_interval: Duration,
 }
@@ -94,6 +121,10 @@ struct StoreInner {
     options: StoreOptions,
     /// Microseconds since `epoch` until which Redis counts as down (0: up).
     down_until: AtomicU64,
+    /// Microseconds since `epoch` when the server last answered anything.
+    last_answer: AtomicU64,
+    /// Whether a probe runs (see "When Redis counts as down").
+    probing: AtomicBool,
     epoch: Instant,
     /// The blocking connections of a single server's store (see the module
     /// docs); `None` for a cluster.
@@ -131,7 +162,15 @@ fn on_calling_thread() -> bool {
 
 impl StoreInner {
     fn new(connection: Connection, options: StoreOptions, direct: Option<DirectConnections>) -> Self {
-        StoreInner { connection, options, down_until: AtomicU64::new(0), epoch: Instant::now(), direct }
+        StoreInner {
+            connection,
+            options,
+            down_until: AtomicU64::new(0),
+            last_answer: AtomicU64::new(0),
+            probing: AtomicBool::new(false),
+            epoch: Instant::now(),
+            direct,
+        }
     }
 
     /// Runs a script on a blocking connection, on this thread, within the
@@ -242,6 +281,11 @@ impl StoreInner {
         self.epoch.elapsed().as_micros() as u64
     }
 
+    /// `at` in microseconds since `epoch` (0 for an earlier time).
+    fn micros_at(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_micros() as u64
+    }
+
     fn is_down(&self) -> bool {
         self.now_micros() < self.down_until.load(Ordering::Relaxed)
     }
@@ -251,14 +295,62 @@ impl StoreInner {
         self.down_until.fetch_max(until, Ordering::Relaxed);
     }
 
-    /// Marks Redis up or down after a request's answer.
-    fn note(&self, result: &Result<Value, Error>) {
+    /// Marks Redis up or down after the outcome of a request sent at
+    /// `sent` (see "When Redis counts as down").
+    fn note(self: &Arc<Self>, result: &Result<Value, Error>, sent: Instant) {
         match result {
-            Ok(_) => self.mark_up(),
-            Err(Error::Timeout) => self.mark_down(),
+            Ok(_) => self.answered(),
+            Err(Error::Timeout) => self.timed_out(sent),
+            Err(Error::Redis(e)) if e.is_timeout() => self.timed_out(sent),
             Err(Error::Redis(e)) if is_unavailability(e) => self.mark_down(),
+            // An error the server sent (a script's, say): an answer.
+            Err(Error::Redis(e)) if e.code().is_some() => self.answered(),
             Err(_) => {}
         }
+    }
+
+    /// The server answered something: it is up.
+    fn answered(&self) {
+        self.last_answer.fetch_max(self.now_micros(), Ordering::Relaxed);
+        self.mark_up();
+    }
+
+    /// A request sent at `sent` got no answer within the timeout: the
+    /// store is marked down if the server answered nothing since, and (for
+    /// a single server) a probe goes unanswered too.
+    fn timed_out(self: &Arc<Self>, sent: Instant) {
+        if self.last_answer.load(Ordering::Relaxed) > self.micros_at(sent) {
+            return;
+        }
+        if self.direct.is_none() {
+            return self.mark_down();
+        }
+        if self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let inner = Arc::clone(self);
+        runtime().spawn(async move {
+            let started = Instant::now();
+            if inner.ping().await {
+                inner.answered();
+            } else if inner.last_answer.load(Ordering::Relaxed) <= inner.micros_at(started) {
+                // (Unless something else was answered meanwhile.)
+                inner.mark_down();
+            }
+            inner.probing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Whether a single server answers a `PING` on a new connection within
+    /// the timeout (a connection of its own: the store's others may be
+    /// queued behind a slow request).
+    async fn ping(&self) -> bool {
+        let Some(direct) = self.direct.as_ref() else { return false };
+        let ping = async {
+            let mut connection = direct.client.get_multiplexed_async_connection().await?;
+            redis::cmd("PING").query_async::<Value>(&mut connection).await
+        };
+        matches!(tokio::time::timeout(self.options.timeout, ping).await, Ok(Ok(_)))
     }
 
     fn mark_up(&self) {
@@ -458,10 +550,10 @@ impl RedisStore {
         }
     }
 
-    /// Marks Redis up or down after an answer that came some other way
-    /// than [`eval`](Self::eval) (a pipe's).
-    pub(crate) fn note(&self, result: &Result<Value, Error>) {
-        self.inner.note(result);
+    /// Marks Redis up or down after the outcome of a request sent at `sent`
+    /// some other way than [`eval`](Self::eval) (a pipe's).
+    pub(crate) fn note(&self, result: &Result<Value, Error>, sent: Instant) {
+        self.inner.note(result, sent);
     }
 
     /// Runs `script` on `keys`/`args`, bounded by the store's timeout.
@@ -479,11 +571,12 @@ impl RedisStore {
             if inner.is_down() {
                 return Err(Error::Unavailable);
             }
+            let sent = Instant::now();
             if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
                 let mut call = redis::cmd("EVALSHA");
                 call.arg(script.get_hash()).arg(keys.len()).arg(&keys).arg(&args);
                 let result = inner.eval_direct(connections, &script, &call);
-                inner.note(&result);
+                inner.note(&result, sent);
                 return result;
             }
             let mut invocation = script.prepare_invoke();
@@ -507,7 +600,7 @@ impl RedisStore {
                 Ok(Err(e)) => Err(Error::Redis(e)),
                 Ok(Ok(value)) => Ok(value),
             };
-            inner.note(&result);
+            inner.note(&result, sent);
             result
         }
     }

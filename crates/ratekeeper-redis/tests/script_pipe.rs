@@ -149,7 +149,8 @@ fn the_connection_is_set_up_with_the_urls_password_and_database() {
 #[test]
 fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     let server = RedisServer::start();
-    let options = StoreOptions { timeout: Duration::from_millis(50), ..StoreOptions::default() };
+    let timeout = Duration::from_millis(50);
+    let options = StoreOptions { timeout, ..StoreOptions::default() };
     let store = RedisStore::connect(&server.url(), options).unwrap();
     let limiter = RedisLimiter::new(&store, "silent", SPEC).unwrap().when_unavailable(WhenUnavailable::FailClosed);
     let mut pipe = ScriptPipe::new(&store).unwrap();
@@ -161,17 +162,31 @@ fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     assert!(answered.is_empty());
     write_output(&mut pipe, &mut socket);
     let deadline = pipe.deadline().expect("two checks wait");
-    assert!(deadline >= sent + Duration::from_millis(50) && deadline <= Instant::now() + Duration::from_millis(50));
+    assert!(deadline >= sent + timeout && deadline <= Instant::now() + timeout);
     assert!(pipe.expire(deadline - Duration::from_millis(1)).is_empty(), "not yet");
     let answers = in_order(pipe.expire(deadline));
-    server.resume();
     assert_eq!(answers.len(), 2);
     for answer in answers {
         let decision = answer.unwrap();
         assert!(!decision.allowed, "fail closed");
         assert_eq!(decision.retry_after_micros, 200_000, "the store's retry interval");
     }
-    assert!(!pipe.is_open() && store.is_down());
+    // The reply is late: awaited a timeout more, while new checks go by
+    // the store's own connection.
+    assert!(pipe.is_open());
+    assert_eq!(pipe.deadline(), Some(deadline + timeout));
+    assert_eq!(pipe.check_many(&limiter, vec![("c".into(), 1, 2)]).unwrap_err().len(), 1);
+    // Nothing came back since the checks were sent, and a probe of the
+    // server goes unanswered: the store is down.
+    let probed = Instant::now();
+    while !store.is_down() {
+        assert!(probed.elapsed() < Duration::from_secs(2), "the store was not marked down");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Still nothing a timeout later: the connection is silent, and closes.
+    assert!(pipe.expire(deadline + timeout).is_empty(), "no check was left waiting");
+    assert!(!pipe.is_open());
+    server.resume();
     assert!(!pipe.wants_connection(), "not within the retry interval");
     let refused = pipe.check_many(&limiter, vec![("a".into(), 1, 0)]);
     assert_eq!(refused.unwrap_err().len(), 1, "given back for the limiter's own calls");
@@ -180,6 +195,52 @@ fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     let mut socket = open(&mut pipe);
     let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".into(), 1)]);
     assert!(answers[0].as_ref().unwrap().allowed, "back on Redis");
+}
+
+#[test]
+fn a_late_reply_fails_its_own_checks_only_and_the_runs_behind_it_are_answered() {
+    let server = RedisServer::start();
+    let timeout = Duration::from_millis(100);
+    let options = StoreOptions { timeout, retry_interval: Duration::from_secs(5), ..StoreOptions::default() };
+    let store = RedisStore::connect(&server.url(), options).unwrap();
+    let spec = LimiterSpec::FixedWindow { limit: 100, window_micros: 60_000_000 };
+    let limiter = RedisLimiter::new(&store, "late", spec).unwrap();
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    round_trip(&mut pipe, &mut socket, &limiter, &[("k".into(), 1)]);
+    // Two runs in flight, the second sent 60 ms after the first; the host
+    // reads nothing until the first is past its deadline, as if its reply
+    // were slow to come.
+    assert!(pipe.check_many(&limiter, vec![("k".into(), 1, 0)]).unwrap().is_empty());
+    let first = pipe.deadline().unwrap();
+    write_output(&mut pipe, &mut socket);
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(pipe.check_many(&limiter, vec![("k".into(), 1, 1)]).unwrap().is_empty());
+    write_output(&mut pipe, &mut socket);
+    std::thread::sleep(first.saturating_duration_since(Instant::now()));
+    let timed_out = pipe.expire(Instant::now());
+    assert_eq!(timed_out.len(), 1);
+    assert_eq!(timed_out[0].0, 0);
+    assert!(matches!(timed_out[0].1, Err(Error::Timeout)), "{:?}", timed_out[0].1);
+    assert!(pipe.is_open(), "one late reply does not close the connection");
+    // The replies come: the late one is dropped, the next one answers.
+    let mut answered = Vec::new();
+    let mut buffer = [0u8; 512];
+    while answered.is_empty() {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        answered.extend(pipe.receive(&buffer[..n]));
+    }
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].0, 1);
+    assert_eq!(answered[0].1.as_ref().unwrap().remaining, 100 - 3, "three checks of k ran, the late one too");
+    assert!(pipe.is_idle() && pipe.is_open());
+    // The server answered: the store was never down, not even once the
+    // probe a timeout with no answer starts is over.
+    std::thread::sleep(timeout * 2);
+    assert!(!store.is_down());
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("after".into(), 1)]);
+    assert!(answers[0].as_ref().unwrap().allowed, "the pipe takes checks again");
 }
 
 #[test]
