@@ -44,14 +44,15 @@ pub struct PyKeyedLimiter {
     clock: Option<Py<PyManualClock>>,
 }
 
-/// A key's bytes, borrowed from the Python object when it is `bytes`.
-enum Key<'a> {
+/// A key's bytes, borrowed from the Python object when it is `bytes`
+/// (the Redis limiters' keys too).
+pub(crate) enum Key<'a> {
     Bytes(&'a [u8]),
     Text(std::borrow::Cow<'a, str>),
 }
 
 impl Key<'_> {
-    fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         match self {
             Key::Bytes(b) => b,
             Key::Text(s) => s.as_bytes(),
@@ -59,7 +60,8 @@ impl Key<'_> {
     }
 }
 
-fn key_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
+/// A `key` argument: `str` (its UTF-8) or `bytes` (as they are).
+pub(crate) fn key_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Key::Text(s.to_cow()?));
     }
