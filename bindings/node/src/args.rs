@@ -113,12 +113,6 @@ pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Fa
     Err(Failure::WrongType { argument: "key", value, expected: KEY_EXPECTED })
 }
 
-/// A Redis limiter's key: a string (its UTF-8 goes into the Redis key,
-/// escaped).
-pub(crate) fn string_key(value: Js) -> Result<String, Failure> {
-    value.string().ok_or(Failure::WrongType { argument: "key", value, expected: "a string" })
-}
-
 /// Any number (the library checks the domain), or a `TypeError`.
 pub(crate) fn number(value: Js, argument: &'static str) -> Result<f64, Failure> {
     value.number().ok_or(Failure::WrongType { argument, value, expected: "a number" })

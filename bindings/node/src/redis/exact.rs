@@ -10,6 +10,10 @@
 //! checks of its turn of the event loop (`batch`), a leased one through
 //! the crate's `check_with`. A divided-mode decision never
 //! waits for Redis, so it is synchronous, like a local limiter's.
+//!
+//! Keys are a keyed limiter's (`args::with_key`: a string's UTF-8, or a
+//! `Uint8Array`'s bytes), of at most `maxKeyBytes` bytes (256 unless
+//! given); the crate refuses a longer one before anything is sent.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +21,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyCore, Argument, LimiterSpec};
 use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, WhenUnavailable};
 
@@ -26,7 +31,7 @@ use super::store::store_of;
 use super::{adopt, Close, Held, Store};
 use crate::args;
 use crate::bound::{Args, Binder, Named, Returned, Scratch, DECISION_WORDS};
-use crate::error::{blame_later, blame_redis, guarded, Boxed, Failure, Given, Kept, HEARTBEAT_TTL_REQUIREMENT};
+use crate::error::{blame, blame_later, blame_redis, guarded, Boxed, Failure, Given, Kept, HEARTBEAT_TTL_REQUIREMENT};
 use crate::js::{self, Js, Kind};
 use crate::keyed;
 use crate::promise::{self, Answer, Done};
@@ -44,11 +49,26 @@ fn name(value: Js, argument: &'static str) -> Result<String, Failure> {
     value.string().ok_or(Failure::WrongType { argument, value, expected: "a string" })
 }
 
+/// `maxKeyBytes`: the longest key, an integer number or a bigint from 1 to
+/// 65536 (`undefined`: 256).
+fn max_key_bytes(value: Js) -> Result<MaxKeyBytes, Failure> {
+    if value.is_undefined() {
+        return Ok(MaxKeyBytes::DEFAULT);
+    }
+    let bytes = args::count(value, Argument::MaxKeyBytes, "maxKeyBytes")?;
+    let given = Given { argument: Argument::MaxKeyBytes, name: "maxKeyBytes", value };
+    blame(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX)), &[given])
+}
+
 /// A Promise of the decision for the key and cost in `args`, which `check`
 /// arranges through one of the crate's callback forms.
-fn decide<L: Clone>(args: &Args, held: &Held<L>, check: impl FnOnce(&L, String, u64, Done)) -> Result<Returned, Boxed> {
+fn decide<L: Clone>(
+    args: &Args,
+    held: &Held<L>,
+    check: impl FnOnce(&L, Vec<u8>, u64, Done),
+) -> Result<Returned, Boxed> {
     let promise = promise::promise(args.env, |done| {
-        let key = args::string_key(args.get(0))?;
+        let key = args::with_key(args.get(0), <[u8]>::to_vec)?;
         let cost = args::cost_or_one(args.passed(1))?;
         check(&held.get()?, key, cost, done);
         Ok(())
@@ -77,10 +97,10 @@ impl Close for Exact {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct RedisLimiterMethods {
     /// A Promise of the decision on `cost` units for `key`.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub check: (),
     /// A Promise of the decision `check` would make, consuming nothing.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub peek: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
@@ -88,13 +108,14 @@ pub struct RedisLimiterMethods {
     /// The quota: the most units admitted at once.
     #[napi(ts_type = "number")]
     pub limit: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const EXACT: &[Named<Exact>] = &[
     // Queued for the turn's batch (see `batch`).
-    (c"check", 2, |e, args| {
-        decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key.into_bytes(), cost, done))
-    }),
+    (c"check", 2, |e, args| decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key, cost, done))),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
     }),
@@ -124,7 +145,7 @@ fn policy(value: Js) -> Result<&'static str, Failure> {
 /// bound functions. `whenUnavailable` is the policy's name; `membership`
 /// and `maxKeys` go with `"localShare"` only.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown, maxKeyBytes: unknown",
     ts_return_type = "RedisLimiterMethods"
 )]
 #[allow(clippy::too_many_arguments)]
@@ -137,12 +158,14 @@ pub fn redis_limiter_create<'env>(
     when_unavailable: Unknown<'_>,
     membership: Unknown<'_>,
     max_keys: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
         let store = store_of(js(store))?;
         let name = self::name(js(name), "name")?;
         let spec = self::limit(js(limit))?;
+        let bound = self::max_key_bytes(js(max_key_bytes))?;
         let remember = js(remember_refusals);
         let remember = match remember.kind() {
             Kind::Undefined => true,
@@ -166,7 +189,8 @@ pub fn redis_limiter_create<'env>(
                 "options membership and maxKeys go with whenUnavailable \"localShare\" only".to_owned(),
             ));
         }
-        let mut limiter = RedisLimiter::new(&store.get()?, &name, spec)?.remember_refusals(remember);
+        let mut limiter =
+            RedisLimiter::new(&store.get()?, &name, spec)?.remember_refusals(remember).max_key_bytes(bound);
         limiter = match policy {
             "failClosed" => limiter.when_unavailable(WhenUnavailable::FailClosed),
             "failOpen" => limiter.when_unavailable(WhenUnavailable::FailOpen),
@@ -181,7 +205,7 @@ pub fn redis_limiter_create<'env>(
         let target = Arc::new(Exact { limiter: Held::new(limiter, "this RedisLimiter"), store: Arc::clone(&store) });
         adopt(&store, &target);
         let binder = &mut Binder::new(env.raw(), target)?;
-        binder.methods(EXACT)?.number(c"limit", quota as f64)?;
+        binder.methods(EXACT)?.number(c"limit", quota as f64)?.number(c"maxKeyBytes", bound.get() as f64)?;
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), binder.finish()) })
     })
@@ -207,11 +231,14 @@ impl Close for Leased {
 pub struct RedisLeasedMethods {
     /// A Promise of the decision on `cost` units for `key`: from this
     /// node's lease, or one round trip for a new lease.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub check: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
     pub close: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const LEASED: &[Named<Leased>] = &[
@@ -228,9 +255,10 @@ const LEASED: &[Named<Leased>] = &[
 /// `batch` units per round trip and spending them within the lease (given
 /// in milliseconds or microseconds), and returns its bound functions.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown, maxKeyBytes: unknown",
     ts_return_type = "RedisLeasedMethods"
 )]
+#[allow(clippy::too_many_arguments)]
 pub fn redis_leased_create<'env>(
     env: &'env Env,
     store: Unknown<'_>,
@@ -239,6 +267,7 @@ pub fn redis_leased_create<'env>(
     batch: Unknown<'_>,
     lease_ms: Unknown<'_>,
     lease_micros: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
@@ -253,14 +282,16 @@ pub fn redis_leased_create<'env>(
         // A negative lease is refused by the library as a zero one, blamed
         // on the value given.
         let lease = Duration::from_micros(u64::try_from(lease).unwrap_or(0));
+        let bound = self::max_key_bytes(js(max_key_bytes))?;
         let limiter = blame_redis(
             RedisLeasedLimiter::new(&store.get()?, &name, spec, batch, lease),
             &[batch_given, lease_given],
-        )?;
+        )?
+        .max_key_bytes(bound);
         let target = Arc::new(Leased { limiter: Held::new(limiter, "this RedisLeasedLimiter") });
         adopt(&store, &target);
         let binder = &mut Binder::new(env.raw(), target)?;
-        binder.methods(LEASED)?;
+        binder.methods(LEASED)?.number(c"maxKeyBytes", bound.get() as f64)?;
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), binder.finish()) })
     })
@@ -287,7 +318,7 @@ impl Close for Divided {
 pub struct RedisDividedMethods {
     /// Decides `cost` units for `key` with this node's share (no round
     /// trip): the decision to `scratch`, `allowed` returned.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => boolean")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub check: (),
     /// The live nodes as last read.
     #[napi(ts_type = "() => number")]
@@ -301,13 +332,16 @@ pub struct RedisDividedMethods {
     /// The decision record.
     #[napi(ts_type = "Float64Array")]
     pub scratch: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const DIVIDED: &[Named<Divided>] = &[
     (c"check", 2, |d, args| {
-        let key = args::string_key(args.get(0))?;
         let cost = args::cost_or_one(args.passed(1))?;
-        let decision = d.limiter.get()?.check(&key, cost).map_err(Failure::from)?;
+        let limiter = d.limiter.get()?;
+        let decision = args::with_key(args.get(0), |key| limiter.check(key, cost))?.map_err(Failure::from)?;
         d.scratch.write_decision(0, &decision);
         Ok(Returned::Bool(decision.allowed))
     }),
@@ -320,11 +354,12 @@ const DIVIDED: &[Named<Divided>] = &[
 
 /// Joins group `name` in `store` (heartbeating every third of the TTL) and
 /// resolves to the bound functions of a limiter enforcing this node's share
-/// of `limit` for at most `maxKeys` keys.
+/// of `limit` for at most `maxKeys` keys of at most `maxKeyBytes` bytes.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown, maxKeyBytes: unknown",
     ts_return_type = "Promise<RedisDividedMethods>"
 )]
+#[allow(clippy::too_many_arguments)]
 pub fn redis_divided_create<'env>(
     env: &'env Env,
     store: Unknown<'_>,
@@ -333,6 +368,7 @@ pub fn redis_divided_create<'env>(
     heartbeat_ttl_ms: Unknown<'_>,
     heartbeat_ttl_micros: Unknown<'_>,
     max_keys: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
@@ -347,13 +383,14 @@ pub fn redis_divided_create<'env>(
             Argument::Lease,
         )?;
         let (max_keys, keys_given) = keyed::max_keys(js(max_keys))?;
+        let bound = self::max_key_bytes(js(max_key_bytes))?;
         let kept: Vec<Kept> = [Kept::keep_requiring(ttl_given, HEARTBEAT_TTL_REQUIREMENT), Kept::keep(keys_given)]
             .into_iter()
             .flatten()
             .collect();
         let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
         let promise = promise::blocking(env.raw(), move || -> Answer {
-            let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys);
+            let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys).map(|l| l.max_key_bytes(bound));
             Box::new(move |cx| {
                 let limiter = blame_later(joined, &kept)?;
                 let node_id = js::string(cx.env, limiter.membership().node_id())?;
@@ -363,7 +400,11 @@ pub fn redis_divided_create<'env>(
                 });
                 adopt(&store, &target);
                 let binder = &mut Binder::new(cx.env, target)?;
-                binder.methods(DIVIDED)?.scratch(c"scratch", |d| &d.scratch)?.value(c"nodeId", node_id)?;
+                binder
+                    .methods(DIVIDED)?
+                    .scratch(c"scratch", |d| &d.scratch)?
+                    .value(c"nodeId", node_id)?
+                    .number(c"maxKeyBytes", bound.get() as f64)?;
                 Ok(binder.finish())
             })
         })?;
