@@ -200,8 +200,10 @@ impl RedisLimiter {
 
     /// `key` if it is at most [`key_bytes_bound`](Self::key_bytes_bound)
     /// long, else the error naming `key` (its length as the value): the one
-    /// check every key-taking method makes before anything else.
-    pub(crate) fn checked_key<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], Error> {
+    /// check every key-taking method makes before anything else. (Public
+    /// for bindings whose callback forms refuse a bad argument at once
+    /// rather than call back with it.)
+    pub fn checked_key<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], Error> {
         Ok(self.key_bytes_bound().check(key)?)
     }
 

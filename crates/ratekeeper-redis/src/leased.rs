@@ -123,6 +123,12 @@ impl RedisLeasedLimiter {
         self.inner.shared.key_bytes_bound()
     }
 
+    /// `key` if this limiter takes it, else the error naming `key`, as
+    /// [`RedisLimiter::checked_key`].
+    pub fn checked_key<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], Error> {
+        self.inner.shared.checked_key(key)
+    }
+
     /// Admits `cost` units for `key` (any bytes; text is its UTF-8) from
     /// this node's lease, or takes a new lease (one round trip) when it
     /// holds too few.
