@@ -39,8 +39,10 @@
  *   waits at most its store's timeout; the _async forms call a C callback
  *   instead. When Redis does not decide, they return statuses of their
  *   own (RK_UNAVAILABLE, RK_TIMEOUT, RK_REDIS_ERROR, RK_PROTOCOL_ERROR,
- *   RK_UNSUPPORTED), never RK_INVALID_ARGUMENT. Their keys and names are
- *   UTF-8 text, shared with the other languages' limiters of the same name.
+ *   RK_UNSUPPORTED), never RK_INVALID_ARGUMENT. Their keys are bytes, as
+ *   the keyed limiter's (256 at most unless set); their names are UTF-8
+ *   text. Both are shared with the other languages' limiters: a string is
+ *   its UTF-8 there.
  */
 
 #ifndef RATEKEEPER_H
@@ -295,6 +297,12 @@ typedef struct rk_redis_leased_limiter rk_redis_leased_limiter;
  * A refusal with a retry-after is remembered: the same key is refused
  * locally, with no round trip, until then (never later than the server
  * would) — `rk_redis_limiter_set_remember_refusals()` turns that off.
+ *
+ * A key is any bytes (`key`, `key_len`), as a keyed limiter's: the same
+ * bytes another language's string or byte string of them gives, so C,
+ * Python and Node share a key's limit. It is at most 256 bytes long unless
+ * `rk_redis_limiter_set_max_key_bytes()` says otherwise; a longer one is
+ * `RK_INVALID_ARGUMENT` (naming `key`) and nothing is sent.
  *
  * Thread safety: as `rk_limiter`; only `rk_redis_limiter_free()` must not
  * race with other calls on the handle.
@@ -2476,6 +2484,21 @@ rk_status rk_redis_limiter_fall_back_to_local(const rk_redis_limiter *limiter,
                                               int64_t max_keys);
 
 /**
+ * Sets the longest key the limiter takes, in bytes: 1 to 65536 (256 until
+ * set). A longer key is `RK_INVALID_ARGUMENT` (naming `key`, with its
+ * length as the value) and nothing is sent. The local share of
+ * `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` takes the same keys.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+ * 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_limiter_set_max_key_bytes(const rk_redis_limiter *limiter,
+                                             int64_t max_key_bytes);
+
+/**
  * Whether refusals are remembered and served locally until their
  * retry-after (on by default; see `rk_redis_limiter`).
  *
@@ -2494,15 +2517,16 @@ rk_status rk_redis_limiter_set_remember_refusals(const rk_redis_limiter *limiter
  * `*out_decision`; blocks the calling thread for at most the store's
  * timeout. A refusal consumes nothing and is not an error.
  *
- * Keys are text: the same UTF-8 bytes another language's string of the
- * same text gives, so C, Python and Node share a key's limit.
+ * The key is any bytes, of at most the limiter's `max_key_bytes` (see
+ * `rk_redis_limiter`).
  *
  * When Redis cannot answer, the policy decides: `RK_UNAVAILABLE` or
  * `RK_TIMEOUT` under `RK_WHEN_UNAVAILABLE_ERROR`, a decision under the
  * others.
  *
- * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
- * UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+ * longer than the limiter's `max_key_bytes` (nothing is sent then);
+ * `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
  * `RK_PROTOCOL_ERROR` when Redis did not decide; `RK_UNSUPPORTED` from a
  * callback; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
  * with a `key_len` above 0, is NULL.
@@ -2595,6 +2619,19 @@ rk_status rk_redis_leased_limiter_new(const rk_redis_store *store,
                                       rk_redis_leased_limiter **out_limiter);
 
 /**
+ * Sets the longest key the leased limiter takes, in bytes, as
+ * `rk_redis_limiter_set_max_key_bytes()` does (1 to 65536; 256 until set).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+ * 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_leased_limiter_set_max_key_bytes(const rk_redis_leased_limiter *limiter,
+                                                    int64_t max_key_bytes);
+
+/**
  * Frees a leased limiter; units still leased are lost (the shared
  * limiter counted them). `NULL` does nothing.
  *
@@ -2676,11 +2713,11 @@ void rk_redis_divided_limiter_free(rk_redis_divided_limiter *limiter);
 /**
  * Decides `cost` units for the key with this node's share, in
  * `*out_decision`: no round trip, never blocks (the heartbeats only
- * update the share). Keys are text, as for `rk_redis_limiter_check()`.
+ * update the share). Keys are any bytes, as for `rk_redis_limiter_check()`.
  *
- * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
- * UTF-8; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key` with
- * a `key_len` above 0, is NULL.
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+ * longer than the limiter's `max_key_bytes`; `RK_NULL_POINTER` when
+ * `limiter`, `out_decision`, or `key` with a `key_len` above 0, is NULL.
  *
  * # Safety
  * As `rk_redis_limiter_check()`.
@@ -2690,6 +2727,21 @@ rk_status rk_redis_divided_limiter_check(const rk_redis_divided_limiter *limiter
                                          size_t key_len,
                                          int64_t cost,
                                          rk_decision *out_decision);
+
+/**
+ * Sets the longest key the divided limiter takes, in bytes, as
+ * `rk_redis_limiter_set_max_key_bytes()` does (1 to 65536; 256 until
+ * set). The keys it holds are forgotten (their next requests start
+ * whole), so set it before the first decision.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+ * 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_divided_limiter_set_max_key_bytes(const rk_redis_divided_limiter *limiter,
+                                                     int64_t max_key_bytes);
 
 /**
  * The live nodes of the group as last read (at least 1), in

@@ -301,9 +301,9 @@ export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs:
 /**
  * Joins group `name` in `store` (heartbeating every third of the TTL) and
  * resolves to the bound functions of a limiter enforcing this node's share
- * of `limit` for at most `maxKeys` keys.
+ * of `limit` for at most `maxKeys` keys of at most `maxKeyBytes` bytes.
  */
-export declare function redisDividedCreate(store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown): Promise<RedisDividedMethods>
+export declare function redisDividedCreate(store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown, maxKeyBytes: unknown): Promise<RedisDividedMethods>
 
 /** The object `redisDividedCreate` resolves to. */
 export interface RedisDividedMethods {
@@ -311,7 +311,7 @@ export interface RedisDividedMethods {
    * Decides `cost` units for `key` with this node's share (no round
    * trip): the decision to `scratch`, `allowed` returned.
    */
-  check: (key: string, cost?: number | bigint) => boolean
+  check: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /** The live nodes as last read. */
   nodes: () => number
   /** Leaves the group and drops the limiter; later calls throw. */
@@ -320,6 +320,8 @@ export interface RedisDividedMethods {
   nodeId: string
   /** The decision record. */
   scratch: Float64Array
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
 }
 
 /**
@@ -341,7 +343,7 @@ export declare function redisInit(makeDecision: () => unknown): Float64Array
  * `batch` units per round trip and spending them within the lease (given
  * in milliseconds or microseconds), and returns its bound functions.
  */
-export declare function redisLeasedCreate(store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown): RedisLeasedMethods
+export declare function redisLeasedCreate(store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown, maxKeyBytes: unknown): RedisLeasedMethods
 
 /** The object `redisLeasedCreate` returns. */
 export interface RedisLeasedMethods {
@@ -349,9 +351,11 @@ export interface RedisLeasedMethods {
    * A Promise of the decision on `cost` units for `key`: from this
    * node's lease, or one round trip for a new lease.
    */
-  check: (key: string, cost?: number | bigint) => Promise<unknown>
+  check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** Drops the limiter; later calls reject. */
   close: () => void
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
 }
 
 /**
@@ -359,18 +363,20 @@ export interface RedisLeasedMethods {
  * bound functions. `whenUnavailable` is the policy's name; `membership`
  * and `maxKeys` go with `"localShare"` only.
  */
-export declare function redisLimiterCreate(store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown): RedisLimiterMethods
+export declare function redisLimiterCreate(store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown, maxKeyBytes: unknown): RedisLimiterMethods
 
 /** The object `redisLimiterCreate` returns. */
 export interface RedisLimiterMethods {
   /** A Promise of the decision on `cost` units for `key`. */
-  check: (key: string, cost?: number | bigint) => Promise<unknown>
+  check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** A Promise of the decision `check` would make, consuming nothing. */
-  peek: (key: string, cost?: number | bigint) => Promise<unknown>
+  peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** Drops the limiter; later calls reject. */
   close: () => void
   /** The quota: the most units admitted at once. */
   limit: number
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
 }
 
 /**

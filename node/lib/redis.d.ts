@@ -64,6 +64,12 @@ export type RedisLimiterOptions = {
      * local share holds (see `KeyedLimiter`).
      */
     maxKeys?: number | bigint | undefined;
+    /**
+     * The longest key, in bytes: 1 to
+     * 65536, default 256. A longer key rejects with a `RangeError` naming
+     * `key` (its length as the value), and nothing is sent.
+     */
+    maxKeyBytes?: number | bigint | undefined;
 };
 export type LeasedOptions = {
     /**
@@ -81,6 +87,11 @@ export type LeasedOptions = {
      * Give one or the other.
      */
     leaseMicros?: number | bigint | undefined;
+    /**
+     * The longest key, in bytes, as
+     * for `RedisLimiter`.
+     */
+    maxKeyBytes?: number | bigint | undefined;
 };
 export type DividedOptions = {
     /**
@@ -98,6 +109,11 @@ export type DividedOptions = {
      * The most keys this node holds.
      */
     maxKeys: number | bigint;
+    /**
+     * The longest key, in bytes, as
+     * for `KeyedLimiter` (1 to 65536, default 256).
+     */
+    maxKeyBytes?: number | bigint | undefined;
 };
 export type MembershipOptions = {
     /**
@@ -252,6 +268,9 @@ export class RedisStore {
  *   live nodes divide the limit.
  * @property {number | bigint} [maxKeys] For `localShare`: the most keys the
  *   local share holds (see `KeyedLimiter`).
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes: 1 to
+ *   65536, default 256. A longer key rejects with a `RangeError` naming
+ *   `key` (its length as the value), and nothing is sent.
  */
 /**
  * Exact mode: every decision is one atomic script run in Redis, timed by
@@ -259,7 +278,8 @@ export class RedisStore {
  * shares each key's limit exactly, and decides as one local limiter would.
  * GCRA (redis-cell's reply), the token bucket, the fixed window, the sliding
  * window counter and the sliding log run in Redis; other algorithms throw
- * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`.
+ * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`. A key is a string (its UTF-8) or a
+ * `Uint8Array` (its bytes), as a `KeyedLimiter`'s.
  *
  * @example
  * const api = new RedisLimiter(store, 'api',
@@ -280,23 +300,28 @@ export class RedisLimiter {
      * Admits `cost` units for `key` if the shared limit allows (consuming
      * them), or refuses (consuming nothing): one round trip, or none when a
      * remembered refusal decides.
-     * @param {string} key
+     * @param {string | Uint8Array} key
      * @param {number | bigint} [cost=1]
      * @returns {Promise<import('./decision.js').Decision>}
      */
-    check(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    check(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
     /**
      * The decision `check(key, cost)` would make now, consuming nothing.
-     * @param {string} key
+     * @param {string | Uint8Array} key
      * @param {number | bigint} [cost=1]
      * @returns {Promise<import('./decision.js').Decision>}
      */
-    peek(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    peek(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
     /**
      * The quota: the most units admitted at once.
      * @type {number}
      */
     get limit(): number;
+    /**
+     * The longest key taken, in bytes.
+     * @type {number}
+     */
+    get maxKeyBytes(): number;
     /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
     close(): void;
     get [Symbol.toStringTag](): string;
@@ -310,6 +335,8 @@ export class RedisLimiter {
  *   milliseconds; units left when it expires are lost.
  * @property {number | bigint} [leaseMicros] The same in exact microseconds.
  *   Give one or the other.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `RedisLimiter`.
  */
 /**
  * Leased mode: one round trip takes up to `batch` units for a key, which
@@ -332,11 +359,16 @@ export class RedisLeasedLimiter {
      * Admits `cost` units for `key` from this process's lease, or takes a new
      * lease (one round trip) when it holds too few. An admission from a lease
      * has the units left in it as `remaining`.
-     * @param {string} key
+     * @param {string | Uint8Array} key
      * @param {number | bigint} [cost=1]
      * @returns {Promise<import('./decision.js').Decision>}
      */
-    check(key: string, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    check(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * The longest key taken, in bytes.
+     * @type {number}
+     */
+    get maxKeyBytes(): number;
     /** Releases the limiter now. */
     close(): void;
     get [Symbol.toStringTag](): string;
@@ -350,6 +382,8 @@ export class RedisLeasedLimiter {
  * @property {number | bigint} [heartbeatTtlMicros] The same in exact
  *   microseconds. Give one or the other.
  * @property {number | bigint} maxKeys The most keys this node holds.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `KeyedLimiter` (1 to 65536, default 256).
  */
 /**
  * Divided mode: every process joins the group `name` (heartbeats into Redis)
@@ -379,11 +413,11 @@ export class RedisDividedLimiter {
     /**
      * Decides `cost` units for `key` with this process's share. Never waits.
      * Synchronous.
-     * @param {string} key
+     * @param {string | Uint8Array} key
      * @param {number | bigint} [cost=1]
      * @returns {import('./decision.js').Decision}
      */
-    check(key: string, cost?: number | bigint): import("./decision.js").Decision;
+    check(key: string | Uint8Array, cost?: number | bigint): import("./decision.js").Decision;
     /**
      * The live nodes as last read.
      * @type {number}
@@ -394,6 +428,11 @@ export class RedisDividedLimiter {
      * @type {string}
      */
     get nodeId(): string;
+    /**
+     * The longest key taken, in bytes.
+     * @type {number}
+     */
+    get maxKeyBytes(): number;
     /** Leaves the group and releases the limiter now. */
     close(): void;
     get [Symbol.toStringTag](): string;

@@ -36,9 +36,9 @@ const STORE_OPTIONS = Object.freeze([
   'retryIntervalMs',
   'retryIntervalMicros',
 ]);
-const LIMITER_OPTIONS = Object.freeze(['rememberRefusals', 'whenUnavailable', 'membership', 'maxKeys']);
-const LEASED_OPTIONS = Object.freeze(['batch', 'leaseMs', 'leaseMicros']);
-const DIVIDED_OPTIONS = Object.freeze(['heartbeatTtlMs', 'heartbeatTtlMicros', 'maxKeys']);
+const LIMITER_OPTIONS = Object.freeze(['rememberRefusals', 'whenUnavailable', 'membership', 'maxKeys', 'maxKeyBytes']);
+const LEASED_OPTIONS = Object.freeze(['batch', 'leaseMs', 'leaseMicros', 'maxKeyBytes']);
+const DIVIDED_OPTIONS = Object.freeze(['heartbeatTtlMs', 'heartbeatTtlMicros', 'maxKeys', 'maxKeyBytes']);
 const MEMBERSHIP_OPTIONS = Object.freeze(['ttlMs', 'ttlMicros']);
 const SHARED_OPTIONS = Object.freeze([
   'warmupMs',
@@ -426,6 +426,9 @@ class RedisStore {
  *   live nodes divide the limit.
  * @property {number | bigint} [maxKeys] For `localShare`: the most keys the
  *   local share holds (see `KeyedLimiter`).
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes: 1 to
+ *   65536, default 256. A longer key rejects with a `RangeError` naming
+ *   `key` (its length as the value), and nothing is sent.
  */
 
 /**
@@ -434,7 +437,8 @@ class RedisStore {
  * shares each key's limit exactly, and decides as one local limiter would.
  * GCRA (redis-cell's reply), the token bucket, the fixed window, the sliding
  * window counter and the sliding log run in Redis; other algorithms throw
- * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`.
+ * `ERR_RATEKEEPER_REDIS_UNSUPPORTED`. A key is a string (its UTF-8) or a
+ * `Uint8Array` (its bytes), as a `KeyedLimiter`'s.
  *
  * @example
  * const api = new RedisLimiter(store, 'api',
@@ -466,6 +470,7 @@ class RedisLimiter {
       o.whenUnavailable,
       o.membership === undefined ? undefined : membershipNative(o.membership),
       o.maxKeys,
+      o.maxKeyBytes,
     );
     this.#check = this.#native.check;
     this.#pipe = storePipe(store);
@@ -475,7 +480,7 @@ class RedisLimiter {
    * Admits `cost` units for `key` if the shared limit allows (consuming
    * them), or refuses (consuming nothing): one round trip, or none when a
    * remembered refusal decides.
-   * @param {string} key
+   * @param {string | Uint8Array} key
    * @param {number | bigint} [cost=1]
    * @returns {Promise<import('./decision.js').Decision>}
    */
@@ -490,7 +495,7 @@ class RedisLimiter {
 
   /**
    * The decision `check(key, cost)` would make now, consuming nothing.
-   * @param {string} key
+   * @param {string | Uint8Array} key
    * @param {number | bigint} [cost=1]
    * @returns {Promise<import('./decision.js').Decision>}
    */
@@ -504,6 +509,14 @@ class RedisLimiter {
    */
   get limit() {
     return this.#native.limit;
+  }
+
+  /**
+   * The longest key taken, in bytes.
+   * @type {number}
+   */
+  get maxKeyBytes() {
+    return this.#native.maxKeyBytes;
   }
 
   /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
@@ -524,6 +537,8 @@ class RedisLimiter {
  *   milliseconds; units left when it expires are lost.
  * @property {number | bigint} [leaseMicros] The same in exact microseconds.
  *   Give one or the other.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `RedisLimiter`.
  */
 
 /**
@@ -548,7 +563,15 @@ class RedisLeasedLimiter {
    */
   constructor(store, name, limit, options) {
     const o = readOptions(options, LEASED_OPTIONS);
-    this.#native = native.redisLeasedCreate(storeNative(store), name, limit, o.batch, o.leaseMs, o.leaseMicros);
+    this.#native = native.redisLeasedCreate(
+      storeNative(store),
+      name,
+      limit,
+      o.batch,
+      o.leaseMs,
+      o.leaseMicros,
+      o.maxKeyBytes,
+    );
     this.#check = this.#native.check;
   }
 
@@ -556,12 +579,20 @@ class RedisLeasedLimiter {
    * Admits `cost` units for `key` from this process's lease, or takes a new
    * lease (one round trip) when it holds too few. An admission from a lease
    * has the units left in it as `remaining`.
-   * @param {string} key
+   * @param {string | Uint8Array} key
    * @param {number | bigint} [cost=1]
    * @returns {Promise<import('./decision.js').Decision>}
    */
   check(key, cost) {
     return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
+  }
+
+  /**
+   * The longest key taken, in bytes.
+   * @type {number}
+   */
+  get maxKeyBytes() {
+    return this.#native.maxKeyBytes;
   }
 
   /** Releases the limiter now. */
@@ -582,6 +613,8 @@ class RedisLeasedLimiter {
  * @property {number | bigint} [heartbeatTtlMicros] The same in exact
  *   microseconds. Give one or the other.
  * @property {number | bigint} maxKeys The most keys this node holds.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `KeyedLimiter` (1 to 65536, default 256).
  */
 
 /**
@@ -627,6 +660,7 @@ class RedisDividedLimiter {
       o.heartbeatTtlMs,
       o.heartbeatTtlMicros,
       o.maxKeys,
+      o.maxKeyBytes,
     );
     return new RedisDividedLimiter(LIMITER, methods);
   }
@@ -634,7 +668,7 @@ class RedisDividedLimiter {
   /**
    * Decides `cost` units for `key` with this process's share. Never waits.
    * Synchronous.
-   * @param {string} key
+   * @param {string | Uint8Array} key
    * @param {number | bigint} [cost=1]
    * @returns {import('./decision.js').Decision}
    */
@@ -657,6 +691,14 @@ class RedisDividedLimiter {
    */
   get nodeId() {
     return this.#native.nodeId;
+  }
+
+  /**
+   * The longest key taken, in bytes.
+   * @type {number}
+   */
+  get maxKeyBytes() {
+    return this.#native.maxKeyBytes;
   }
 
   /** Leaves the group and releases the limiter now. */

@@ -121,7 +121,8 @@ class LimitedCalls:
 
 
 Key = Union[str, bytes]
-"""A user key: ``str`` (a Redis limiter's keys are ``str`` only) or ``bytes``."""
+"""A user key: ``str`` (its UTF-8) or ``bytes``, for every keyed limiter,
+local or Redis."""
 
 KeyOf = Union[Key, Callable[..., Key]]
 """A keyed decorator's ``key``: the key itself, or a function of the

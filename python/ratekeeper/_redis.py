@@ -26,7 +26,7 @@ import functools
 from collections.abc import Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ratekeeper import _ratekeeper
 from ratekeeper._limited import Admission, Key, KeyedCalls, LimitedCalls, Timeout
@@ -142,37 +142,37 @@ class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisLimiter.__doc__
 
-    async def check_async(self, key: str, cost: int = 1) -> Decision:
+    async def check_async(self, key: Key, cost: int = 1) -> Decision:
         """``check`` for ``asyncio``: the round trip never blocks the event
         loop. If the task is cancelled while Redis decides, the decision is
         still made (and may take the units)."""
         return await self._check_future(key, cost)
 
-    async def peek_async(self, key: str, cost: int = 1) -> Decision:
+    async def peek_async(self, key: Key, cost: int = 1) -> Decision:
         """``peek`` for ``asyncio``: never blocks the event loop."""
         return await self._peek_future(key, cost)
 
     def _check_key(self, key: Key, cost: int) -> Decision:
-        return self.check(cast(str, key), cost)
+        return self.check(key, cost)
 
     async def _check_key_async(self, key: Key, cost: int) -> Decision:
-        return await self.check_async(cast(str, key), cost)
+        return await self.check_async(key, cost)
 
 
 class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisLeasedLimiter.__doc__
 
-    async def check_async(self, key: str, cost: int = 1) -> Decision:
+    async def check_async(self, key: Key, cost: int = 1) -> Decision:
         """``check`` for ``asyncio``: a decision the lease makes is ready at
         once; a new lease's round trip never blocks the event loop."""
         return await self._check_future(key, cost)
 
     def _check_key(self, key: Key, cost: int) -> Decision:
-        return self.check(cast(str, key), cost)
+        return self.check(key, cost)
 
     async def _check_key_async(self, key: Key, cost: int) -> Decision:
-        return await self.check_async(cast(str, key), cost)
+        return await self.check_async(key, cost)
 
 
 class _Closes:
@@ -208,16 +208,23 @@ class RedisDividedLimiter(_ratekeeper.RedisDividedLimiter, _SharedKeyedCalls, _C
         *,
         heartbeat_ttl: float | timedelta,
         max_keys: int,
+        max_key_bytes: int = 256,
     ) -> Self:
         """Joins the group on a worker thread: never blocks the event loop."""
         return await _in_thread(
             functools.partial(
-                cls, store, name, template, heartbeat_ttl=heartbeat_ttl, max_keys=max_keys
+                cls,
+                store,
+                name,
+                template,
+                heartbeat_ttl=heartbeat_ttl,
+                max_keys=max_keys,
+                max_key_bytes=max_key_bytes,
             )
         )
 
     def _check_key(self, key: Key, cost: int) -> Decision:
-        return self.check(cast(str, key), cost)
+        return self.check(key, cost)
 
 
 class Membership(_ratekeeper.Membership, _Closes):

@@ -104,7 +104,8 @@ static void test_exact_mode(void) {
     CHECK(d.allowed && d.remaining == 0);
     CHECK_OK(rk_redis_limiter_check(other, "user:1", 6, 5, &d));
     CHECK(d.allowed);
-    /* Keys are text: UTF-8 beyond ASCII, and the empty key. */
+    /* Keys are bytes: UTF-8 beyond ASCII, and the empty key (more in
+     * test_keys). */
     CHECK_OK(rk_redis_limiter_check(a, "\xc3\xa9t\xc3\xa9", 6, 5, &d));
     CHECK(d.allowed && d.remaining == 0);
     CHECK_OK(rk_redis_limiter_check(a, NULL, 0, 5, &d));
@@ -164,7 +165,9 @@ static void test_async(void) {
   waiter_init(&w, NULL);
   CHECK_STATUS(rk_redis_limiter_check_async(l, "k", 1, -1, on_decision, &w), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "cost");
-  CHECK_STATUS(rk_redis_limiter_check_async(l, "\xff", 1, 1, on_decision, &w), RK_INVALID_ARGUMENT);
+  char long_key[257];
+  memset(long_key, 'k', sizeof long_key);
+  CHECK_STATUS(rk_redis_limiter_check_async(l, long_key, sizeof long_key, 1, on_decision, &w), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "key");
   CHECK_STATUS(rk_redis_limiter_check_async(l, "k", 1, 1, NULL, &w), RK_NULL_POINTER);
   CHECK_STR(rk_last_error_argument(), "callback");
@@ -325,8 +328,10 @@ static void test_divided_mode_and_membership(void) {
   }
   CHECK_I64(admitted1, 5);
   CHECK_I64(admitted2, 5);
-  CHECK_STATUS(rk_redis_divided_limiter_check(d1, "\xc3", 1, 1, &d), RK_INVALID_ARGUMENT);
-  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK_OK(rk_redis_divided_limiter_check(d1, "\xc3", 1, 1, &d)); /* any bytes */
+  CHECK(d.allowed);
+  CHECK_STATUS(rk_redis_divided_limiter_check(d1, "k", 1, -1, &d), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "cost");
   rk_redis_divided_limiter_free(d1);
   rk_redis_divided_limiter_free(d2);
   rk_redis_divided_limiter_free(NULL);
@@ -428,6 +433,83 @@ static void test_shared_rate_limiter(void) {
 }
 
 /* 7. Invalid arguments. */
+/* Keys are bytes, as a keyed limiter's: not UTF-8 is a key of its own; at
+ * most max_key_bytes long (256 unless set), a longer one refused naming
+ * `key` before anything is sent, by every limiter and call. */
+static void test_keys(void) {
+  rk_limiter_spec ten = {.algorithm = RK_ALGORITHM_GCRA, .max_burst = 9, .count_per_period = 1, .period_micros = 60000000};
+  rk_redis_limiter *l = NULL;
+  CHECK_OK(rk_redis_limiter_new(store, name("bytes"), &ten, &l));
+  rk_decision d = {0};
+  CHECK_OK(rk_redis_limiter_check(l, "\xc3\xa9", 2, 1, &d)); /* "é" in UTF-8 */
+  CHECK_I64((int64_t)d.remaining, 9);
+  CHECK_OK(rk_redis_limiter_check(l, "\xff", 1, 1, &d)); /* not UTF-8 */
+  CHECK_I64((int64_t)d.remaining, 9);
+  CHECK_OK(rk_redis_limiter_check(l, "\xef\xbf\xbd", 3, 1, &d)); /* U+FFFD: another key */
+  CHECK_I64((int64_t)d.remaining, 9);
+  CHECK_OK(rk_redis_limiter_check(l, "\xff", 1, 1, &d));
+  CHECK_I64((int64_t)d.remaining, 8);
+  CHECK_OK(rk_redis_limiter_check(l, "a\0b", 3, 1, &d));
+  CHECK_I64((int64_t)d.remaining, 9);
+  CHECK_OK(rk_redis_limiter_check(l, "a", 1, 1, &d));
+  CHECK_I64((int64_t)d.remaining, 9);
+
+  static char key[65537];
+  memset(key, 'k', sizeof key);
+  CHECK_OK(rk_redis_limiter_check(l, key, 256, 1, &d));
+  CHECK_STATUS(rk_redis_limiter_check(l, key, 257, 1, &d), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK(strstr(rk_last_error_message(), "key = 257") != NULL);
+  CHECK_STATUS(rk_redis_limiter_peek(l, key, 257, 1, &d), RK_INVALID_ARGUMENT);
+  CHECK_OK(rk_redis_limiter_set_max_key_bytes(l, 65536));
+  CHECK_OK(rk_redis_limiter_check(l, key, 65536, 1, &d));
+  CHECK_I64((int64_t)d.remaining, 9);
+  CHECK_STATUS(rk_redis_limiter_check(l, key, 65537, 1, &d), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK_STATUS(rk_redis_limiter_set_max_key_bytes(l, 0), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "max_key_bytes");
+  CHECK_STATUS(rk_redis_limiter_set_max_key_bytes(l, 65537), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "max_key_bytes");
+  CHECK_STATUS(rk_redis_limiter_set_max_key_bytes(l, -1), RK_INVALID_ARGUMENT);
+  CHECK_STATUS(rk_redis_limiter_set_max_key_bytes(NULL, 256), RK_NULL_POINTER);
+  CHECK_OK(rk_redis_limiter_set_max_key_bytes(l, 4));
+  struct waiter w;
+  waiter_init(&w, NULL);
+  CHECK_STATUS(rk_redis_limiter_check_async(l, "12345", 5, 1, on_decision, &w), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK_OK(rk_redis_limiter_check_async(l, "\xff\xfe", 2, 1, on_decision, &w));
+  CHECK(waiter_wait(&w, 5.0));
+  CHECK(w.calls == 1 && w.status == RK_OK && w.decision.allowed);
+  waiter_destroy(&w);
+  rk_redis_limiter_free(l);
+
+  rk_redis_leased_limiter *leased = NULL;
+  CHECK_OK(rk_redis_leased_limiter_new(store, name("bytes-leased"), &ten, 2, 60000000, &leased));
+  CHECK_STATUS(rk_redis_leased_limiter_check(leased, key, 257, 1, &d), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK_OK(rk_redis_leased_limiter_check(leased, "\xff", 1, 1, &d));
+  CHECK(d.allowed);
+  CHECK_OK(rk_redis_leased_limiter_set_max_key_bytes(leased, 300));
+  CHECK_OK(rk_redis_leased_limiter_check(leased, key, 300, 1, &d));
+  CHECK(d.allowed);
+  CHECK_STATUS(rk_redis_leased_limiter_set_max_key_bytes(leased, 0), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "max_key_bytes");
+  rk_redis_leased_limiter_free(leased);
+
+  rk_redis_divided_limiter *divided = NULL;
+  CHECK_OK(rk_redis_divided_limiter_new(store, name("bytes-divided"), &ten, 10000000, 10, &divided));
+  CHECK_STATUS(rk_redis_divided_limiter_check(divided, key, 257, 1, &d), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "key");
+  CHECK_OK(rk_redis_divided_limiter_set_max_key_bytes(divided, 1000));
+  CHECK_OK(rk_redis_divided_limiter_check(divided, key, 1000, 1, &d));
+  CHECK(d.allowed);
+  CHECK_OK(rk_redis_divided_limiter_check(divided, "\xff", 1, 1, &d));
+  CHECK(d.allowed);
+  CHECK_STATUS(rk_redis_divided_limiter_set_max_key_bytes(divided, 65537), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "max_key_bytes");
+  rk_redis_divided_limiter_free(divided);
+}
+
 static void test_invalid_arguments(void) {
   rk_limiter_spec good = {.algorithm = RK_ALGORITHM_GCRA, .max_burst = 1, .count_per_period = 1, .period_micros = 1000};
   rk_redis_limiter *l = (rk_redis_limiter *)&good; /* must stay untouched */
@@ -457,7 +539,9 @@ static void test_invalid_arguments(void) {
   rk_decision d = {.limit = 77};
   CHECK_STATUS(rk_redis_limiter_check(l, "k", 1, -1, &d), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "cost");
-  CHECK_STATUS(rk_redis_limiter_peek(l, "k\xff", 2, 1, &d), RK_INVALID_ARGUMENT);
+  char long_key[257];
+  memset(long_key, 'k', sizeof long_key);
+  CHECK_STATUS(rk_redis_limiter_peek(l, long_key, sizeof long_key, 1, &d), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "key");
   CHECK_STATUS(rk_redis_limiter_check(l, NULL, 3, 1, &d), RK_NULL_POINTER);
   CHECK_STR(rk_last_error_argument(), "key");
@@ -571,6 +655,7 @@ int main(void) {
   test_divided_mode_and_membership();
   test_shared_rate_limiter();
   test_invalid_arguments();
+  test_keys();
   rk_redis_store_free(store);
   return check_summary("test_redis");
 }

@@ -99,6 +99,79 @@ static void cleanup(void) {
 /* A status of Redis not answering. */
 static bool unanswered(rk_status status) { return status == RK_UNAVAILABLE || status == RK_TIMEOUT; }
 
+/* With the server frozen (SIGSTOP: connections open, nothing answered),
+ * every call returns within 1.2x the store's timeout — "the longest one
+ * decision may take, reconnection included" — blocking or async, the
+ * first and every later one (which opens a new connection to the frozen
+ * server). A store of its own: a short retry interval, so that most calls
+ * do wait for the server. */
+enum { FROZEN_TIMEOUT_MICROS = 300000, FROZEN_RETRY_MICROS = 20000, FROZEN_CALLS = 5 };
+
+static rk_status frozen_check(const rk_redis_limiter *l, const rk_redis_leased_limiter *leased, int kind) {
+  rk_decision d;
+  switch (kind) {
+    case 0: return rk_redis_limiter_check(l, "check", 5, 1, &d);
+    case 1: return rk_redis_limiter_peek(l, "peek", 4, 1, &d);
+    case 2: return rk_redis_leased_limiter_check(leased, "leased", 6, 1, &d);
+    default: {
+      struct waiter w;
+      waiter_init(&w, NULL);
+      rk_status status = rk_redis_limiter_check_async(l, "async", 5, 1, on_decision, &w);
+      if (status == RK_OK) {
+        CHECK(waiter_wait(&w, 10.0));
+        status = w.status;
+      }
+      waiter_destroy(&w);
+      return status;
+    }
+  }
+}
+
+static void frozen_calls_take_at_most_their_timeout(void) {
+  static const char *const kinds[] = {"check", "peek", "leased check", "check_async"};
+  enum { KINDS = sizeof kinds / sizeof kinds[0] };
+  rk_redis_store_options options = {.timeout_micros = FROZEN_TIMEOUT_MICROS,
+                                    .connect_timeout_micros = 2000000,
+                                    .retry_interval_micros = FROZEN_RETRY_MICROS};
+  rk_redis_store *store = NULL;
+  CHECK_OK(rk_redis_store_connect(url, &options, &store));
+  if (store == NULL) return;
+  rk_limiter_spec window = {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 1000000000, .window_micros = 1000000000000};
+  rk_limiter_spec gcra = {.algorithm = RK_ALGORITHM_GCRA, .max_burst = 9, .count_per_period = 1, .period_micros = 60000000};
+  rk_redis_limiter *l = NULL;
+  rk_redis_leased_limiter *leased = NULL;
+  CHECK_OK(rk_redis_limiter_new(store, name("frozen"), &window, &l));
+  CHECK_OK(rk_redis_leased_limiter_new(store, name("frozen-leased"), &gcra, 1, 1, &leased));
+  for (int kind = 0; kind < KINDS; kind++) CHECK_OK(frozen_check(l, leased, kind)); /* connections open */
+
+  const double timeout = (double)FROZEN_TIMEOUT_MICROS / 1e6;
+  int waited[KINDS] = {0};
+  kill(server, SIGSTOP);
+  for (int round = 0; round < FROZEN_CALLS; round++) {
+    for (int kind = 0; kind < KINDS; kind++) {
+      double start = seconds_now();
+      rk_status status = frozen_check(l, leased, kind);
+      double took = seconds_now() - start;
+      if (took > 1.2 * timeout) fprintf(stderr, "    %s, call %d: %.3f s\n", kinds[kind], round, took);
+      CHECK(took <= 1.2 * timeout);
+      CHECK(unanswered(status));
+      waited[kind] += status == RK_TIMEOUT && took >= 0.9 * timeout;
+      /* Past the retry interval, and anything that may lead to it. */
+      sleep_micros(FROZEN_TIMEOUT_MICROS + FROZEN_RETRY_MICROS + 100000);
+    }
+  }
+  kill(server, SIGCONT);
+  /* The bound held on calls that did wait for the server, the first and
+   * later (reconnecting) ones. */
+  for (int kind = 0; kind < KINDS; kind++) {
+    if (waited[kind] < 3) fprintf(stderr, "    %s: %d calls waited for the server\n", kinds[kind], waited[kind]);
+    CHECK(waited[kind] >= 3);
+  }
+  rk_redis_limiter_free(l);
+  rk_redis_leased_limiter_free(leased);
+  rk_redis_store_free(store);
+}
+
 /* Checks through `l` until Redis decides (RK_OK), at most 5 s; returns
  * how long that took. */
 static double seconds_until_decided(const rk_redis_limiter *l) {
@@ -264,6 +337,7 @@ int main(void) {
   rk_redis_membership_free(m1);
   rk_redis_membership_free(m2);
   rk_redis_store_free(store);
+  frozen_calls_take_at_most_their_timeout();
   /* The runtime drops the connections on its own thread, and reconnects
    * under way finish there first: give it the server's end of them, and
    * a moment, so that valgrind sees every block released at exit. */

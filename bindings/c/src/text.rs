@@ -2,10 +2,10 @@
 //! length (`key`, `key_len`), and NUL-terminated strings (`name`, `url`),
 //! read as the std layer and the Redis crate take them.
 //!
-//! A keyed limiter takes any bytes. The Redis limiters' keys and names go
-//! into Redis key names as text (escaped there, so any text is safe), so
-//! they must be UTF-8 — the same bytes a Python or JavaScript string of the
-//! same text gives, which is what lets C share a limiter with them.
+//! Keys are any bytes, for the keyed limiters and the Redis limiters alike
+//! (escaped byte by byte into Redis key names): a Python or JavaScript
+//! string is its UTF-8, so C shares a key with them by passing those bytes.
+//! Names and URLs must be UTF-8 text.
 
 use core::ffi::{c_char, CStr};
 
@@ -36,16 +36,6 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, argument: &'static 
 pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize, argument: &'static str) -> Result<&'a [u8], Failure> {
     // SAFETY: the caller's contract.
     unsafe { slice(ptr.cast::<u8>(), len, argument) }
-}
-
-/// [`bytes`] that must be UTF-8.
-///
-/// # Safety
-/// As [`bytes`].
-pub(crate) unsafe fn utf8<'a>(ptr: *const c_char, len: usize, argument: &'static str) -> Result<&'a str, Failure> {
-    // SAFETY: the caller's contract.
-    let bytes = unsafe { bytes(ptr, len, argument) }?;
-    from_utf8(bytes, argument)
 }
 
 /// A NUL-terminated string that must be UTF-8.
@@ -79,12 +69,11 @@ mod tests {
             let failure = bytes(core::ptr::null(), 3, "key").unwrap_err();
             assert_eq!(failure.argument(), Some("key"));
             assert_eq!(bytes(b"a\xff\0b".as_ptr().cast(), 4, "key").unwrap(), b"a\xff\0b");
-            assert_eq!(utf8("é".as_ptr().cast(), 2, "key").unwrap(), "é");
-            let failure = utf8(b"ab\xff".as_ptr().cast(), 3, "key").unwrap_err();
+            assert_eq!(c_str(c"api".as_ptr(), "name").unwrap(), "api");
+            let failure = c_str(c"ab\xff".as_ptr(), "name").unwrap_err();
             let mut message = String::new();
             failure.describe(&mut message).unwrap();
-            assert_eq!(message, "invalid argument key: must be UTF-8 (byte 0xFF at offset 2 is not)");
-            assert_eq!(c_str(c"api".as_ptr(), "name").unwrap(), "api");
+            assert_eq!(message, "invalid argument name: must be UTF-8 (byte 0xFF at offset 2 is not)");
             assert_eq!(c_str(core::ptr::null(), "name").unwrap_err().argument(), Some("name"));
         }
     }

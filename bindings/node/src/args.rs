@@ -12,6 +12,7 @@
 //! unit: a number or a bigint).
 
 use ratekeeper::core::smooth::permits_from_i64;
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{unsigned_from_i64, Argument};
 
 use napi::sys;
@@ -143,10 +144,15 @@ fn first_lone_surrogate(units: &[u16]) -> Option<usize> {
     None
 }
 
-/// A Redis limiter's key: a string (its UTF-8 goes into the Redis key,
-/// escaped).
-pub(crate) fn string_key(value: Js) -> Result<String, Failure> {
-    value.string().ok_or(Failure::WrongType { argument: "key", value, expected: "a string" })
+/// `maxKeyBytes`, the longest key of a keyed or Redis limiter: an integer
+/// number or a bigint from 1 to 65536 (`undefined`: 256).
+pub(crate) fn max_key_bytes(value: Js) -> Result<MaxKeyBytes, Failure> {
+    if value.is_undefined() {
+        return Ok(MaxKeyBytes::DEFAULT);
+    }
+    let given = Given { argument: Argument::MaxKeyBytes, name: "maxKeyBytes", value };
+    let bytes = count(value, Argument::MaxKeyBytes, "maxKeyBytes")?;
+    blame(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX)), &[given])
 }
 
 /// Any number (the library checks the domain), or a `TypeError`.

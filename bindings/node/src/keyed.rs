@@ -16,7 +16,6 @@ use std::sync::Arc;
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
-use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, AnyCore, AnyKeyedLimiter, Argument, KeyedOptions, WhenFull};
 
 use crate::args;
@@ -159,13 +158,6 @@ pub(crate) fn max_keys(value: Js) -> Result<(usize, Given), Failure> {
     Ok((max_keys, given))
 }
 
-/// `maxKeyBytes`: an integer number or a bigint from 1 to 65536.
-pub(crate) fn max_key_bytes(value: Js) -> Result<MaxKeyBytes, Failure> {
-    let given = Given { argument: Argument::MaxKeyBytes, name: "maxKeyBytes", value };
-    let bytes = args::count(value, Argument::MaxKeyBytes, "maxKeyBytes")?;
-    blame(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX)), &[given])
-}
-
 /// Creates a keyed limiter of `limit` (an options object with `algorithm`)
 /// and returns its bound functions.
 #[napi(
@@ -187,10 +179,8 @@ pub fn keyed_create<'env>(
         let (max_keys, given) = self::max_keys(js(max_keys))?;
         let policy = self::when_full(js(when_full))?;
         let clock: AnyClock = clock::from_option(js(clock))?;
-        let mut options = KeyedOptions::new(max_keys).when_full(policy);
-        if !js(max_key_bytes).is_undefined() {
-            options = options.max_key_bytes(self::max_key_bytes(js(max_key_bytes))?);
-        }
+        let options =
+            KeyedOptions::new(max_keys).when_full(policy).max_key_bytes(args::max_key_bytes(js(max_key_bytes))?);
         let limiter = blame(AnyKeyedLimiter::new(&spec, options, clock), &[given])?;
         let bound = limiter.max_keys();
         let (key_bytes, max_bytes) = (limiter.max_key_bytes(), limiter.max_bytes());

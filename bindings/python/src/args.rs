@@ -240,8 +240,10 @@ pub fn key<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
     }
 }
 
-/// A byte-keyed limiter's `max_key_bytes`: an int from 1 to 65536.
-pub fn max_key_bytes(obj: &Bound<'_, PyAny>) -> PyResult<ratekeeper::keyed::MaxKeyBytes> {
+/// The `max_key_bytes` of a keyed or Redis limiter: an int from 1 to 65536
+/// (`None`: 256).
+pub fn max_key_bytes(obj: Option<&Bound<'_, PyAny>>) -> PyResult<ratekeeper::keyed::MaxKeyBytes> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(ratekeeper::keyed::MaxKeyBytes::DEFAULT) };
     let bytes = count(obj, Argument::MaxKeyBytes)?;
     let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
     ratekeeper::keyed::MaxKeyBytes::new(bytes).map_err(|e| from_rust(obj.py(), e))

@@ -81,9 +81,7 @@ impl PyKeyedLimiter {
                 .map_err(|_| from_rust(py, ratekeeper::Error::invalid_uint(Argument::Shards, count)))?;
             options = options.shards(count);
         }
-        if let Some(bound) = max_key_bytes {
-            options = options.max_key_bytes(args::max_key_bytes(bound)?);
-        }
+        options = options.max_key_bytes(args::max_key_bytes(max_key_bytes)?);
         let (any_clock, clock) = match clock {
             Some(obj) => clock::clock_arg(Some(obj))?,
             None => match &part.get().clock {

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, Decision, LimiterSpec};
 
 use crate::error::Error;
@@ -41,13 +42,33 @@ impl RedisDividedLimiter {
         max_keys: usize,
     ) -> Result<Self, Error> {
         let membership = Arc::new(Membership::join(store, name, heartbeat_ttl)?);
-        let share = Arc::new(LocalShare::new(Arc::clone(&membership), spec, max_keys, AnyClock::default())?);
+        let share = Arc::new(LocalShare::new(
+            Arc::clone(&membership),
+            spec,
+            max_keys,
+            MaxKeyBytes::DEFAULT,
+            AnyClock::default(),
+        )?);
         Ok(RedisDividedLimiter { share, membership })
     }
 
-    /// Decides `cost` units for `key` with this node's share: no round trip.
-    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
-        self.share.check(key, cost)
+    /// Keys of at most `bound` bytes (default [`MaxKeyBytes::DEFAULT`],
+    /// 256), as every keyed limiter: a longer one is an error naming `key`,
+    /// and nothing is stored. Setting it forgets the keys held.
+    pub fn max_key_bytes(self, bound: MaxKeyBytes) -> Self {
+        self.share.set_max_key_bytes(bound);
+        self
+    }
+
+    /// The longest key this limiter takes, in bytes.
+    pub fn key_bytes_bound(&self) -> MaxKeyBytes {
+        self.share.key_bytes_bound()
+    }
+
+    /// Decides `cost` units for `key` (any bytes; text is its UTF-8) with
+    /// this node's share: no round trip.
+    pub fn check(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        self.share.check(key.as_ref(), cost)
     }
 
     /// The live nodes as last read.

@@ -30,11 +30,29 @@
 //! carry the server's last `limit` and `remaining` (an under-estimate of
 //! what is left) and the retry-after and reset-after counted down. The
 //! cache can be turned off ([`RedisLimiter::remember_refusals`]).
+//!
+//! ## User keys
+//!
+//! A user key is a byte string: text is its UTF-8 (so a `str` key and the
+//! same bytes are one key, in every language), other bytes are taken as
+//! they are. Methods take `impl AsRef<[u8]>`, so a `&str`, a `String`, a
+//! `&[u8]` or a `Vec<u8>` is passed as it is, with no conversion at the
+//! call site and no rule to remember about which one becomes which key.
+//!
+//! A key is at most [`max_key_bytes`](RedisLimiter::max_key_bytes) long
+//! ([`MaxKeyBytes`]: 256 bytes unless set, the bound of the in-process
+//! keyed limiters too). Every method that takes a key checks it first, in
+//! [`RedisLimiter::checked_key`], and refuses a longer one with
+//! [`Error::Invalid`] naming `key` before anything is looked up, stored or
+//! sent: every byte of a key travels to Redis with each decision (three
+//! once escaped) and is kept there, so a caller's megabyte-long key would
+//! otherwise cost every decision queued behind it on the connection.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
 
 use crate::error::Error;
@@ -104,7 +122,9 @@ struct Inner {
     /// has decided since Redis last answered.
     fallback: Mutex<Option<Arc<LocalShare>>>,
     fallback_used: AtomicBool,
-    refusals: Mutex<HashMap<String, Refusal>>,
+    refusals: Mutex<HashMap<Vec<u8>, Refusal>>,
+    /// The longest user key, in bytes (a [`MaxKeyBytes`]'s value).
+    max_key_bytes: AtomicU32,
     /// Whether the scripts read the time from `clock` (tests only).
     #[cfg_attr(not(feature = "test-clock"), allow(dead_code))]
     time: TimeSource,
@@ -161,6 +181,32 @@ impl RedisLimiter {
         self
     }
 
+    /// Keys of at most `bound` bytes (default [`MaxKeyBytes::DEFAULT`], 256);
+    /// a longer one is refused before anything is sent (see the module
+    /// docs). The local share of [`WhenUnavailable::LocalShare`] takes the
+    /// same keys.
+    pub fn max_key_bytes(self, bound: MaxKeyBytes) -> Self {
+        self.inner.max_key_bytes.store(bound.get() as u32, Ordering::Relaxed);
+        if let Some(share) = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            share.set_max_key_bytes(bound);
+        }
+        self
+    }
+
+    /// The longest key this limiter takes, in bytes.
+    pub fn key_bytes_bound(&self) -> MaxKeyBytes {
+        MaxKeyBytes::new(self.inner.max_key_bytes.load(Ordering::Relaxed) as usize).unwrap_or_default()
+    }
+
+    /// `key` if it is at most [`key_bytes_bound`](Self::key_bytes_bound)
+    /// long, else the error naming `key` (its length as the value): the one
+    /// check every key-taking method makes before anything else. (Public
+    /// for bindings whose callback forms refuse a bad argument at once
+    /// rather than call back with it.)
+    pub fn checked_key<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], Error> {
+        Ok(self.key_bytes_bound().check(key)?)
+    }
+
     /// What decisions do when Redis cannot answer (default:
     /// [`WhenUnavailable::Error`]). [`WhenUnavailable::LocalShare`] needs the
     /// node count: use [`fall_back_to_local`](Self::fall_back_to_local).
@@ -173,7 +219,8 @@ impl RedisLimiter {
     /// limit (`limit ÷ live nodes`, as `membership` last counted them), for
     /// at most `max_keys` keys; back on Redis as soon as it answers.
     pub fn fall_back_to_local(self, membership: Arc<Membership>, max_keys: usize) -> Result<Self, Error> {
-        let share = LocalShare::new(membership, self.inner.spec, max_keys, self.inner.clock.clone())?;
+        let share =
+            LocalShare::new(membership, self.inner.spec, max_keys, self.key_bytes_bound(), self.inner.clock.clone())?;
         *self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(share));
         Ok(self.when_unavailable(WhenUnavailable::LocalShare))
     }
@@ -228,6 +275,7 @@ impl RedisLimiter {
                 fallback: Mutex::new(None),
                 fallback_used: AtomicBool::new(false),
                 refusals: Mutex::new(HashMap::new()),
+                max_key_bytes: AtomicU32::new(MaxKeyBytes::DEFAULT.get() as u32),
                 time,
             }),
         })
@@ -236,7 +284,12 @@ impl RedisLimiter {
     /// Admits `cost` units for `key` if the limit allows (consuming them),
     /// or refuses (consuming nothing): one round trip, or none when a
     /// remembered refusal or the limit already decides.
-    pub async fn check_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    pub async fn check_async(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        self.check_key(key.as_ref(), cost).await
+    }
+
+    async fn check_key(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let key = self.checked_key(key)?;
         if let Some(decision) = self.decided_locally(key, cost) {
             return Ok(decision);
         }
@@ -256,16 +309,23 @@ impl RedisLimiter {
     /// requests are decided in order at one server time, as if they had
     /// arrived together. Other algorithms, and Redis Cluster (whose scripts
     /// may only touch one slot), send one script per request, concurrently.
-    pub async fn check_many_async(&self, requests: Vec<(String, u64)>) -> Vec<Result<Decision, Error>> {
-        let mut answers: Vec<Option<Result<Decision, Error>>> =
-            requests.iter().map(|(key, cost)| self.decided_locally(key, *cost).map(Ok)).collect();
+    /// A key longer than [`key_bytes_bound`](Self::key_bytes_bound) is
+    /// answered with its error, and sent with none of the others.
+    pub async fn check_many_async(&self, requests: Vec<(Vec<u8>, u64)>) -> Vec<Result<Decision, Error>> {
+        let mut answers: Vec<Option<Result<Decision, Error>>> = requests
+            .iter()
+            .map(|(key, cost)| match self.checked_key(key) {
+                Ok(key) => self.decided_locally(key, *cost).map(Ok),
+                Err(e) => Some(Err(e)),
+            })
+            .collect();
         let pending: Vec<usize> = (0..requests.len()).filter(|&i| answers[i].is_none()).collect();
         if self.inner.gcra.is_some() && !self.inner.store.is_cluster() && pending.len() > 1 {
             let sent = self.inner.clock.now_micros();
             let runs: Vec<_> = pending
                 .chunks(MAX_REQUESTS_PER_SCRIPT)
                 .map(|chunk| {
-                    let batch: Vec<(String, u64)> = chunk.iter().map(|&i| requests[i].clone()).collect();
+                    let batch: Vec<(Vec<u8>, u64)> = chunk.iter().map(|&i| requests[i].clone()).collect();
                     let this = self.clone();
                     RedisStore::spawn(async move { this.run_script("check".to_owned(), &batch).await })
                 })
@@ -282,7 +342,7 @@ impl RedisLimiter {
                 .iter()
                 .map(|&i| {
                     let (this, (key, cost)) = (self.clone(), requests[i].clone());
-                    RedisStore::spawn(async move { this.check_async(&key, cost).await })
+                    RedisStore::spawn(async move { this.check_key(&key, cost).await })
                 })
                 .collect();
             for (&i, run) in pending.iter().zip(runs) {
@@ -294,7 +354,7 @@ impl RedisLimiter {
 
     /// A check's answer from Redis, made final: the unavailability policy
     /// when Redis could not answer, the refusal remembered when it refused.
-    fn settle(&self, key: &str, cost: u64, sent: i64, answer: Result<Decision, Error>) -> Result<Decision, Error> {
+    fn settle(&self, key: &[u8], cost: u64, sent: i64, answer: Result<Decision, Error>) -> Result<Decision, Error> {
         let decision = match answer {
             Ok(decision) => decision,
             Err(e) if e.is_unavailability() => return self.unavailable(e, key, cost),
@@ -317,7 +377,12 @@ impl RedisLimiter {
     }
 
     /// The decision `check` would make for `key`, consuming nothing.
-    pub async fn peek_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    pub async fn peek_async(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        self.peek_key(key.as_ref(), cost).await
+    }
+
+    async fn peek_key(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let key = self.checked_key(key)?;
         match self.run("peek", key, cost).await {
             Err(e) if e.is_unavailability() => self.unavailable_peek(e, cost),
             other => other,
@@ -325,7 +390,7 @@ impl RedisLimiter {
     }
 
     /// The decision the unavailability policy makes for a check.
-    fn unavailable(&self, error: Error, key: &str, cost: u64) -> Result<Decision, Error> {
+    fn unavailable(&self, error: Error, key: &[u8], cost: u64) -> Result<Decision, Error> {
         if *self.inner.when_unavailable.lock().unwrap_or_else(|p| p.into_inner()) == WhenUnavailable::LocalShare {
             let share = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).clone();
             if let Some(share) = share {
@@ -369,21 +434,41 @@ impl RedisLimiter {
 
     /// [`check_async`](Self::check_async) with a callback, called on the
     /// crate's runtime thread (what the language bindings use to resolve a
-    /// Promise or an asyncio future). A remembered refusal calls back at once,
-    /// on this thread.
-    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
-        if let Some(decision) = self.decided_locally(&key, cost) {
-            return callback(Ok(decision));
+    /// Promise or an asyncio future). A remembered refusal, or a key too
+    /// long, calls back at once, on this thread.
+    pub fn check_with(
+        &self,
+        key: impl Into<Vec<u8>>,
+        cost: u64,
+        callback: impl FnOnce(Result<Decision, Error>) + Send + 'static,
+    ) {
+        let key = key.into();
+        match self.checked_key(&key) {
+            Err(e) => return callback(Err(e)),
+            Ok(key) => {
+                if let Some(decision) = self.decided_locally(key, cost) {
+                    return callback(Ok(decision));
+                }
+            }
         }
         let this = self.clone();
-        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+        RedisStore::spawn_with(async move { this.check_key(&key, cost).await }, callback);
     }
 
     /// [`peek_async`](Self::peek_async) with a callback (see
     /// [`check_with`](Self::check_with)).
-    pub fn peek_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+    pub fn peek_with(
+        &self,
+        key: impl Into<Vec<u8>>,
+        cost: u64,
+        callback: impl FnOnce(Result<Decision, Error>) + Send + 'static,
+    ) {
+        let key = key.into();
+        if let Err(e) = self.checked_key(&key) {
+            return callback(Err(e));
+        }
         let this = self.clone();
-        RedisStore::spawn_with(async move { this.peek_async(&key, cost).await }, callback);
+        RedisStore::spawn_with(async move { this.peek_key(&key, cost).await }, callback);
     }
 
     /// The decision a remembered refusal makes now for `key` and `cost` —
@@ -392,24 +477,26 @@ impl RedisLimiter {
     /// the checks of one turn of their event loop and send them as one task
     /// (their scripts then share a write on the connection): they answer
     /// these at once, as [`check_with`](Self::check_with) does, and send the
-    /// rest.
-    pub fn remembered_refusal(&self, key: &str, cost: u64) -> Option<Decision> {
-        self.decided_locally(key, cost)
+    /// rest. (`None` for a key too long: its check gives the error.)
+    pub fn remembered_refusal(&self, key: impl AsRef<[u8]>, cost: u64) -> Option<Decision> {
+        self.decided_locally(self.checked_key(key.as_ref()).ok()?, cost)
     }
 
     /// Blocking [`check_async`](Self::check_async).
-    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    pub fn check(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        let key = self.checked_key(key.as_ref())?;
         if let Some(decision) = self.decided_locally(key, cost) {
             return Ok(decision);
         }
-        let (this, key) = (self.clone(), key.to_owned());
-        RedisStore::block_on(async move { this.check_async(&key, cost).await })
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.check_key(&key, cost).await })
     }
 
     /// Blocking [`peek_async`](Self::peek_async).
-    pub fn peek(&self, key: &str, cost: u64) -> Result<Decision, Error> {
-        let (this, key) = (self.clone(), key.to_owned());
-        RedisStore::block_on(async move { this.peek_async(&key, cost).await })
+    pub fn peek(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        let key = self.checked_key(key.as_ref())?;
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.peek_key(&key, cost).await })
     }
 
     /// Whether `other` is this limiter or a clone of it.
@@ -422,8 +509,8 @@ impl RedisLimiter {
         self.inner.limit
     }
 
-    async fn run(&self, op: &'static str, key: &str, cost: u64) -> Result<Decision, Error> {
-        let reply = self.run_script(op.to_owned(), &[(key.to_owned(), cost)]).await?;
+    async fn run(&self, op: &'static str, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let reply = self.run_script(op.to_owned(), &[(key.to_vec(), cost)]).await?;
         self.decision(&reply, cost)
     }
 
@@ -439,10 +526,11 @@ impl RedisLimiter {
         }
     }
 
-    /// Leased mode's round trip: takes up to `want` units for `key` if that
-    /// covers `cost`, and returns the decision with how many were taken.
-    pub(crate) async fn lease_async(&self, key: &str, cost: u64, want: u64) -> Result<(Decision, u64), Error> {
-        let reply = self.run_script(format!("lease:{want}"), &[(key.to_owned(), cost)]).await?;
+    /// Leased mode's round trip: takes up to `want` units for `key` (which
+    /// the caller checked) if that covers `cost`, and returns the decision
+    /// with how many were taken.
+    pub(crate) async fn lease_async(&self, key: &[u8], cost: u64, want: u64) -> Result<(Decision, u64), Error> {
+        let reply = self.run_script(format!("lease:{want}"), &[(key.to_vec(), cost)]).await?;
         // After the Decision's seven fields; GCRA's after its lead.
         let at = if self.inner.gcra.is_some() { 1 } else { 7 };
         let granted = reply.get(at).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
@@ -464,8 +552,8 @@ impl RedisLimiter {
 
     /// Runs the algorithm's script for `requests` (one, except for GCRA:
     /// see its script) and returns its reply as integers.
-    async fn run_script(&self, op: String, requests: &[(String, u64)]) -> Result<Vec<i64>, Error> {
-        let (keys, args) = self.script_call(op, requests.iter().map(|(key, cost)| (key.as_str(), *cost)))?;
+    async fn run_script(&self, op: String, requests: &[(Vec<u8>, u64)]) -> Result<Vec<i64>, Error> {
+        let (keys, args) = self.script_call(op, requests.iter().map(|(key, cost)| (key.as_slice(), *cost)))?;
         let reply = RedisStore::spawn(self.inner.store.eval(Arc::clone(&self.inner.script), keys, args)).await?;
         leads(reply)
     }
@@ -475,7 +563,7 @@ impl RedisLimiter {
     pub(crate) fn script_call<'a>(
         &self,
         op: String,
-        requests: impl ExactSizeIterator<Item = (&'a str, u64)> + Clone,
+        requests: impl ExactSizeIterator<Item = (&'a [u8], u64)> + Clone,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
         let inner = &self.inner;
         let mut args = Vec::with_capacity(2 + inner.parameters.len() + requests.len());
@@ -531,7 +619,7 @@ impl RedisLimiter {
         &self,
         reply: &Result<Vec<i64>, Error>,
         n: usize,
-        key: &str,
+        key: &[u8],
         cost: u64,
         sent: i64,
     ) -> Result<Decision, Error> {
@@ -545,7 +633,7 @@ impl RedisLimiter {
 
     /// A decision made without a round trip: a remembered refusal still in
     /// force (see the module docs).
-    pub(crate) fn decided_locally(&self, key: &str, cost: u64) -> Option<Decision> {
+    pub(crate) fn decided_locally(&self, key: &[u8], cost: u64) -> Option<Decision> {
         if cost > self.inner.limit {
             // Never admitted, and the server says so (a retry-after of
             // `NEVER`); a remembered refusal would give a finite one.
@@ -571,7 +659,7 @@ impl RedisLimiter {
         Some(decision)
     }
 
-    fn remember(&self, key: &str, cost: u64, sent: i64, decision: Decision) {
+    fn remember(&self, key: &[u8], cost: u64, sent: i64, decision: Decision) {
         let until = sent.saturating_add(decision.retry_after_micros);
         let mut refusals = self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner());
         if refusals.len() >= MAX_REMEMBERED_REFUSALS {
@@ -581,7 +669,7 @@ impl RedisLimiter {
                 return;
             }
         }
-        refusals.insert(key.to_owned(), Refusal { cost, decided: sent, until, decision });
+        refusals.insert(key.to_vec(), Refusal { cost, decided: sent, until, decision });
     }
 }
 
@@ -594,7 +682,7 @@ pub(crate) fn leads(reply: redis::Value) -> Result<Vec<i64>, Error> {
 }
 
 /// The Redis keys of one user key's state.
-fn state_keys(name: &str, algorithm: Admission, key: &str) -> Vec<String> {
+fn state_keys(name: &str, algorithm: Admission, key: &[u8]) -> Vec<String> {
     let kind = match algorithm {
         Admission::Gcra => "gcra",
         Admission::TokenBucket => "token_bucket",

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{Argument, Clock, Decision, LimiterSpec};
 
 use crate::error::Error;
@@ -48,7 +49,7 @@ struct Inner {
     shared: RedisLimiter,
     batch: u64,
     lease_micros: i64,
-    leases: Mutex<HashMap<String, Lease>>,
+    leases: Mutex<HashMap<Vec<u8>, Lease>>,
 }
 
 /// Units a node took for a key: `left` of them, spendable until `expires`
@@ -109,10 +110,35 @@ impl RedisLeasedLimiter {
         })
     }
 
-    /// Admits `cost` units for `key` from this node's lease, or takes a new
-    /// lease (one round trip) when it holds too few.
-    pub async fn check_async(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    /// Keys of at most `bound` bytes (default [`MaxKeyBytes::DEFAULT`],
+    /// 256); a longer one is refused before anything is sent, as
+    /// [`RedisLimiter::max_key_bytes`] does.
+    pub fn max_key_bytes(self, bound: MaxKeyBytes) -> Self {
+        let _ = self.inner.shared.clone().max_key_bytes(bound);
+        self
+    }
+
+    /// The longest key this limiter takes, in bytes.
+    pub fn key_bytes_bound(&self) -> MaxKeyBytes {
+        self.inner.shared.key_bytes_bound()
+    }
+
+    /// `key` if this limiter takes it, else the error naming `key`, as
+    /// [`RedisLimiter::checked_key`].
+    pub fn checked_key<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], Error> {
+        self.inner.shared.checked_key(key)
+    }
+
+    /// Admits `cost` units for `key` (any bytes; text is its UTF-8) from
+    /// this node's lease, or takes a new lease (one round trip) when it
+    /// holds too few.
+    pub async fn check_async(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        self.check_key(key.as_ref(), cost).await
+    }
+
+    async fn check_key(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
         let inner = &self.inner;
+        let key = inner.shared.checked_key(key)?;
         let (now, need) = loop {
             if let Some(decision) = self.spend(key, cost) {
                 return Ok(decision);
@@ -142,7 +168,7 @@ impl RedisLeasedLimiter {
             leases.retain(|_, l| l.expires > now && l.left > 0);
         }
         if left > 0 && (leases.len() < MAX_LEASES || leases.contains_key(key)) {
-            leases.insert(key.to_owned(), Lease { left, expires });
+            leases.insert(key.to_vec(), Lease { left, expires });
         } else {
             leases.remove(key);
         }
@@ -150,31 +176,44 @@ impl RedisLeasedLimiter {
     }
 
     /// [`check_async`](Self::check_async) with a callback, called on the
-    /// crate's runtime thread, or at once on this one when the lease decides.
-    pub fn check_with(&self, key: String, cost: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
-        if let Some(decision) = self.spend(&key, cost) {
-            return callback(Ok(decision));
+    /// crate's runtime thread, or at once on this one when the lease decides
+    /// (or the key is too long).
+    pub fn check_with(
+        &self,
+        key: impl Into<Vec<u8>>,
+        cost: u64,
+        callback: impl FnOnce(Result<Decision, Error>) + Send + 'static,
+    ) {
+        let key = key.into();
+        match self.inner.shared.checked_key(&key) {
+            Err(e) => return callback(Err(e)),
+            Ok(key) => {
+                if let Some(decision) = self.spend(key, cost) {
+                    return callback(Ok(decision));
+                }
+            }
         }
         let this = self.clone();
-        RedisStore::spawn_with(async move { this.check_async(&key, cost).await }, callback);
+        RedisStore::spawn_with(async move { this.check_key(&key, cost).await }, callback);
     }
 
     /// Blocking [`check_async`](Self::check_async).
-    pub fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    pub fn check(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        let key = self.inner.shared.checked_key(key.as_ref())?;
         if let Some(decision) = self.spend(key, cost) {
             return Ok(decision);
         }
-        let (this, key) = (self.clone(), key.to_owned());
-        RedisStore::block_on(async move { this.check_async(&key, cost).await })
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.check_key(&key, cost).await })
     }
 
-    fn valid_lease(&self, key: &str, now: i64) -> Option<Lease> {
+    fn valid_lease(&self, key: &[u8], now: i64) -> Option<Lease> {
         let leases = self.inner.leases.lock().unwrap_or_else(|p| p.into_inner());
         leases.get(key).copied().filter(|l| l.expires > now)
     }
 
     /// Spends `cost` units of this node's lease on `key`, if it holds enough.
-    fn spend(&self, key: &str, cost: u64) -> Option<Decision> {
+    fn spend(&self, key: &[u8], cost: u64) -> Option<Decision> {
         let inner = &self.inner;
         let now = inner.shared.clock().now_micros();
         let mut leases = inner.leases.lock().unwrap_or_else(|p| p.into_inner());

@@ -39,7 +39,7 @@ pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};
 pub use leased::RedisLeasedLimiter;
 pub use membership::Membership;
-pub use pipe::{Answered, ScriptPipe};
+pub use pipe::{Answered, Requests, ScriptPipe};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};
 

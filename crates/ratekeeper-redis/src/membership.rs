@@ -58,7 +58,7 @@ impl Membership {
         }
         let inner = Arc::new(Inner {
             store: store.clone(),
-            key: format!("rk:{{{}}}:nodes", keys::escape(group)),
+            key: format!("rk:{{{}}}:nodes", keys::escape(group.as_bytes())),
             node_id: node_id(),
             ttl_micros,
             script: Arc::new(scripts::membership(TimeSource::Server)),

@@ -45,17 +45,27 @@
 //!
 //! ## Failures
 //!
-//! Replies come in the order the commands were written, so once one is
-//! late nothing after it can be trusted. A timeout (the store's, counted
-//! from the [`check_many`](ScriptPipe::check_many) that sent the checks)
-//! or a lost connection fails every check still waiting through its
-//! limiter's unavailability policy, and marks the store down for its retry
-//! interval, as the store's own connection does. Those checks are never
-//! sent again: a script that may have run must not run twice. The one
-//! exception is `NOSCRIPT` (the server's script cache was flushed, or
-//! another server took over): that script did not run, so it is sent again
-//! as `EVAL` with its source, which loads it for the next ones — within
-//! the timeout it already had.
+//! Every script run has the store's timeout, counted from the
+//! [`check_many`](ScriptPipe::check_many) that sent it. Past it, its checks
+//! fail (through their limiters' unavailability policy) — those checks
+//! alone: the run's reply is *late*, and the pipe waits for it up to one
+//! more timeout, reading it and dropping it when it comes, so that the runs
+//! written after it, whose replies follow it, still get their answers
+//! within their own timeouts. Meanwhile new checks go by the store's own
+//! connection rather than queue behind the late reply. A reply still not
+//! there a timeout late (or a set-up not answered within the timeout) means
+//! the connection is silent: the pipe closes, failing what waits on it.
+//! Whether the store counts as down after a timeout is the store's rule
+//! (see "When Redis counts as down" in `store.rs`): not for one slow run
+//! while the server answers. A lost connection fails every check still
+//! waiting, and marks the store down for its retry interval, as the store's
+//! own connection does.
+//!
+//! Checks are never sent again: a script that may have run must not run
+//! twice. The one exception is `NOSCRIPT` (the server's script cache was
+//! flushed, or another server took over): that script did not run, so it
+//! is sent again as `EVAL` with its source, which loads it for the next
+//! ones — within the timeout it already had.
 //!
 //! Failures of the pipe's own connection leave the store alone: a
 //! connection that cannot be opened within the store's `connect_timeout`,
@@ -85,6 +95,9 @@ const MIN_CHECKS_PER_RUN: usize = 8;
 /// Checks answered, each with its token.
 pub type Answered<T> = Vec<(T, Result<Decision, Error>)>;
 
+/// Checks asked for: each one's key, cost and token.
+pub type Requests<T> = Vec<(Vec<u8>, u64, T)>;
+
 /// One connection's exact-mode checks, sans I/O (see the module docs).
 /// `T` is the token each check carries back to its caller.
 pub struct ScriptPipe<T> {
@@ -101,9 +114,8 @@ pub struct ScriptPipe<T> {
     output: VecDeque<Vec<u8>>,
     /// No new connection before this (after the pipe's own failure).
     retry_at: Option<Instant>,
-    /// Script runs sent again after `NOSCRIPT` and still waiting: their
-    /// deadlines come earlier than those ahead of them.
-    resent: usize,
+    /// How many of `waiting` are late (see "Failures").
+    late: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +132,9 @@ enum State {
 }
 
 struct Waiting<T> {
+    /// When it was sent (a run sent again after `NOSCRIPT`: first sent).
+    sent: Instant,
+    /// When its timeout runs out.
     deadline: Instant,
     command: Command<T>,
 }
@@ -129,11 +144,13 @@ enum Command<T> {
     SetUp,
     /// One script run.
     Checks(Checks<T>),
+    /// A script run whose checks timed out: its reply is read and dropped.
+    Late,
 }
 
 struct Checks<T> {
     limiter: RedisLimiter,
-    requests: Vec<(String, u64, T)>,
+    requests: Requests<T>,
     /// The limiter's clock when they were sent (for remembered refusals).
     sent: i64,
     /// Sent again as `EVAL`, after `NOSCRIPT`.
@@ -166,7 +183,7 @@ impl<T> ScriptPipe<T> {
             received: Vec::new(),
             output: VecDeque::new(),
             retry_at: None,
-            resent: 0,
+            late: 0,
         })
     }
 
@@ -226,11 +243,12 @@ impl<T> ScriptPipe<T> {
         if set_up.is_empty() {
             set_up.push(redis::cmd("PING"));
         }
-        let deadline = Instant::now() + self.store.timeout();
+        let sent = Instant::now();
+        let deadline = sent + self.store.timeout();
         let mut bytes = Vec::new();
         for command in set_up {
             command.write_packed_command(&mut bytes);
-            self.waiting.push_back(Waiting { deadline, command: Command::SetUp });
+            self.waiting.push_back(Waiting { sent, deadline, command: Command::SetUp });
         }
         self.output.push_back(bytes);
     }
@@ -243,46 +261,48 @@ impl<T> ScriptPipe<T> {
 
     /// Checks `requests` (`key`, `cost`, token) of `limiter`, as
     /// [`RedisLimiter::check_many_async`] would: those a remembered refusal
-    /// decides are answered now, the others go out. Given back untouched
-    /// when the pipe cannot take them — not open, Redis down within the
-    /// retry interval, or a limiter of another store — for the limiter's
-    /// own calls (which also apply the unavailability policy).
-    pub fn check_many(
-        &mut self,
-        limiter: &RedisLimiter,
-        requests: Vec<(String, u64, T)>,
-    ) -> Result<Answered<T>, Vec<(String, u64, T)>> {
-        if self.state != State::Open || self.store.is_down() || !limiter.store().is(&self.store) {
+    /// decides, or whose key is too long, are answered now, the others go
+    /// out. Given back untouched when the pipe cannot take them — not open,
+    /// Redis down within the retry interval, a reply late (see "Failures"),
+    /// or a limiter of another store — for the limiter's own calls (which
+    /// also apply the unavailability policy).
+    pub fn check_many(&mut self, limiter: &RedisLimiter, requests: Requests<T>) -> Result<Answered<T>, Requests<T>> {
+        if self.state != State::Open || self.late > 0 || self.store.is_down() || !limiter.store().is(&self.store) {
             return Err(requests);
         }
         let mut answered = Vec::new();
         let mut pending = Vec::with_capacity(requests.len());
         for (key, cost, token) in requests {
-            match limiter.decided_locally(&key, cost) {
-                Some(decision) => answered.push((token, Ok(decision))),
+            let decided = match limiter.checked_key(&key) {
+                Ok(checked) => limiter.decided_locally(checked, cost).map(Ok),
+                Err(e) => Some(Err(e)),
+            };
+            match decided {
+                Some(answer) => answered.push((token, answer)),
                 None => pending.push((key, cost, token)),
             }
         }
-        let sent = limiter.clock().now_micros();
-        let deadline = Instant::now() + self.store.timeout();
+        let clock = limiter.clock().now_micros();
+        let sent = Instant::now();
+        let deadline = sent + self.store.timeout();
         // See "Pipelining" in the module docs.
         let runs = (pending.len() / MIN_CHECKS_PER_RUN).clamp(1, RUNS_PER_BATCH);
         let per_run = pending.len().div_ceil(runs).min(limiter.checks_per_script());
         while !pending.is_empty() {
             let rest = pending.split_off(per_run.min(pending.len()));
             let requests = std::mem::replace(&mut pending, rest);
-            let checks = Checks { limiter: limiter.clone(), requests, sent, as_eval: false };
-            self.send(checks, deadline, &mut answered);
+            let checks = Checks { limiter: limiter.clone(), requests, sent: clock, as_eval: false };
+            self.send(checks, sent, deadline, &mut answered);
         }
         Ok(answered)
     }
 
     /// Writes one script run of `checks` (or, if its arguments cannot be
     /// made, answers them with the error).
-    fn send(&mut self, checks: Checks<T>, deadline: Instant, answered: &mut Answered<T>) {
+    fn send(&mut self, checks: Checks<T>, sent: Instant, deadline: Instant, answered: &mut Answered<T>) {
         let call = checks
             .limiter
-            .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_str(), *cost)));
+            .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_slice(), *cost)));
         let (keys, args) = match call {
             Ok(call) => call,
             Err(e) => return Self::answer(checks, Err(e), answered),
@@ -295,7 +315,7 @@ impl<T> ScriptPipe<T> {
         let mut bytes = Vec::new();
         command.arg(keys.len()).arg(keys).arg(args).write_packed_command(&mut bytes);
         self.output.push_back(bytes);
-        self.waiting.push_back(Waiting { deadline, command: Command::Checks(checks) });
+        self.waiting.push_back(Waiting { sent, deadline, command: Command::Checks(checks) });
     }
 
     /// Answers every check of a script run from its reply.
@@ -349,9 +369,6 @@ impl<T> ScriptPipe<T> {
         let Some(waiting) = self.waiting.pop_front() else {
             return Err(Error::Protocol("a reply to nothing sent".to_owned()));
         };
-        if matches!(&waiting.command, Command::Checks(checks) if checks.as_eval) {
-            self.resent -= 1;
-        }
         let reply = match value {
             Value::ServerError(e) => Err(e),
             value => Ok(value),
@@ -375,38 +392,72 @@ impl<T> ScriptPipe<T> {
                         // Not run: once more, with the source, within the
                         // time it had.
                         checks.as_eval = true;
-                        self.resent += 1;
-                        self.send(checks, waiting.deadline, answered);
+                        self.send(checks, waiting.sent, waiting.deadline, answered);
                         return Ok(());
                     }
                 }
                 let reply = reply.map_err(Error::Redis);
-                self.store.note(&reply);
+                self.store.note(&reply, waiting.sent);
                 Self::answer(checks, reply.and_then(leads), answered);
+                Ok(())
+            }
+            // Its checks were answered: the server answering is all it says.
+            Command::Late => {
+                self.late -= 1;
+                self.store.note(&reply.map_err(|e| Error::Redis(e.into())), waiting.sent);
                 Ok(())
             }
         }
     }
 
-    /// When the first command still waiting times out. That is the oldest
-    /// one's deadline, unless a run sent again after `NOSCRIPT` (which
-    /// keeps its first deadline) waits behind younger ones.
+    /// When [`expire`](Self::expire) has something to do next: the first
+    /// deadline of a command still waiting, or of a late reply's wait (see
+    /// "Failures").
     pub fn deadline(&self) -> Option<Instant> {
-        if self.resent == 0 {
-            self.waiting.front().map(|w| w.deadline)
-        } else {
-            self.waiting.iter().map(|w| w.deadline).min()
+        self.waiting.iter().map(|w| self.expires(w)).min()
+    }
+
+    /// When `waiting` is overdue: its deadline, or a late reply's a
+    /// timeout after it.
+    fn expires(&self, waiting: &Waiting<T>) -> Instant {
+        match waiting.command {
+            Command::Late => waiting.deadline + self.store.timeout(),
+            Command::SetUp | Command::Checks(_) => waiting.deadline,
         }
     }
 
-    /// Fails every check still waiting, as timed out, if one is past its
-    /// deadline at `now` (which closes the pipe: replies come in order, so
-    /// none after a late one can be trusted).
+    /// Fails the checks whose deadline is past at `now`, as timed out, and
+    /// waits on for their replies; closes the pipe, failing everything
+    /// waiting, when the connection is silent — a set-up not answered in
+    /// time, or a reply a timeout late (see "Failures").
     pub fn expire(&mut self, now: Instant) -> Answered<T> {
-        match self.deadline() {
-            Some(deadline) if deadline <= now => self.fail(Error::Timeout),
-            _ => Vec::new(),
+        let mut answered = Vec::new();
+        let mut first_late = None;
+        let mut silent = false;
+        for at in 0..self.waiting.len() {
+            if self.expires(&self.waiting[at]) > now {
+                continue;
+            }
+            let waiting = &mut self.waiting[at];
+            match std::mem::replace(&mut waiting.command, Command::Late) {
+                Command::Checks(checks) => {
+                    self.late += 1;
+                    first_late.get_or_insert(waiting.sent);
+                    Self::answer(checks, Err(Error::Timeout), &mut answered);
+                }
+                command @ (Command::SetUp | Command::Late) => {
+                    waiting.command = command;
+                    silent = true;
+                }
+            }
         }
+        if let Some(sent) = first_late {
+            self.store.note(&Err(Error::Timeout), sent);
+        }
+        if silent {
+            answered.extend(self.fail(Error::Timeout));
+        }
+        answered
     }
 
     /// The connection closed, or failed to open. Checks still waiting fail
@@ -434,7 +485,7 @@ impl<T> ScriptPipe<T> {
     }
 
     /// Closes the pipe and fails every check still waiting with `error`
-    /// (which marks the store down if it says Redis could not answer).
+    /// (which the store takes as Redis failing to answer, by its rule).
     fn fail(&mut self, error: Error) -> Answered<T> {
         if self.state != State::Refused {
             self.state = State::Closed;
@@ -442,10 +493,10 @@ impl<T> ScriptPipe<T> {
         self.back_off();
         self.received.clear();
         self.output.clear();
-        self.resent = 0;
+        self.late = 0;
         let mut answered = Vec::new();
-        if !self.waiting.is_empty() && !matches!(error, Error::Unavailable) {
-            self.store.note(&Err(error.clone()));
+        if let Some(oldest) = self.waiting.front().filter(|_| !matches!(error, Error::Unavailable)) {
+            self.store.note(&Err(error.clone()), oldest.sent);
         }
         for waiting in std::mem::take(&mut self.waiting) {
             if let Command::Checks(checks) = waiting.command {

@@ -14,6 +14,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, AnyKeyedLimiter, Decision, KeyedOptions, LimiterSpec};
 
 use crate::error::Error;
@@ -29,12 +30,20 @@ pub(crate) struct LocalShare {
     current: Mutex<Current>,
 }
 
+/// The keyed limiter's options: the share's key bound is its limiter's.
+fn options(max_keys: usize, max_key_bytes: MaxKeyBytes) -> KeyedOptions {
+    KeyedOptions::new(max_keys).max_key_bytes(max_key_bytes)
+}
+
 #[derive(Debug)]
 struct Current {
     /// The node count the limiter was built for (0: none built yet, or
     /// stale — rebuild on next use).
     nodes: u64,
     limiter: Option<AnyKeyedLimiter>,
+    /// The longest key (an exact-mode limiter's own bound, or a divided
+    /// limiter's).
+    max_key_bytes: MaxKeyBytes,
 }
 
 impl LocalShare {
@@ -42,13 +51,14 @@ impl LocalShare {
         membership: Arc<Membership>,
         spec: LimiterSpec,
         max_keys: usize,
+        max_key_bytes: MaxKeyBytes,
         clock: AnyClock,
     ) -> Result<Self, Error> {
         // Build one now so that bad parameters fail at construction.
-        let limiter =
-            AnyKeyedLimiter::new(&spec.divided(membership.nodes()), KeyedOptions::new(max_keys), clock.clone())?;
+        let options = options(max_keys, max_key_bytes);
+        let limiter = AnyKeyedLimiter::new(&spec.divided(membership.nodes()), options, clock.clone())?;
         Ok(LocalShare {
-            current: Mutex::new(Current { nodes: membership.nodes(), limiter: Some(limiter) }),
+            current: Mutex::new(Current { nodes: membership.nodes(), limiter: Some(limiter), max_key_bytes }),
             membership,
             spec,
             max_keys,
@@ -57,15 +67,31 @@ impl LocalShare {
     }
 
     /// Decides `cost` units for `key` with this node's share.
-    pub(crate) fn check(&self, key: &str, cost: u64) -> Result<Decision, Error> {
+    pub(crate) fn check(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
         let nodes = self.membership.nodes();
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if current.nodes != nodes || current.limiter.is_none() {
             let spec = self.spec.divided(nodes);
-            current.limiter = Some(AnyKeyedLimiter::new(&spec, KeyedOptions::new(self.max_keys), self.clock.clone())?);
+            let options = options(self.max_keys, current.max_key_bytes);
+            current.limiter = Some(AnyKeyedLimiter::new(&spec, options, self.clock.clone())?);
             current.nodes = nodes;
         }
-        Ok(current.limiter.as_ref().expect("built above").check(key.as_bytes(), cost)?)
+        Ok(current.limiter.as_ref().expect("built above").check(key, cost)?)
+    }
+
+    /// Takes keys of at most `bound` bytes from now on (the keys held are
+    /// forgotten: the next use starts afresh, as after [`reset`](Self::reset)).
+    pub(crate) fn set_max_key_bytes(&self, bound: MaxKeyBytes) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.max_key_bytes != bound {
+            current.max_key_bytes = bound;
+            current.limiter = None;
+        }
+    }
+
+    /// The longest key the share takes.
+    pub(crate) fn key_bytes_bound(&self) -> MaxKeyBytes {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).max_key_bytes
     }
 
     /// Forgets every key: the next use starts afresh (after an outage, the

@@ -27,11 +27,49 @@
 //! involved. The answers, errors, timeouts and the `retry_interval` are the
 //! same as on the multiplexed connection, which serves everything else
 //! (async calls, callbacks, heartbeats, and every call to a cluster).
+//!
+//! The timeout bounds such a call whole — a new connection, its set-up,
+//! the script, and loading the script after `NOSCRIPT` — because every
+//! read and write on that connection waits only for what is left of the
+//! call's deadline. A blocking socket's timeout is per read, not per call:
+//! redis-rs's own connection set-up sends two commands (`CLIENT SETINFO`
+//! for the library's name and version) and gave each read the whole
+//! timeout, so with the server frozen every call that had to reconnect
+//! took twice the timeout (207 ms for 100). So a blocking connection sends
+//! no `CLIENT SETINFO`, and selects its database itself, leaving redis-rs
+//! at most one set-up command (`AUTH`, or `HELLO` for RESP3), read within
+//! what the connection attempt has left.
+//!
+//! ## When Redis counts as down
+//!
+//! After Redis failed to answer, the store stops sending it anything for
+//! `retry_interval` (decisions fail at once with [`Error::Unavailable`],
+//! and their policy decides). What counts as Redis failing to answer:
+//!
+//! * an I/O error, a refused or dropped connection, or an answer that says
+//!   the server cannot decide now (`LOADING`, `MASTERDOWN`, `OOM`, …);
+//! * a timeout *of the server's*, not of one call. A call that gets no
+//!   answer within its timeout fails alone (with [`Error::Timeout`]) if
+//!   the server answered anything — any call, on any of the store's
+//!   connections — after that call was sent: the server is answering, and
+//!   this one call was slow (a large request, a connection of its own that
+//!   stalled). If nothing came back since, a single server is *probed*: a
+//!   `PING` on a new connection of the probe's own, within the timeout. The
+//!   store is marked down only if that too goes unanswered. (One probe at a
+//!   time; calls meanwhile go on, each bounded by its own timeout.) A
+//!   cluster's connections are the cluster client's own, so a cluster's
+//!   store is marked down when nothing came back since the call was sent.
+//!
+//! Before, any timeout marked the store down: one caller's 10 MB key, slow
+//! to send and to run, made every limiter on the store fall back to its
+//! policy for the retry interval (a fail-open one let everyone in). A
+//! frozen server is still found out within about two timeouts, and any
+//! answer marks the store up again at once.
 
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,10 +90,11 @@ pub struct StoreOptions {
     /// The longest one attempt to connect may take. Default: 250 ms.
     pub connect_timeout: Duration,
     /// After Redis failed to answer (an I/O error, a refused connection, a
-    /// timeout, a cluster that is down), decisions stop trying it for this
-    /// long and fail at once with [`Error::Unavailable`] — so that a dead
-    /// server costs each decision nothing, not a timeout — then the next
-    /// decision tries again. Default: 200 ms, so decisions are back on
+    /// cluster that is down, a timeout with nothing answered since — see
+    /// the module docs: one slow call is not enough), decisions stop trying
+    /// it for this long and fail at once with [`Error::Unavailable`] — so
+    /// that a dead server costs each decision nothing, not a timeout — then
+    /// the next decision tries again. Default: 200 ms, so decisions are back on
     /// Redis well within a second of it answering again.
     pub retry_interval: Duration,
 }
@@ -82,6 +121,10 @@ struct StoreInner {
     options: StoreOptions,
     /// Microseconds since `epoch` until which Redis counts as down (0: up).
     down_until: AtomicU64,
+    /// Microseconds since `epoch` when the server last answered anything.
+    last_answer: AtomicU64,
+    /// Whether a probe runs (see "When Redis counts as down").
+    probing: AtomicBool,
     epoch: Instant,
     /// The blocking connections of a single server's store (see the module
     /// docs); `None` for a cluster.
@@ -91,7 +134,13 @@ struct StoreInner {
 /// Plain blocking connections to one server, for blocking calls made on
 /// their caller's thread: idle ones wait here between calls.
 struct DirectConnections {
+    /// The store's client, as its URL gives it.
     client: redis::Client,
+    /// The same server with the set-up that [`StoreInner::connect_direct`]
+    /// does not leave to redis-rs taken out (see the module docs).
+    bare: redis::Client,
+    /// The database to select (0: none).
+    db: i64,
     /// Idle connections and the process that opened them (a forked child
     /// must not talk on its parent's sockets).
     idle: Mutex<Vec<(u32, redis::Connection)>>,
@@ -113,16 +162,20 @@ fn on_calling_thread() -> bool {
 
 impl StoreInner {
     fn new(connection: Connection, options: StoreOptions, direct: Option<DirectConnections>) -> Self {
-        StoreInner { connection, options, down_until: AtomicU64::new(0), epoch: Instant::now(), direct }
+        StoreInner {
+            connection,
+            options,
+            down_until: AtomicU64::new(0),
+            last_answer: AtomicU64::new(0),
+            probing: AtomicBool::new(false),
+            epoch: Instant::now(),
+            direct,
+        }
     }
 
     /// Runs a script on a blocking connection, on this thread, within the
     /// store's timeout (a new connection, if one is needed, included).
-    fn eval_direct(
-        &self,
-        direct: &DirectConnections,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<Value, Error> {
+    fn eval_direct(&self, direct: &DirectConnections, script: &Script, call: &redis::Cmd) -> Result<Value, Error> {
         let deadline = Instant::now() + self.options.timeout;
         let pid = std::process::id();
         let idle = direct.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
@@ -132,7 +185,7 @@ impl StoreInner {
             Some(connection) => connection,
             None => Self::connect_direct(direct, deadline, &self.options)?,
         };
-        match Self::invoke_direct(connection, deadline, invocation) {
+        match Self::invoke_direct(connection, deadline, script, call) {
             Ok((value, connection)) => {
                 Self::keep_idle(direct, pid, connection);
                 Ok(value)
@@ -144,7 +197,8 @@ impl StoreInner {
             // spurious failure while Redis is up.
             Err(e) if reused && e.is_connection_dropped() && !e.is_timeout() => {
                 let connection = Self::connect_direct(direct, deadline, &self.options)?;
-                let (value, connection) = Self::invoke_direct(connection, deadline, invocation).map_err(Self::timed)?;
+                let (value, connection) =
+                    Self::invoke_direct(connection, deadline, script, call).map_err(Self::timed)?;
                 Self::keep_idle(direct, pid, connection);
                 Ok(value)
             }
@@ -153,7 +207,8 @@ impl StoreInner {
         }
     }
 
-    /// A new blocking connection, within what is left of `deadline`.
+    /// A new blocking connection, set up, within what is left of
+    /// `deadline` (see the module docs).
     fn connect_direct(
         direct: &DirectConnections,
         deadline: Instant,
@@ -164,23 +219,44 @@ impl StoreInner {
             return Err(Error::Timeout);
         }
         let attempt = options.connect_timeout.min(left).max(Duration::from_micros(1));
-        direct.client.get_connection_with_timeout(attempt).map_err(Self::timed)
+        let mut connection = direct.bare.get_connection_with_timeout(attempt).map_err(Self::timed)?;
+        if direct.db != 0 {
+            Self::within(&connection, deadline).map_err(Self::timed)?;
+            redis::cmd("SELECT").arg(direct.db).query::<()>(&mut connection).map_err(Self::timed)?;
+        }
+        Ok(connection)
     }
 
-    /// Runs the script on `connection`, within what is left of `deadline`;
-    /// the connection comes back with the answer.
-    fn invoke_direct(
-        mut connection: redis::Connection,
-        deadline: Instant,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<(Value, redis::Connection), redis::RedisError> {
+    /// Bounds the next read and write on `connection` by what is left of
+    /// `deadline` (an error once nothing is).
+    fn within(connection: &redis::Connection, deadline: Instant) -> Result<(), redis::RedisError> {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut)));
         }
         connection.set_read_timeout(Some(left))?;
-        connection.set_write_timeout(Some(left))?;
-        let value = invocation.invoke::<Value>(&mut connection)?;
+        connection.set_write_timeout(Some(left))
+    }
+
+    /// Runs the script (`call`, its `EVALSHA`) on `connection`, within what
+    /// is left of `deadline`, loading it first if the server has not; the
+    /// connection comes back with the answer.
+    fn invoke_direct(
+        mut connection: redis::Connection,
+        deadline: Instant,
+        script: &Script,
+        call: &redis::Cmd,
+    ) -> Result<(Value, redis::Connection), redis::RedisError> {
+        Self::within(&connection, deadline)?;
+        let value = match call.query::<Value>(&mut connection) {
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                Self::within(&connection, deadline)?;
+                script.load(&mut connection)?;
+                Self::within(&connection, deadline)?;
+                call.query::<Value>(&mut connection)?
+            }
+            answer => answer?,
+        };
         Ok((value, connection))
     }
 
@@ -205,6 +281,11 @@ impl StoreInner {
         self.epoch.elapsed().as_micros() as u64
     }
 
+    /// `at` in microseconds since `epoch` (0 for an earlier time).
+    fn micros_at(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_micros() as u64
+    }
+
     fn is_down(&self) -> bool {
         self.now_micros() < self.down_until.load(Ordering::Relaxed)
     }
@@ -214,14 +295,62 @@ impl StoreInner {
         self.down_until.fetch_max(until, Ordering::Relaxed);
     }
 
-    /// Marks Redis up or down after a request's answer.
-    fn note(&self, result: &Result<Value, Error>) {
+    /// Marks Redis up or down after the outcome of a request sent at
+    /// `sent` (see "When Redis counts as down").
+    fn note(self: &Arc<Self>, result: &Result<Value, Error>, sent: Instant) {
         match result {
-            Ok(_) => self.mark_up(),
-            Err(Error::Timeout) => self.mark_down(),
+            Ok(_) => self.answered(),
+            Err(Error::Timeout) => self.timed_out(sent),
+            Err(Error::Redis(e)) if e.is_timeout() => self.timed_out(sent),
             Err(Error::Redis(e)) if is_unavailability(e) => self.mark_down(),
+            // An error the server sent (a script's, say): an answer.
+            Err(Error::Redis(e)) if e.code().is_some() => self.answered(),
             Err(_) => {}
         }
+    }
+
+    /// The server answered something: it is up.
+    fn answered(&self) {
+        self.last_answer.fetch_max(self.now_micros(), Ordering::Relaxed);
+        self.mark_up();
+    }
+
+    /// A request sent at `sent` got no answer within the timeout: the
+    /// store is marked down if the server answered nothing since, and (for
+    /// a single server) a probe goes unanswered too.
+    fn timed_out(self: &Arc<Self>, sent: Instant) {
+        if self.last_answer.load(Ordering::Relaxed) > self.micros_at(sent) {
+            return;
+        }
+        if self.direct.is_none() {
+            return self.mark_down();
+        }
+        if self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let inner = Arc::clone(self);
+        runtime().spawn(async move {
+            let started = Instant::now();
+            if inner.ping().await {
+                inner.answered();
+            } else if inner.last_answer.load(Ordering::Relaxed) <= inner.micros_at(started) {
+                // (Unless something else was answered meanwhile.)
+                inner.mark_down();
+            }
+            inner.probing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Whether a single server answers a `PING` on a new connection within
+    /// the timeout (a connection of its own: the store's others may be
+    /// queued behind a slow request).
+    async fn ping(&self) -> bool {
+        let Some(direct) = self.direct.as_ref() else { return false };
+        let ping = async {
+            let mut connection = direct.client.get_multiplexed_async_connection().await?;
+            redis::cmd("PING").query_async::<Value>(&mut connection).await
+        };
+        matches!(tokio::time::timeout(self.options.timeout, ping).await, Ok(Ok(_)))
     }
 
     fn mark_up(&self) {
@@ -339,7 +468,12 @@ impl RedisStore {
     /// `options.connect_timeout` for the first connection.
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let client = redis::Client::open(url)?;
-        let direct = DirectConnections { client: client.clone(), idle: Mutex::new(Vec::new()) };
+        let info = client.get_connection_info();
+        let settings = info.redis_settings();
+        let bare =
+            redis::Client::open(info.clone().set_redis_settings(settings.clone().set_db(0).set_skip_set_lib_name()))?;
+        let direct =
+            DirectConnections { client: client.clone(), bare, db: settings.db(), idle: Mutex::new(Vec::new()) };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.timeout))
@@ -416,10 +550,10 @@ impl RedisStore {
         }
     }
 
-    /// Marks Redis up or down after an answer that came some other way
-    /// than [`eval`](Self::eval) (a pipe's).
-    pub(crate) fn note(&self, result: &Result<Value, Error>) {
-        self.inner.note(result);
+    /// Marks Redis up or down after the outcome of a request sent at `sent`
+    /// some other way than [`eval`](Self::eval) (a pipe's).
+    pub(crate) fn note(&self, result: &Result<Value, Error>, sent: Instant) {
+        self.inner.note(result, sent);
     }
 
     /// Runs `script` on `keys`/`args`, bounded by the store's timeout.
@@ -437,17 +571,20 @@ impl RedisStore {
             if inner.is_down() {
                 return Err(Error::Unavailable);
             }
+            let sent = Instant::now();
+            if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
+                let mut call = redis::cmd("EVALSHA");
+                call.arg(script.get_hash()).arg(keys.len()).arg(&keys).arg(&args);
+                let result = inner.eval_direct(connections, &script, &call);
+                inner.note(&result, sent);
+                return result;
+            }
             let mut invocation = script.prepare_invoke();
             for key in &keys {
                 invocation.key(key);
             }
             for arg in &args {
                 invocation.arg(arg);
-            }
-            if let (true, Some(connections)) = (direct, inner.direct.as_ref()) {
-                let result = inner.eval_direct(connections, &invocation);
-                inner.note(&result);
-                return result;
             }
             let call = async {
                 match inner.connection.clone() {
@@ -457,10 +594,13 @@ impl RedisStore {
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {
                 Err(_) => Err(Error::Timeout),
+                // The connection's own response timeout (the same one) may
+                // fire first: the same failure.
+                Ok(Err(e)) if e.is_timeout() => Err(Error::Timeout),
                 Ok(Err(e)) => Err(Error::Redis(e)),
                 Ok(Ok(value)) => Ok(value),
             };
-            inner.note(&result);
+            inner.note(&result, sent);
             result
         }
     }

@@ -15,11 +15,11 @@ use support::{RedisCluster, RedisServer, SevenUsers};
 const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
 
 /// 300 requests over 7 keys, costs 0 to 6 (the limit is 5).
-fn requests(round: u64) -> Vec<(String, u64)> {
+fn requests(round: u64) -> Vec<(Vec<u8>, u64)> {
     SevenUsers::requests(round)
 }
 
-fn check_many(limiter: &RedisLimiter, requests: Vec<(String, u64)>) -> Vec<Result<Decision, Error>> {
+fn check_many(limiter: &RedisLimiter, requests: Vec<(Vec<u8>, u64)>) -> Vec<Result<Decision, Error>> {
     let limiter = limiter.clone();
     RedisStore::block_on(async move { limiter.check_many_async(requests).await })
 }
@@ -53,14 +53,14 @@ fn refusals_from_a_batch_are_remembered() {
     let server = RedisServer::start();
     let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
     let limiter = RedisLimiter::new(&store, "remembered", SPEC).unwrap();
-    let answers = check_many(&limiter, vec![("k".to_owned(), 5), ("k".to_owned(), 1), ("j".to_owned(), 1)]);
+    let answers = check_many(&limiter, vec![("k".into(), 5), ("k".into(), 1), ("j".into(), 1)]);
     let answers: Vec<Decision> = answers.into_iter().map(Result::unwrap).collect();
     assert!(answers[0].allowed && !answers[1].allowed && answers[2].allowed);
     assert!(limiter.remembered_refusal("k", 1).is_some());
     assert!(limiter.remembered_refusal("j", 1).is_none());
     // A batch answers a remembered refusal without Redis.
     let before = server.evalsha_calls();
-    let again = check_many(&limiter, vec![("k".to_owned(), 1), ("k".to_owned(), 2)]);
+    let again = check_many(&limiter, vec![("k".into(), 1), ("k".into(), 2)]);
     assert!(again.iter().all(|a| !a.as_ref().unwrap().allowed));
     assert_eq!(server.evalsha_calls(), before);
 }
@@ -97,6 +97,6 @@ fn on_a_cluster_a_batch_decides_as_single_checks() {
     for ((key, cost), answer) in requests.iter().zip(answers) {
         let expected = single.check(key, *cost).unwrap();
         let answer = answer.unwrap();
-        assert_eq!((answer.allowed, answer.limit), (expected.allowed, expected.limit), "{key} cost {cost}");
+        assert_eq!((answer.allowed, answer.limit), (expected.allowed, expected.limit), "{key:?} cost {cost}");
     }
 }

@@ -56,7 +56,7 @@ fn round_trip(
     pipe: &mut ScriptPipe<usize>,
     socket: &mut TcpStream,
     limiter: &RedisLimiter,
-    requests: &[(String, u64)],
+    requests: &[(Vec<u8>, u64)],
 ) -> Vec<Result<Decision, Error>> {
     let numbered = requests.iter().enumerate().map(|(i, (key, cost))| (key.clone(), *cost, i)).collect();
     let mut answered = pipe.check_many(limiter, numbered).unwrap_or_else(|_| panic!("the pipe is ready"));
@@ -116,7 +116,7 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
     let direct = RedisLimiter::new(&store, "window-direct", spec).unwrap();
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    let requests: Vec<(String, u64)> = (0..6).map(|i| ("k".to_owned(), 1 + i % 2)).collect();
+    let requests: Vec<(Vec<u8>, u64)> = (0..6).map(|i| ("k".into(), 1 + i % 2)).collect();
     let answers = round_trip(&mut pipe, &mut socket, &piped, &requests);
     for ((key, cost), answer) in requests.iter().zip(answers) {
         let expected = direct.check(key, *cost).unwrap();
@@ -124,7 +124,7 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
         assert_eq!((answer.allowed, answer.remaining), (expected.allowed, expected.remaining));
     }
     // The refusals were remembered: the next is answered at once, locally.
-    let answered = pipe.check_many(&piped, vec![("k".to_owned(), 2, 0)]).unwrap();
+    let answered = pipe.check_many(&piped, vec![("k".into(), 2, 0)]).unwrap();
     assert!(!answered[0].1.as_ref().unwrap().allowed);
     assert!(pipe.take_output().is_empty());
 }
@@ -139,7 +139,7 @@ fn the_connection_is_set_up_with_the_urls_password_and_database() {
     let limiter = RedisLimiter::new(&store, "set-up", SPEC).unwrap();
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("a".to_owned(), 1), ("b".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("a".into(), 1), ("b".into(), 1)]);
     assert!(answers.iter().all(|a| a.as_ref().unwrap().allowed));
     let mut db3 = redis::Client::open(url).unwrap().get_connection().unwrap();
     let keys: Vec<String> = redis::cmd("KEYS").arg("*set-up*").query(&mut db3).unwrap();
@@ -149,37 +149,98 @@ fn the_connection_is_set_up_with_the_urls_password_and_database() {
 #[test]
 fn a_silent_server_times_out_what_is_waiting_and_the_policy_decides() {
     let server = RedisServer::start();
-    let options = StoreOptions { timeout: Duration::from_millis(50), ..StoreOptions::default() };
+    let timeout = Duration::from_millis(50);
+    let options = StoreOptions { timeout, ..StoreOptions::default() };
     let store = RedisStore::connect(&server.url(), options).unwrap();
     let limiter = RedisLimiter::new(&store, "silent", SPEC).unwrap().when_unavailable(WhenUnavailable::FailClosed);
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
-    round_trip(&mut pipe, &mut socket, &limiter, &[("warm-up".to_owned(), 1)]);
+    round_trip(&mut pipe, &mut socket, &limiter, &[("warm-up".into(), 1)]);
     server.stall();
     let sent = Instant::now();
-    let answered = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0), ("b".to_owned(), 2, 1)]).unwrap();
+    let answered = pipe.check_many(&limiter, vec![("a".into(), 1, 0), ("b".into(), 2, 1)]).unwrap();
     assert!(answered.is_empty());
     write_output(&mut pipe, &mut socket);
     let deadline = pipe.deadline().expect("two checks wait");
-    assert!(deadline >= sent + Duration::from_millis(50) && deadline <= Instant::now() + Duration::from_millis(50));
+    assert!(deadline >= sent + timeout && deadline <= Instant::now() + timeout);
     assert!(pipe.expire(deadline - Duration::from_millis(1)).is_empty(), "not yet");
     let answers = in_order(pipe.expire(deadline));
-    server.resume();
     assert_eq!(answers.len(), 2);
     for answer in answers {
         let decision = answer.unwrap();
         assert!(!decision.allowed, "fail closed");
         assert_eq!(decision.retry_after_micros, 200_000, "the store's retry interval");
     }
-    assert!(!pipe.is_open() && store.is_down());
+    // The reply is late: awaited a timeout more, while new checks go by
+    // the store's own connection.
+    assert!(pipe.is_open());
+    assert_eq!(pipe.deadline(), Some(deadline + timeout));
+    assert_eq!(pipe.check_many(&limiter, vec![("c".into(), 1, 2)]).unwrap_err().len(), 1);
+    // Nothing came back since the checks were sent, and a probe of the
+    // server goes unanswered: the store is down.
+    let probed = Instant::now();
+    while !store.is_down() {
+        assert!(probed.elapsed() < Duration::from_secs(2), "the store was not marked down");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Still nothing a timeout later: the connection is silent, and closes.
+    assert!(pipe.expire(deadline + timeout).is_empty(), "no check was left waiting");
+    assert!(!pipe.is_open());
+    server.resume();
     assert!(!pipe.wants_connection(), "not within the retry interval");
-    let refused = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    let refused = pipe.check_many(&limiter, vec![("a".into(), 1, 0)]);
     assert_eq!(refused.unwrap_err().len(), 1, "given back for the limiter's own calls");
     std::thread::sleep(Duration::from_millis(250));
     assert!(pipe.wants_connection());
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("c".into(), 1)]);
     assert!(answers[0].as_ref().unwrap().allowed, "back on Redis");
+}
+
+#[test]
+fn a_late_reply_fails_its_own_checks_only_and_the_runs_behind_it_are_answered() {
+    let server = RedisServer::start();
+    let timeout = Duration::from_millis(100);
+    let options = StoreOptions { timeout, retry_interval: Duration::from_secs(5), ..StoreOptions::default() };
+    let store = RedisStore::connect(&server.url(), options).unwrap();
+    let spec = LimiterSpec::FixedWindow { limit: 100, window_micros: 60_000_000 };
+    let limiter = RedisLimiter::new(&store, "late", spec).unwrap();
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    round_trip(&mut pipe, &mut socket, &limiter, &[("k".into(), 1)]);
+    // Two runs in flight, the second sent 60 ms after the first; the host
+    // reads nothing until the first is past its deadline, as if its reply
+    // were slow to come.
+    assert!(pipe.check_many(&limiter, vec![("k".into(), 1, 0)]).unwrap().is_empty());
+    let first = pipe.deadline().unwrap();
+    write_output(&mut pipe, &mut socket);
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(pipe.check_many(&limiter, vec![("k".into(), 1, 1)]).unwrap().is_empty());
+    write_output(&mut pipe, &mut socket);
+    std::thread::sleep(first.saturating_duration_since(Instant::now()));
+    let timed_out = pipe.expire(Instant::now());
+    assert_eq!(timed_out.len(), 1);
+    assert_eq!(timed_out[0].0, 0);
+    assert!(matches!(timed_out[0].1, Err(Error::Timeout)), "{:?}", timed_out[0].1);
+    assert!(pipe.is_open(), "one late reply does not close the connection");
+    // The replies come: the late one is dropped, the next one answers.
+    let mut answered = Vec::new();
+    let mut buffer = [0u8; 512];
+    while answered.is_empty() {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        answered.extend(pipe.receive(&buffer[..n]));
+    }
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].0, 1);
+    assert_eq!(answered[0].1.as_ref().unwrap().remaining, 100 - 3, "three checks of k ran, the late one too");
+    assert!(pipe.is_idle() && pipe.is_open());
+    // The server answered: the store was never down, not even once the
+    // probe a timeout with no answer starts is over.
+    std::thread::sleep(timeout * 2);
+    assert!(!store.is_down());
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("after".into(), 1)]);
+    assert!(answers[0].as_ref().unwrap().allowed, "the pipe takes checks again");
 }
 
 #[test]
@@ -190,7 +251,7 @@ fn a_lost_connection_fails_what_is_waiting_and_one_that_cannot_open_waits_the_re
     let mut pipe = ScriptPipe::new(&store).unwrap();
     let mut socket = open(&mut pipe);
     server.kill();
-    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    assert!(pipe.check_many(&limiter, vec![("a".into(), 1, 0)]).unwrap().is_empty());
     let _ = socket.write_all(&pipe.take_output());
     assert!(pipe.take_output().is_empty(), "one write");
     let mut buffer = [0u8; 64];
@@ -240,7 +301,7 @@ fn a_server_with_too_many_clients_closes_only_the_pipe_for_a_while() {
     let mut socket = TcpStream::connect(pipe.address()).unwrap();
     socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     pipe.opened();
-    assert!(pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]).unwrap().is_empty());
+    assert!(pipe.check_many(&limiter, vec![("a".into(), 1, 0)]).unwrap().is_empty());
     loop {
         let bytes = pipe.take_output();
         if bytes.is_empty() || socket.write_all(&bytes).is_err() {
@@ -259,7 +320,7 @@ fn a_server_with_too_many_clients_closes_only_the_pipe_for_a_while() {
     let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg(100).query(&mut admin).unwrap();
     std::thread::sleep(Duration::from_millis(250));
     let mut socket = open(&mut pipe);
-    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("b".to_owned(), 1)]);
+    let answers = round_trip(&mut pipe, &mut socket, &limiter, &[("b".into(), 1)]);
     assert!(answers[0].as_ref().unwrap().allowed, "the pipe is back");
 }
 
@@ -276,7 +337,7 @@ fn a_server_that_refuses_the_pipes_credentials_leaves_it_closed_for_good() {
     std::thread::sleep(Duration::from_millis(250));
     assert!(!pipe.wants_connection(), "NOAUTH: trying again cannot help");
     let limiter = RedisLimiter::new(&store, "refused", SPEC).unwrap();
-    let given_back = pipe.check_many(&limiter, vec![("a".to_owned(), 1, 0)]);
+    let given_back = pipe.check_many(&limiter, vec![("a".into(), 1, 0)]);
     assert_eq!(given_back.unwrap_err().len(), 1, "for the store's own connection");
 }
 

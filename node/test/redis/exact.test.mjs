@@ -256,7 +256,8 @@ test('invalid arguments: the same RangeErrors and TypeErrors as local limiters; 
   const limiter = new RedisLimiter(store, name, GCRA);
   for (const call of ['check', 'peek']) {
     await rejects(limiter[call](5), TYPE, 'key', 5);
-    await rejects(limiter[call](Buffer.from('k')), TYPE, 'key', undefined, false);
+    await rejects(limiter[call](new Uint16Array(1)), TYPE, 'key', undefined, false);
+    await rejects(limiter[call]('k'.repeat(257)), RANGE, 'key', 257);
     await rejects(limiter[call](), TYPE, 'key', undefined);
     await rejects(limiter[call]('k', -1), RANGE, 'cost', -1);
     await rejects(limiter[call]('k', 0.5), RANGE, 'cost', 0.5);

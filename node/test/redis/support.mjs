@@ -68,7 +68,8 @@ export async function freePort() {
 
 /**
  * A redis-server of this test's own, on a free port, that the test can
- * `kill()` (SIGKILL, as `kill -9`) and `start()` again on the same port.
+ * `kill()` (SIGKILL, as `kill -9`) and `start()` again on the same port,
+ * or `freeze()` (SIGSTOP) and `thaw()`.
  * `stop()` kills it for good and removes its directory.
  */
 export async function privateServer(...extra) {
@@ -102,7 +103,16 @@ export async function privateServer(...extra) {
       child.kill('SIGKILL');
       await exited;
     },
+    /** Stops it (SIGSTOP): connections stay open, nothing is answered. */
+    freeze() {
+      child.kill('SIGSTOP');
+    },
+    /** Lets a frozen server go on (SIGCONT). */
+    thaw() {
+      if (server.running) child.kill('SIGCONT');
+    },
     async stop() {
+      server.thaw();
       await server.kill();
       rmSync(dir, { recursive: true, force: true });
     },

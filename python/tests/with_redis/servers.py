@@ -4,6 +4,7 @@ GIL was released."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import threading
@@ -38,8 +39,8 @@ def command(port: int, *args: str) -> bytes:
 
 class PrivateRedis:
     """A redis-server of one test, on a free loopback port: started,
-    killed (``kill -9``), stalled (``DEBUG SLEEP``) and started again on the
-    same port."""
+    killed (``kill -9``), stalled (``DEBUG SLEEP``), frozen (``SIGSTOP``)
+    and started again on the same port."""
 
     def __init__(self, directory: Path) -> None:
         self.port = free_port()
@@ -73,6 +74,7 @@ class PrivateRedis:
             time.sleep(0.02)
 
     def kill(self) -> None:
+        self.thaw()
         for connection in self.stalls:
             connection.close()
         self.stalls.clear()
@@ -80,6 +82,17 @@ class PrivateRedis:
             self.process.kill()
             self.process.wait()
             self.process = None
+
+    def freeze(self) -> None:
+        """Stops the server (SIGSTOP): connections stay open and nothing
+        is answered, not even a new connection's first command."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Lets a frozen server go on (SIGCONT)."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
 
     def stall(self, seconds: float) -> None:
         """Makes the server answer nobody for ``seconds`` (from now): sends

@@ -189,13 +189,15 @@ def test_invalid_template_parameters_are_the_local_errors(store: RedisStore, nam
 @pytest.mark.parametrize(
     ("call", "argument", "kind"),
     [
-        (lambda lim: lim.check(b"k"), "key", ArgumentTypeError),
+        (lambda lim: lim.check(bytearray(b"k")), "key", ArgumentTypeError),
         (lambda lim: lim.check(42), "key", ArgumentTypeError),
         (lambda lim: lim.check(None), "key", ArgumentTypeError),
         (lambda lim: lim.check("k", -1), "cost", InvalidArgumentError),
         (lambda lim: lim.check("k", 1.5), "cost", ArgumentTypeError),
         (lambda lim: lim.check("k", 2**64), "cost", InvalidArgumentError),
-        (lambda lim: lim.peek(b"k"), "key", ArgumentTypeError),
+        (lambda lim: lim.peek(1.5), "key", ArgumentTypeError),
+        (lambda lim: lim.check("k" * 257), "key", InvalidArgumentError),
+        (lambda lim: lim.peek(b"k" * 257), "key", InvalidArgumentError),
         (lambda lim: lim.peek("k", -1), "cost", InvalidArgumentError),
     ],
 )
@@ -214,8 +216,10 @@ def test_invalid_calls_send_nothing(
 
 def test_the_async_calls_check_their_arguments(store: RedisStore, name: str) -> None:
     limiter = RedisLimiter(store, name, FixedWindow(1, 1e6))
-    with pytest.raises(ArgumentTypeError, match="key = b'k'"):
-        asyncio.run(limiter.check_async(b"k"))  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match="key = 42"):
+        asyncio.run(limiter.check_async(42))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="key = 257"):
+        asyncio.run(limiter.check_async(b"k" * 257))
     with pytest.raises(InvalidArgumentError, match="cost = -1"):
         asyncio.run(limiter.peek_async("k", -1))
     with pytest.raises(RuntimeError, match="no running event loop"):

@@ -8,7 +8,7 @@
 use core::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use ratekeeper::keyed::MAX_KEYS;
+use ratekeeper::keyed::{MaxKeyBytes, MAX_KEYS};
 use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyCore, Argument, LimiterSpec, Value};
 use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, WhenUnavailable};
 
@@ -54,6 +54,12 @@ unsafe fn checked_spec(spec: *const rk_limiter_spec) -> Result<LimiterSpec, Fail
     Ok(spec)
 }
 
+/// The longest key a limiter takes, from C: 1 to 65536.
+fn max_key_bytes(max_key_bytes: i64) -> Result<MaxKeyBytes, Failure> {
+    let bytes = unsigned_from_i64(Argument::MaxKeyBytes, max_key_bytes)?;
+    Ok(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX))?)
+}
+
 /// A local keyed limiter's bound, as `rk_keyed_options.max_keys`.
 fn max_keys(max_keys: i64) -> Result<usize, Failure> {
     let keys = unsigned_from_i64(Argument::MaxKeys, max_keys)?;
@@ -76,6 +82,12 @@ fn max_keys(max_keys: i64) -> Result<usize, Failure> {
 /// A refusal with a retry-after is remembered: the same key is refused
 /// locally, with no round trip, until then (never later than the server
 /// would) — `rk_redis_limiter_set_remember_refusals()` turns that off.
+///
+/// A key is any bytes (`key`, `key_len`), as a keyed limiter's: the same
+/// bytes another language's string or byte string of them gives, so C,
+/// Python and Node share a key's limit. It is at most 256 bytes long unless
+/// `rk_redis_limiter_set_max_key_bytes()` says otherwise; a longer one is
+/// `RK_INVALID_ARGUMENT` (naming `key`) and nothing is sent.
 ///
 /// Thread safety: as `rk_limiter`; only `rk_redis_limiter_free()` must not
 /// race with other calls on the handle.
@@ -207,6 +219,31 @@ pub unsafe extern "C" fn rk_redis_limiter_fall_back_to_local(
     })
 }
 
+/// Sets the longest key the limiter takes, in bytes: 1 to 65536 (256 until
+/// set). A longer key is `RK_INVALID_ARGUMENT` (naming `key`, with its
+/// length as the value) and nothing is sent. The local share of
+/// `RK_WHEN_UNAVAILABLE_LOCAL_SHARE` takes the same keys.
+///
+/// Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+/// 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_set_max_key_bytes(
+    limiter: *const rk_redis_limiter,
+    max_key_bytes: i64,
+) -> rk_status {
+    guard("rk_redis_limiter_set_max_key_bytes", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let bound = self::max_key_bytes(max_key_bytes)?;
+        // Clones share the limiter's settings.
+        let _ = limiter.limiter.clone().max_key_bytes(bound);
+        Ok(())
+    })
+}
+
 /// Whether refusals are remembered and served locally until their
 /// retry-after (on by default; see `rk_redis_limiter`).
 ///
@@ -233,15 +270,16 @@ pub unsafe extern "C" fn rk_redis_limiter_set_remember_refusals(
 /// `*out_decision`; blocks the calling thread for at most the store's
 /// timeout. A refusal consumes nothing and is not an error.
 ///
-/// Keys are text: the same UTF-8 bytes another language's string of the
-/// same text gives, so C, Python and Node share a key's limit.
+/// The key is any bytes, of at most the limiter's `max_key_bytes` (see
+/// `rk_redis_limiter`).
 ///
 /// When Redis cannot answer, the policy decides: `RK_UNAVAILABLE` or
 /// `RK_TIMEOUT` under `RK_WHEN_UNAVAILABLE_ERROR`, a decision under the
 /// others.
 ///
-/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
-/// UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+/// longer than the limiter's `max_key_bytes` (nothing is sent then);
+/// `RK_UNAVAILABLE`, `RK_TIMEOUT`, `RK_REDIS_ERROR` or
 /// `RK_PROTOCOL_ERROR` when Redis did not decide; `RK_UNSUPPORTED` from a
 /// callback; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key`
 /// with a `key_len` above 0, is NULL.
@@ -262,7 +300,7 @@ pub unsafe extern "C" fn rk_redis_limiter_check(
         let (limiter, key, out) = unsafe {
             (
                 handle(limiter, "limiter")?,
-                text::utf8(key, key_len, "key")?,
+                text::bytes(key, key_len, "key")?,
                 Out::required(out_decision, "out_decision")?,
             )
         };
@@ -295,7 +333,7 @@ pub unsafe extern "C" fn rk_redis_limiter_peek(
         let (limiter, key, out) = unsafe {
             (
                 handle(limiter, "limiter")?,
-                text::utf8(key, key_len, "key")?,
+                text::bytes(key, key_len, "key")?,
                 Out::required(out_decision, "out_decision")?,
             )
         };
@@ -331,12 +369,14 @@ pub unsafe extern "C" fn rk_redis_limiter_check_async(
 ) -> rk_status {
     guard("rk_redis_limiter_check_async", || {
         // SAFETY: the caller's contract.
-        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?) };
+        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?) };
         let callback = Callback::new("rk_redis_limiter_check_async", callback, user_data)?;
         let cost = cost_from_i64(cost)?;
+        // Refused here, not through the callback (see the returns above).
+        limiter.limiter.checked_key(key)?;
         // A clone: the callback may free the handle, even before this returns.
         let limiter = limiter.limiter.clone();
-        limiter.check_with(key.to_owned(), cost, move |result| callback.decided(result));
+        limiter.check_with(key, cost, move |result| callback.decided(result));
         Ok(())
     })
 }
@@ -419,6 +459,28 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_new(
     })
 }
 
+/// Sets the longest key the leased limiter takes, in bytes, as
+/// `rk_redis_limiter_set_max_key_bytes()` does (1 to 65536; 256 until set).
+///
+/// Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+/// 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_set_max_key_bytes(
+    limiter: *const rk_redis_leased_limiter,
+    max_key_bytes: i64,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_set_max_key_bytes", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let bound = self::max_key_bytes(max_key_bytes)?;
+        let _ = limiter.limiter.clone().max_key_bytes(bound);
+        Ok(())
+    })
+}
+
 /// Frees a leased limiter; units still leased are lost (the shared
 /// limiter counted them). `NULL` does nothing.
 ///
@@ -459,7 +521,7 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_check(
         let (limiter, key, out) = unsafe {
             (
                 handle(limiter, "limiter")?,
-                text::utf8(key, key_len, "key")?,
+                text::bytes(key, key_len, "key")?,
                 Out::required(out_decision, "out_decision")?,
             )
         };
@@ -487,11 +549,12 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_check_async(
 ) -> rk_status {
     guard("rk_redis_leased_limiter_check_async", || {
         // SAFETY: the caller's contract.
-        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::utf8(key, key_len, "key")?) };
+        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?) };
         let callback = Callback::new("rk_redis_leased_limiter_check_async", callback, user_data)?;
         let cost = cost_from_i64(cost)?;
+        limiter.limiter.checked_key(key)?;
         let limiter = limiter.limiter.clone();
-        limiter.check_with(key.to_owned(), cost, move |result| callback.decided(result));
+        limiter.check_with(key, cost, move |result| callback.decided(result));
         Ok(())
     })
 }
@@ -577,11 +640,11 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_free(limiter: *mut rk_redis_di
 
 /// Decides `cost` units for the key with this node's share, in
 /// `*out_decision`: no round trip, never blocks (the heartbeats only
-/// update the share). Keys are text, as for `rk_redis_limiter_check()`.
+/// update the share). Keys are any bytes, as for `rk_redis_limiter_check()`.
 ///
-/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is not
-/// UTF-8; `RK_NULL_POINTER` when `limiter`, `out_decision`, or `key` with
-/// a `key_len` above 0, is NULL.
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+/// longer than the limiter's `max_key_bytes`; `RK_NULL_POINTER` when
+/// `limiter`, `out_decision`, or `key` with a `key_len` above 0, is NULL.
 ///
 /// # Safety
 /// As `rk_redis_limiter_check()`.
@@ -598,11 +661,35 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_check(
         let (limiter, key, out) = unsafe {
             (
                 handle(limiter, "limiter")?,
-                text::utf8(key, key_len, "key")?,
+                text::bytes(key, key_len, "key")?,
                 Out::required(out_decision, "out_decision")?,
             )
         };
         out.write(limiter.limiter.check(key, cost_from_i64(cost)?)?.into());
+        Ok(())
+    })
+}
+
+/// Sets the longest key the divided limiter takes, in bytes, as
+/// `rk_redis_limiter_set_max_key_bytes()` does (1 to 65536; 256 until
+/// set). The keys it holds are forgotten (their next requests start
+/// whole), so set it before the first decision.
+///
+/// Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+/// 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_set_max_key_bytes(
+    limiter: *const rk_redis_divided_limiter,
+    max_key_bytes: i64,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_set_max_key_bytes", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let bound = self::max_key_bytes(max_key_bytes)?;
+        let _ = limiter.limiter.clone().max_key_bytes(bound);
         Ok(())
     })
 }

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use napi::Env;
 use napi_derive::napi;
-use ratekeeper_redis::{RedisLimiter, RedisStore};
+use ratekeeper_redis::{RedisLimiter, RedisStore, Requests};
 
 use super::{pipe, Store};
 use crate::error::guarded;
@@ -50,7 +50,7 @@ use crate::promise::Done;
 struct Queued {
     limiter: RedisLimiter,
     store: Arc<Store>,
-    requests: Vec<(String, u64, Done)>,
+    requests: Requests<Done>,
 }
 
 thread_local! {
@@ -60,7 +60,7 @@ thread_local! {
 
 /// Decides `cost` units for `key` at once if a remembered refusal can;
 /// otherwise queues the check for the next [`redis_flush`].
-pub(crate) fn check(limiter: &RedisLimiter, store: &Arc<Store>, key: String, cost: u64, done: Done) {
+pub(crate) fn check(limiter: &RedisLimiter, store: &Arc<Store>, key: Vec<u8>, cost: u64, done: Done) {
     if let Some(refusal) = limiter.remembered_refusal(&key, cost) {
         return done.decision(Ok(refusal));
     }

@@ -10,6 +10,10 @@
 //! checks of its turn of the event loop (`batch`), a leased one through
 //! the crate's `check_with`. A divided-mode decision never
 //! waits for Redis, so it is synchronous, like a local limiter's.
+//!
+//! Keys are a keyed limiter's (`args::with_key`: a string's UTF-8, or a
+//! `Uint8Array`'s bytes), of at most `maxKeyBytes` bytes (256 unless
+//! given); the crate refuses a longer one before anything is sent.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,9 +50,13 @@ fn name(value: Js, argument: &'static str) -> Result<String, Failure> {
 
 /// A Promise of the decision for the key and cost in `args`, which `check`
 /// arranges through one of the crate's callback forms.
-fn decide<L: Clone>(args: &Args, held: &Held<L>, check: impl FnOnce(&L, String, u64, Done)) -> Result<Returned, Boxed> {
+fn decide<L: Clone>(
+    args: &Args,
+    held: &Held<L>,
+    check: impl FnOnce(&L, Vec<u8>, u64, Done),
+) -> Result<Returned, Boxed> {
     let promise = promise::promise(args.env, |done| {
-        let key = args::string_key(args.get(0))?;
+        let key = args::with_key(args.get(0), <[u8]>::to_vec)?;
         let cost = args::cost_or_one(args.passed(1))?;
         check(&held.get()?, key, cost, done);
         Ok(())
@@ -77,10 +85,10 @@ impl Close for Exact {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct RedisLimiterMethods {
     /// A Promise of the decision on `cost` units for `key`.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub check: (),
     /// A Promise of the decision `check` would make, consuming nothing.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub peek: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
@@ -88,6 +96,9 @@ pub struct RedisLimiterMethods {
     /// The quota: the most units admitted at once.
     #[napi(ts_type = "number")]
     pub limit: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const EXACT: &[Named<Exact>] = &[
@@ -122,7 +133,7 @@ fn policy(value: Js) -> Result<&'static str, Failure> {
 /// bound functions. `whenUnavailable` is the policy's name; `membership`
 /// and `maxKeys` go with `"localShare"` only.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, rememberRefusals: unknown, whenUnavailable: unknown, membership: unknown, maxKeys: unknown, maxKeyBytes: unknown",
     ts_return_type = "RedisLimiterMethods"
 )]
 #[allow(clippy::too_many_arguments)]
@@ -135,12 +146,14 @@ pub fn redis_limiter_create<'env>(
     when_unavailable: Unknown<'_>,
     membership: Unknown<'_>,
     max_keys: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
         let store = store_of(js(store))?;
         let name = self::name(js(name), "name")?;
         let spec = self::limit(js(limit))?;
+        let bound = args::max_key_bytes(js(max_key_bytes))?;
         let remember = js(remember_refusals);
         let remember = match remember.kind() {
             Kind::Undefined => true,
@@ -164,7 +177,8 @@ pub fn redis_limiter_create<'env>(
                 "options membership and maxKeys go with whenUnavailable \"localShare\" only".to_owned(),
             ));
         }
-        let mut limiter = RedisLimiter::new(&store.get()?, &name, spec)?.remember_refusals(remember);
+        let mut limiter =
+            RedisLimiter::new(&store.get()?, &name, spec)?.remember_refusals(remember).max_key_bytes(bound);
         limiter = match policy {
             "failClosed" => limiter.when_unavailable(WhenUnavailable::FailClosed),
             "failOpen" => limiter.when_unavailable(WhenUnavailable::FailOpen),
@@ -179,7 +193,7 @@ pub fn redis_limiter_create<'env>(
         let target = Arc::new(Exact { limiter: Held::new(limiter, "this RedisLimiter"), store: Arc::clone(&store) });
         adopt(&store, &target);
         let binder = &mut Binder::new(env.raw(), target)?;
-        binder.methods(EXACT)?.number(c"limit", quota as f64)?;
+        binder.methods(EXACT)?.number(c"limit", quota as f64)?.number(c"maxKeyBytes", bound.get() as f64)?;
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), binder.finish()) })
     })
@@ -205,11 +219,14 @@ impl Close for Leased {
 pub struct RedisLeasedMethods {
     /// A Promise of the decision on `cost` units for `key`: from this
     /// node's lease, or one round trip for a new lease.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => Promise<unknown>")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub check: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
     pub close: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const LEASED: &[Named<Leased>] = &[
@@ -226,9 +243,10 @@ const LEASED: &[Named<Leased>] = &[
 /// `batch` units per round trip and spending them within the lease (given
 /// in milliseconds or microseconds), and returns its bound functions.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, batch: unknown, leaseMs: unknown, leaseMicros: unknown, maxKeyBytes: unknown",
     ts_return_type = "RedisLeasedMethods"
 )]
+#[allow(clippy::too_many_arguments)]
 pub fn redis_leased_create<'env>(
     env: &'env Env,
     store: Unknown<'_>,
@@ -237,6 +255,7 @@ pub fn redis_leased_create<'env>(
     batch: Unknown<'_>,
     lease_ms: Unknown<'_>,
     lease_micros: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
@@ -251,14 +270,16 @@ pub fn redis_leased_create<'env>(
         // A negative lease is refused by the library as a zero one, blamed
         // on the value given.
         let lease = Duration::from_micros(u64::try_from(lease).unwrap_or(0));
+        let bound = args::max_key_bytes(js(max_key_bytes))?;
         let limiter = blame_redis(
             RedisLeasedLimiter::new(&store.get()?, &name, spec, batch, lease),
             &[batch_given, lease_given],
-        )?;
+        )?
+        .max_key_bytes(bound);
         let target = Arc::new(Leased { limiter: Held::new(limiter, "this RedisLeasedLimiter") });
         adopt(&store, &target);
         let binder = &mut Binder::new(env.raw(), target)?;
-        binder.methods(LEASED)?;
+        binder.methods(LEASED)?.number(c"maxKeyBytes", bound.get() as f64)?;
         // SAFETY: a value just created in this call's environment.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), binder.finish()) })
     })
@@ -285,7 +306,7 @@ impl Close for Divided {
 pub struct RedisDividedMethods {
     /// Decides `cost` units for `key` with this node's share (no round
     /// trip): the decision to `scratch`, `allowed` returned.
-    #[napi(ts_type = "(key: string, cost?: number | bigint) => boolean")]
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub check: (),
     /// The live nodes as last read.
     #[napi(ts_type = "() => number")]
@@ -299,13 +320,16 @@ pub struct RedisDividedMethods {
     /// The decision record.
     #[napi(ts_type = "Float64Array")]
     pub scratch: (),
+    /// The longest key taken, in bytes.
+    #[napi(ts_type = "number")]
+    pub max_key_bytes: (),
 }
 
 const DIVIDED: &[Named<Divided>] = &[
     (c"check", 2, |d, args| {
-        let key = args::string_key(args.get(0))?;
         let cost = args::cost_or_one(args.passed(1))?;
-        let decision = d.limiter.get()?.check(&key, cost).map_err(Failure::from)?;
+        let limiter = d.limiter.get()?;
+        let decision = args::with_key(args.get(0), |key| limiter.check(key, cost))?.map_err(Failure::from)?;
         d.scratch.write_decision(0, &decision);
         Ok(Returned::Bool(decision.allowed))
     }),
@@ -318,11 +342,12 @@ const DIVIDED: &[Named<Divided>] = &[
 
 /// Joins group `name` in `store` (heartbeating every third of the TTL) and
 /// resolves to the bound functions of a limiter enforcing this node's share
-/// of `limit` for at most `maxKeys` keys.
+/// of `limit` for at most `maxKeys` keys of at most `maxKeyBytes` bytes.
 #[napi(
-    ts_args_type = "store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown",
+    ts_args_type = "store: unknown, name: unknown, limit: unknown, heartbeatTtlMs: unknown, heartbeatTtlMicros: unknown, maxKeys: unknown, maxKeyBytes: unknown",
     ts_return_type = "Promise<RedisDividedMethods>"
 )]
+#[allow(clippy::too_many_arguments)]
 pub fn redis_divided_create<'env>(
     env: &'env Env,
     store: Unknown<'_>,
@@ -331,6 +356,7 @@ pub fn redis_divided_create<'env>(
     heartbeat_ttl_ms: Unknown<'_>,
     heartbeat_ttl_micros: Unknown<'_>,
     max_keys: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
@@ -345,13 +371,14 @@ pub fn redis_divided_create<'env>(
             Argument::Lease,
         )?;
         let (max_keys, keys_given) = keyed::max_keys(js(max_keys))?;
+        let bound = args::max_key_bytes(js(max_key_bytes))?;
         let kept: Vec<Kept> = [Kept::keep_requiring(ttl_given, HEARTBEAT_TTL_REQUIREMENT), Kept::keep(keys_given)]
             .into_iter()
             .flatten()
             .collect();
         let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
         let promise = promise::blocking(env.raw(), move || -> Answer {
-            let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys);
+            let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys).map(|l| l.max_key_bytes(bound));
             Box::new(move |cx| {
                 let limiter = blame_later(joined, &kept)?;
                 let node_id = js::string(cx.env, limiter.membership().node_id())?;
@@ -361,7 +388,11 @@ pub fn redis_divided_create<'env>(
                 });
                 adopt(&store, &target);
                 let binder = &mut Binder::new(cx.env, target)?;
-                binder.methods(DIVIDED)?.scratch(c"scratch", |d| &d.scratch)?.value(c"nodeId", node_id)?;
+                binder
+                    .methods(DIVIDED)?
+                    .scratch(c"scratch", |d| &d.scratch)?
+                    .value(c"nodeId", node_id)?
+                    .number(c"maxKeyBytes", bound.get() as f64)?;
                 Ok(binder.finish())
             })
         })?;

@@ -32,7 +32,7 @@ use std::sync::{MutexGuard, PoisonError};
 use std::time::Instant;
 
 use napi::sys;
-use ratekeeper_redis::{RedisLimiter, ScriptPipe};
+use ratekeeper_redis::{RedisLimiter, Requests, ScriptPipe};
 
 use super::Store;
 use crate::bound::{Args, Named, Returned};
@@ -59,8 +59,8 @@ fn still_open(store: &Store, pipe: &mut Option<ScriptPipe<Done>>) -> bool {
 pub(super) fn check_many(
     store: &Store,
     limiter: &RedisLimiter,
-    requests: Vec<(String, u64, Done)>,
-) -> Result<(), Vec<(String, u64, Done)>> {
+    requests: Requests<Done>,
+) -> Result<(), Requests<Done>> {
     let mut pipe = pipe(store);
     let Some(open) = pipe.as_mut() else { return Err(requests) };
     let answered = open.check_many(limiter, requests)?;

@@ -2,7 +2,9 @@
 //! (`RedisLimiter`, with its unavailability policy), leased mode
 //! (`RedisLeasedLimiter`) and divided mode (`RedisDividedLimiter`). Each is
 //! made from a template limiter (its algorithm and parameters, as for a
-//! `KeyedLimiter`) and decides per user key, a `str`.
+//! `KeyedLimiter`) and decides per user key: a `str` (its UTF-8) or
+//! `bytes`, as a `KeyedLimiter`'s, of at most `max_key_bytes` bytes (256
+//! unless set; the crate refuses a longer one before anything is sent).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -54,6 +56,10 @@ fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// or more are refused locally until then, with no round trip
 /// (``remember_refusals=False`` turns this off).
 ///
+/// A key is a ``str`` (its UTF-8) or ``bytes`` of at most ``max_key_bytes``
+/// bytes (256 unless given, up to 65536): a longer one raises
+/// ``InvalidArgumentError`` (``argument`` ``"key"``) and nothing is sent.
+///
 /// When Redis cannot answer (down, unreachable, slower than the timeout),
 /// ``when_unavailable`` decides: ``"error"`` raises ``RedisUnavailableError``
 /// (or ``RedisTimeoutError``; the default), ``"fail_closed"`` refuses,
@@ -78,10 +84,10 @@ impl PyRedisLimiter {
     #[new]
     #[pyo3(signature = (
         store, name, template, *, remember_refusals = None, when_unavailable = None, membership = None,
-        max_keys = None
+        max_keys = None, max_key_bytes = None
     ))]
     #[pyo3(
-        text_signature = "(store, name, template, *, remember_refusals=True, when_unavailable='error', membership=None, max_keys=None)"
+        text_signature = "(store, name, template, *, remember_refusals=True, when_unavailable='error', membership=None, max_keys=None, max_key_bytes=256)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -93,10 +99,12 @@ impl PyRedisLimiter {
         when_unavailable: Option<&Bound<'_, PyAny>>,
         membership: Option<&Bound<'_, PyAny>>,
         max_keys: Option<&Bound<'_, PyAny>>,
+        max_key_bytes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let store = store_arg(store)?;
         let name = args::text(name, "name")?;
         let spec = template_spec(template)?;
+        let max_key_bytes = args::max_key_bytes(max_key_bytes)?;
         let remember_refusals = remember_refusals.map_or(Ok(true), |r| args::boolean(r, "remember_refusals"))?;
         let (policy, policy_name) = match when_unavailable {
             None => (WhenUnavailable::Error, "error"),
@@ -115,7 +123,8 @@ impl PyRedisLimiter {
         let max_keys = max_keys.filter(|m| !m.is_none());
         let limiter = RedisLimiter::new(store.get().get(py)?, &name, spec)
             .map_err(|e| from_redis(py, e))?
-            .remember_refusals(remember_refusals);
+            .remember_refusals(remember_refusals)
+            .max_key_bytes(max_key_bytes);
         let (limiter, membership) = if policy == WhenUnavailable::LocalShare {
             const NEEDED: &str = "given when when_unavailable='local_share'";
             let none = py.None().into_bound(py);
@@ -155,9 +164,9 @@ impl PyRedisLimiter {
     /// ``when_unavailable="error"``.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?;
         let limiter = self.limiter.get(py)?;
-        py.detach(|| limiter.check(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+        py.detach(|| limiter.check(key.as_bytes(), cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
     /// The ``Decision`` ``check(key, cost)`` would make now, taking nothing
@@ -165,16 +174,16 @@ impl PyRedisLimiter {
     /// raises, as the share is not consulted).
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?;
         let limiter = self.limiter.get(py)?;
-        py.detach(|| limiter.peek(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+        py.detach(|| limiter.peek(key.as_bytes(), cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
     /// For ``check_async``: an ``asyncio.Future`` of the running loop that
     /// the decision settles.
     #[pyo3(name = "_check_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?.as_bytes().to_vec();
         let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         limiter.check_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
@@ -184,7 +193,7 @@ impl PyRedisLimiter {
     /// For ``peek_async``: as ``_check_future``.
     #[pyo3(name = "_peek_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn peek_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?.as_bytes().to_vec();
         let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         limiter.peek_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
@@ -220,6 +229,12 @@ impl PyRedisLimiter {
     #[getter]
     fn remember_refusals(&self) -> bool {
         self.remember_refusals
+    }
+
+    /// The longest key taken, in bytes.
+    #[getter]
+    fn max_key_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.limiter.get(py)?.key_bytes_bound().get())
     }
 
     /// The store the limiter talks through.
@@ -258,7 +273,8 @@ impl PyRedisLimiter {
 /// may lose up to ``batch`` units per lease. ``template`` is a ``Gcra`` or a
 /// ``TokenBucket`` (others raise ``UnsupportedError``); ``batch`` is from 1
 /// to its limit. An admission from the lease has the units left in it as
-/// ``remaining``.
+/// ``remaining``. Keys are as a ``RedisLimiter``'s, of at most
+/// ``max_key_bytes`` bytes.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisLeasedLimiter")]
 #[derive(Debug)]
 pub struct PyRedisLeasedLimiter {
@@ -273,7 +289,8 @@ pub struct PyRedisLeasedLimiter {
 #[pymethods]
 impl PyRedisLeasedLimiter {
     #[new]
-    #[pyo3(signature = (store, name, template, *, batch, lease))]
+    #[pyo3(signature = (store, name, template, *, batch, lease, max_key_bytes = None))]
+    #[pyo3(text_signature = "(store, name, template, *, batch, lease, max_key_bytes=256)")]
     fn new(
         py: Python<'_>,
         store: &Bound<'_, PyAny>,
@@ -281,15 +298,18 @@ impl PyRedisLeasedLimiter {
         template: &Bound<'_, PyAny>,
         batch: &Bound<'_, PyAny>,
         lease: &Bound<'_, PyAny>,
+        max_key_bytes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let store = store_arg(store)?;
         let name = args::text(name, "name")?;
         let spec = template_spec(template)?;
+        let max_key_bytes = args::max_key_bytes(max_key_bytes)?;
         let batch_count = args::count(batch, Argument::Batch)?;
         let lease_micros = args::duration_micros(lease, Argument::Lease)?;
         let lease_duration = Duration::from_micros(lease_micros as u64);
         let limiter = RedisLeasedLimiter::new(store.get().get(py)?, &name, spec, batch_count, lease_duration)
-            .map_err(|e| from_redis_passed(py, e, &[(Argument::Lease, lease)]))?;
+            .map_err(|e| from_redis_passed(py, e, &[(Argument::Lease, lease)]))?
+            .max_key_bytes(max_key_bytes);
         Ok(PyRedisLeasedLimiter {
             limiter: Local::new(limiter, "RedisLeasedLimiter"),
             store: store.clone().unbind(),
@@ -305,16 +325,16 @@ impl PyRedisLeasedLimiter {
     /// few.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?;
         let limiter = self.limiter.get(py)?;
-        py.detach(|| limiter.check(&key, cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+        py.detach(|| limiter.check(key.as_bytes(), cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
     /// For ``check_async``: an ``asyncio.Future`` of the running loop that
     /// the decision settles (at once when the lease decides).
     #[pyo3(name = "_check_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?.as_bytes().to_vec();
         let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         limiter.check_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
@@ -345,6 +365,12 @@ impl PyRedisLeasedLimiter {
         self.lease.as_secs_f64()
     }
 
+    /// The longest key taken, in bytes.
+    #[getter]
+    fn max_key_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.limiter.get(py)?.key_bytes_bound().get())
+    }
+
     /// The store the limiter talks through.
     #[getter]
     fn store(&self, py: Python<'_>) -> Py<PyRedisStore> {
@@ -368,7 +394,8 @@ impl PyRedisLeasedLimiter {
 /// Redis every third of ``heartbeat_ttl``, and counts as live until
 /// ``heartbeat_ttl`` after its last beat) and enforces ``limit ÷ live
 /// nodes`` on its own, per key, for at most ``max_keys`` keys — with no
-/// round trip per decision, so ``check`` never waits.
+/// round trip per decision, so ``check`` never waits. Keys are as a
+/// ``KeyedLimiter``'s, of at most ``max_key_bytes`` bytes.
 ///
 /// The shares add up to the whole limit when traffic is spread evenly over
 /// the nodes; a busy node is refused while an idle one has room. While
@@ -400,7 +427,9 @@ impl PyRedisDividedLimiter {
 #[pymethods]
 impl PyRedisDividedLimiter {
     #[new]
-    #[pyo3(signature = (store, name, template, *, heartbeat_ttl, max_keys))]
+    #[pyo3(signature = (store, name, template, *, heartbeat_ttl, max_keys, max_key_bytes = None))]
+    #[pyo3(text_signature = "(store, name, template, *, heartbeat_ttl, max_keys, max_key_bytes=256)")]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         store: &Bound<'_, PyAny>,
@@ -408,16 +437,19 @@ impl PyRedisDividedLimiter {
         template: &Bound<'_, PyAny>,
         heartbeat_ttl: &Bound<'_, PyAny>,
         max_keys: &Bound<'_, PyAny>,
+        max_key_bytes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let store = store_arg(store)?;
         let name = args::text(name, "name")?;
         let spec = template_spec(template)?;
         let ttl = args::bounded_duration(heartbeat_ttl, "heartbeat_ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
         let max_keys = max_keys_arg(max_keys)?;
+        let max_key_bytes = args::max_key_bytes(max_key_bytes)?;
         let shared = store.get().get(py)?.clone();
         let limiter = py
             .detach(|| RedisDividedLimiter::new(&shared, &name, spec, ttl, max_keys))
-            .map_err(|e| from_redis(py, e))?;
+            .map_err(|e| from_redis(py, e))?
+            .max_key_bytes(max_key_bytes);
         let node_id = limiter.membership().node_id().to_owned();
         Ok(PyRedisDividedLimiter {
             limiter: Mutex::new(Some(Local::new(limiter, "RedisDividedLimiter"))),
@@ -432,9 +464,9 @@ impl PyRedisDividedLimiter {
     /// limit: no round trip, never waits.
     #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
     fn check(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
-        let key = args::text(key, "key")?;
+        let key = args::key(key)?;
         let limiter = self.get(py)?;
-        limiter.check(&key, cost.0).map(PyDecision).map_err(|e| from_redis(py, e))
+        limiter.check(key.as_bytes(), cost.0).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
     /// The live nodes as last read (at least 1: this one).
@@ -447,6 +479,12 @@ impl PyRedisDividedLimiter {
     #[getter]
     fn node_id(&self) -> &str {
         &self.node_id
+    }
+
+    /// The longest key taken, in bytes.
+    #[getter]
+    fn max_key_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.get(py)?.key_bytes_bound().get())
     }
 
     /// The group's name.

@@ -1,10 +1,14 @@
 //! Private Redis servers for the tests: `redis-server` on a free loopback
-//! port, with no persistence, killed when dropped.
+//! port, with no persistence, killed when dropped; and a proxy in front of
+//! one that holds back one caller's request.
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
@@ -113,6 +117,66 @@ impl Drop for RedisServer {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A TCP proxy on loopback in front of a server, which holds back by
+/// `delay` every piece a client writes that contains `marker`: one
+/// caller's request slow to reach the server (a large request on a slow
+/// link), while the server goes on answering everyone else.
+pub struct SlowProxy {
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl SlowProxy {
+    pub fn start(server_port: u16, marker: &'static [u8], delay: Duration) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stopping.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)) else { continue };
+                let (client_too, server_too) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || forward(client, server, Some((marker, delay))));
+                std::thread::spawn(move || forward(server_too, client_too, None));
+            }
+        });
+        SlowProxy { port, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for SlowProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port)); // wakes the accepting thread
+    }
+}
+
+/// Copies `from` to `to` until either closes, holding back a piece with
+/// the marker.
+fn forward(mut from: TcpStream, mut to: TcpStream, hold: Option<(&[u8], Duration)>) {
+    let mut buffer = vec![0u8; 64 << 10];
+    while let Ok(n @ 1..) = from.read(&mut buffer) {
+        if let Some((marker, delay)) = hold {
+            if buffer[..n].windows(marker.len()).any(|w| w == marker) {
+                std::thread::sleep(delay);
+            }
+        }
+        if to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
+    let _ = from.shutdown(Shutdown::Both);
 }
 
 /// A three-master Redis Cluster on loopback (no replicas), stopped when
@@ -287,21 +351,22 @@ impl SevenUsers {
     }
 
     /// 300 requests over the seven users (`user-0` …), costs 0 to 6.
-    pub fn requests(round: u64) -> Vec<(String, u64)> {
-        (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7), (i * 3 + round) % 7)).collect()
+    pub fn requests(round: u64) -> Vec<(Vec<u8>, u64)> {
+        (0..300u64).map(|i| (format!("user-{}", (i * 5 + round) % 7).into_bytes(), (i * 3 + round) % 7)).collect()
     }
 
     /// Asserts that `answers` are the in-process limiters' decisions at `now`.
     pub fn assert_answers(
         &mut self,
         round: u64,
-        requests: &[(String, u64)],
+        requests: &[(Vec<u8>, u64)],
         answers: Vec<Result<ratekeeper::Decision, ratekeeper_redis::Error>>,
         now: i64,
     ) {
         use ratekeeper::Admission;
         assert_eq!(answers.len(), requests.len());
         for ((key, cost), answer) in requests.iter().zip(answers) {
+            let key = std::str::from_utf8(key).unwrap();
             let i: usize = key["user-".len()..].parse().unwrap();
             let expected = self.local[i].check(*cost, now);
             self.admitted += u64::from(expected.allowed && *cost > 0);
