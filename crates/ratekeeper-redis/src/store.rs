@@ -358,6 +358,21 @@ impl RedisStore {
         Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
     }
 
+    /// A single server's store that connects only when a call needs Redis:
+    /// never, for a [`ScriptPipe`](crate::ScriptPipe), whose host does the
+    /// I/O. What the pipe's own tests and its fuzz target (fuzz/,
+    /// `redis_reply`) drive a pipe with, no server needed.
+    #[cfg(any(test, feature = "fuzzing"))]
+    #[doc(hidden)]
+    pub fn unconnected(url: &str, options: StoreOptions) -> Result<Self, Error> {
+        let client = redis::Client::open(url)?;
+        let direct = DirectConnections { client: client.clone(), idle: Mutex::new(Vec::new()) };
+        // The manager's background task is spawned on the crate's runtime.
+        let _runtime = runtime().enter();
+        let manager = ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new())?;
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
+    }
+
     /// Connects to a Redis Cluster through any of its nodes
     /// (`redis://host:port`).
     pub fn connect_cluster(nodes: &[&str], options: StoreOptions) -> Result<Self, Error> {
