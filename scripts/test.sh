@@ -111,6 +111,19 @@ elif [ "$pytest_status" -ne 0 ]; then
   exit "$pytest_status"
 fi
 
+stage "python: Ctrl-C in a blocking wait, with SIGINT ignored as \`make test &\` leaves it"
+# A process started in the background by a shell without job control
+# (`make test &`, `nohup make test &`) inherits SIGINT ignored. The Ctrl-C
+# tests install the handler they rely on; this proves it on every run (the
+# stage above ran them as `make test` itself was started).
+(
+  cd python
+  trap '' INT
+  "$RK_VENV"/bin/python -c 'import signal, sys; sys.exit(signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)' \
+    || { echo "SIGINT is not ignored in this stage: it would prove nothing" >&2; exit 1; }
+  exec "$RK_VENV"/bin/pytest -q -p no:cacheprovider -k ctrl_c tests/test_threads.py
+)
+
 stage "python: the limiters shared through Redis, against a private Redis, then a three-master cluster"
 # Each under its own server (tests/redis/with-redis); pytest's exit status
 # 5, no test collected, fails the stage too.

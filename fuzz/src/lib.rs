@@ -2,10 +2,12 @@
 //! ([`values`]), the contract every admission-style decision keeps
 //! ([`contract`]), the bounds on what is admitted over time ([`bounds`]),
 //! the std layer checked against the core on a manual clock ([`mirror`]),
-//! one module per algorithm with its input and its run, and two for the
-//! boundaries where input comes from outside: the C ABI ([`c_abi`]) and
-//! the CLI's trace files ([`trace`]). Each file in `fuzz_targets/` is one
-//! line that hands libFuzzer's input to a module's `run`.
+//! one module per algorithm with its input and its run, and three for the
+//! boundaries where input comes from outside: the C ABI ([`c_abi`]), the
+//! CLI's trace files ([`trace`]) and the Redis replies a `ScriptPipe`
+//! reads ([`redis_reply`]). Each file in `fuzz_targets/` is one
+//! line that hands libFuzzer's input to a module's `run` (`redis_reply`'s
+//! also installs the allocator that target watches).
 //!
 //! A run panics (and libFuzzer reports a crash) on a panic or an
 //! arithmetic overflow in ratekeeper (the fuzz profile keeps overflow
@@ -20,6 +22,7 @@ pub mod gcra;
 pub mod leaky;
 pub mod markers;
 pub mod mirror;
+pub mod redis_reply;
 pub mod smooth;
 pub mod token_bucket;
 pub mod trace;

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import _thread
+import contextlib
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Callable
@@ -12,6 +14,8 @@ import pytest
 from ratekeeper import Decision, LeakyBucketQueue, ManualClock, RateLimiter, TokenBucket
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from typing_extensions import Self
 
 
@@ -89,20 +93,41 @@ def test_threads_sharing_a_limiter_get_exactly_the_permits_available() -> None:
     assert limiter.time_until_available() == 0.01
 
 
-def test_ctrl_c_interrupts_a_long_wait_and_the_permits_stay_taken() -> None:
-    limiter = RateLimiter.create(0.01)  # the next permit is 100 s away
-    limiter.acquire()
-    timer = threading.Timer(0.1, _thread.interrupt_main)  # as if SIGINT arrived
+@contextlib.contextmanager
+def ctrl_c_after(delay: float) -> Iterator[None]:
+    """Ctrl-C `delay` seconds in (SIGINT, as `_thread.interrupt_main`
+    simulates it), with SIGINT's default Python handler, which raises
+    KeyboardInterrupt, installed meanwhile: a process started in the
+    background by a shell without job control (`make test &`, `nohup`, CI
+    runners) inherits SIGINT ignored, and then Python installs no handler
+    and `interrupt_main` does nothing. Restored afterwards, once the timer
+    can no longer fire."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(delay, _thread.interrupt_main)
     timer.start()
-    start = time.monotonic()
     try:
-        with pytest.raises(KeyboardInterrupt):
-            limiter.acquire()
+        yield
     finally:
         timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
+
+
+# The waits below are 3 s: long enough that one interrupted 0.1 s in is
+# told from one that ran its course (checked by the time taken), short
+# enough that a Ctrl-C that never arrives fails the test in seconds.
+
+
+def test_ctrl_c_interrupts_a_long_wait_and_the_permits_stay_taken() -> None:
+    limiter = RateLimiter.create(1 / 3)  # the next permit is 3 s away
+    limiter.acquire()
+    start = time.monotonic()
+    with ctrl_c_after(0.1), pytest.raises(KeyboardInterrupt):
+        limiter.acquire()
     assert time.monotonic() - start < 2.0
-    # The interrupted request keeps its reservation, as a completed one would.
-    assert limiter.time_until_available() > 150
+    # The interrupted request keeps its reservation, as a completed one
+    # would: the next permit is 6 s from the start, not 3.
+    assert limiter.time_until_available() > 4.5
 
 
 @pytest.mark.parametrize(
@@ -140,15 +165,10 @@ def _busy_queue() -> LeakyBucketQueue:
 
 
 def test_ctrl_c_interrupts_a_token_bucket_wait() -> None:
-    bucket = TokenBucket(0.01, 1)  # the next token is 100 s away
+    bucket = TokenBucket(1 / 3, 1)  # the next token is 3 s away
     bucket.check()
-    timer = threading.Timer(0.1, _thread.interrupt_main)
-    timer.start()
     start = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            bucket.wait()
-    finally:
-        timer.cancel()
+    with ctrl_c_after(0.1), pytest.raises(KeyboardInterrupt):
+        bucket.wait()
     assert time.monotonic() - start < 2.0
     assert bucket.tokens < -0.5  # the interrupted wait keeps its token

@@ -24,6 +24,7 @@
 mod divided;
 mod error;
 mod exact;
+mod frame;
 mod keys;
 mod leased;
 mod membership;

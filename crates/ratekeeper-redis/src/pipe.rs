@@ -71,9 +71,11 @@
 //! connection that cannot be opened within the store's `connect_timeout`,
 //! a set-up the server turns down for another reason than credentials
 //! (`-ERR max number of clients reached`, which a server sends in place of
-//! the first reply), or bytes that are no Redis reply close the pipe and
-//! keep it closed for the store's retry interval, while the store's own
-//! connection serves every check. Only a set-up refused for its
+//! the first reply), or bytes that are no Redis reply (from the first
+//! byte that cannot belong to one, a reply longer than any answer to its
+//! command, or any byte when no reply is due: see `frame.rs`) close the
+//! pipe and keep it closed for the store's retry interval, while the
+//! store's own connection serves every check. Only a set-up refused for its
 //! credentials or database (`WRONGPASS`, `NOAUTH`, `NOPERM`, an invalid
 //! DB) closes it for good.
 
@@ -85,12 +87,20 @@ use redis::Value;
 
 use crate::error::Error;
 use crate::exact::{leads, RedisLimiter};
+use crate::frame::Framer;
 use crate::store::RedisStore;
 
 /// A batch of checks goes as at most this many script runs…
 const RUNS_PER_BATCH: usize = 4;
 /// …of at least this many checks each (see "Pipelining" in the module docs).
 const MIN_CHECKS_PER_RUN: usize = 8;
+
+/// How much longer than the command it answers a reply may be; a longer
+/// one is no reply of Redis's (see `frame.rs`). A script run's reply is
+/// at most GCRA's 128 leads (3 KiB), and an error repeats at most the
+/// keys and arguments of its command (`... does not hold a GCRA state`
+/// names the key), which its command's own length covers.
+const REPLY_ALLOWANCE: usize = 64 << 10;
 
 /// Checks answered, each with its token.
 pub type Answered<T> = Vec<(T, Result<Decision, Error>)>;
@@ -109,7 +119,7 @@ pub struct ScriptPipe<T> {
     /// What each reply still to come answers, in order.
     waiting: VecDeque<Waiting<T>>,
     /// Bytes read that do not yet make a whole reply.
-    received: Vec<u8>,
+    received: Framer,
     /// Bytes to write, one write each.
     output: VecDeque<Vec<u8>>,
     /// No new connection before this (after the pipe's own failure).
@@ -137,6 +147,9 @@ struct Waiting<T> {
     /// When its timeout runs out.
     deadline: Instant,
     command: Command<T>,
+    /// The most bytes its reply may take: [`REPLY_ALLOWANCE`] beyond the
+    /// command's.
+    reply_limit: usize,
 }
 
 enum Command<T> {
@@ -180,7 +193,7 @@ impl<T> ScriptPipe<T> {
             settings,
             state: State::Closed,
             waiting: VecDeque::new(),
-            received: Vec::new(),
+            received: Framer::default(),
             output: VecDeque::new(),
             retry_at: None,
             late: 0,
@@ -247,8 +260,10 @@ impl<T> ScriptPipe<T> {
         let deadline = sent + self.store.timeout();
         let mut bytes = Vec::new();
         for command in set_up {
+            let before = bytes.len();
             command.write_packed_command(&mut bytes);
-            self.waiting.push_back(Waiting { sent, deadline, command: Command::SetUp });
+            let reply_limit = REPLY_ALLOWANCE + (bytes.len() - before);
+            self.waiting.push_back(Waiting { sent, deadline, command: Command::SetUp, reply_limit });
         }
         self.output.push_back(bytes);
     }
@@ -314,8 +329,9 @@ impl<T> ScriptPipe<T> {
         };
         let mut bytes = Vec::new();
         command.arg(keys.len()).arg(keys).arg(args).write_packed_command(&mut bytes);
+        let reply_limit = REPLY_ALLOWANCE + bytes.len();
         self.output.push_back(bytes);
-        self.waiting.push_back(Waiting { sent, deadline, command: Command::Checks(checks) });
+        self.waiting.push_back(Waiting { sent, deadline, command: Command::Checks(checks), reply_limit });
     }
 
     /// Answers every check of a script run from its reply.
@@ -333,26 +349,21 @@ impl<T> ScriptPipe<T> {
     }
 
     /// Reads `bytes` from the connection, and answers the checks whose
-    /// replies are now whole. A reply that makes no sense closes the pipe.
+    /// replies are now whole. Bytes that are no reply to what was sent
+    /// close the pipe as soon as they arrive (see `frame.rs`).
     pub fn receive(&mut self, bytes: &[u8]) -> Answered<T> {
         let mut answered = Vec::new();
         if self.state != State::Open {
             return answered;
         }
-        self.received.extend_from_slice(bytes);
-        let mut at = 0;
+        self.received.push(bytes);
         loop {
-            let value = match reply_length(&self.received[at..]) {
-                Ok(None) => break,
-                Ok(Some(length)) => {
-                    let value = redis::parse_redis_value(&self.received[at..at + length]);
-                    at += length;
-                    value.map_err(|e| Error::Protocol(e.to_string()))
-                }
-                Err(e) => Err(e),
-            };
-            let failed = match value {
-                Ok(value) => self.reply(value, &mut answered).err(),
+            // Each reply's limit is its command's: a `NOSCRIPT` answered
+            // here queues a command whose reply may follow in these bytes.
+            let limit = self.waiting.front().map(|w| w.reply_limit);
+            let failed = match self.received.next(limit) {
+                Ok(None) => return answered,
+                Ok(Some(value)) => self.reply(value, &mut answered).err(),
                 Err(e) => Some(e),
             };
             if let Some(error) = failed {
@@ -360,8 +371,14 @@ impl<T> ScriptPipe<T> {
                 return answered;
             }
         }
-        self.received.drain(..at);
-        answered
+    }
+
+    /// The bytes received that do not yet make a whole reply (for the
+    /// fuzz target, which checks that they are all the pipe holds).
+    #[cfg(any(test, feature = "fuzzing"))]
+    #[doc(hidden)]
+    pub fn held(&self) -> &[u8] {
+        self.received.held()
     }
 
     /// Takes one whole reply; an error closes the pipe.
@@ -523,85 +540,95 @@ fn refuses_credentials(error: &redis::ServerError) -> bool {
     }
 }
 
-/// The longest bulk string Redis sends (its `proto-max-bulk-len` at most)…
-const MAX_BULK: i64 = 512 << 20;
-/// …and the most elements of one array it sends.
-const MAX_ELEMENTS: i64 = 1 << 32;
-
-/// The length of the first whole RESP2 reply in `bytes`, or `None` while
-/// it is not all there.
-fn reply_length(bytes: &[u8]) -> Result<Option<usize>, Error> {
-    let bad = |what: &[u8]| Error::Protocol(format!("not a Redis reply: {:?}", String::from_utf8_lossy(what)));
-    let mut at = 0;
-    // Replies still to read: the first, then each array's elements.
-    let mut left: u64 = 1;
-    while left > 0 {
-        let Some(end) = bytes[at..].windows(2).position(|w| w == b"\r\n") else {
-            return Ok(None);
-        };
-        let line = &bytes[at..at + end];
-        at += end + 2;
-        left -= 1;
-        let length = || -> Result<i64, Error> {
-            std::str::from_utf8(&line[1..]).ok().and_then(|n| n.parse().ok()).ok_or_else(|| bad(line))
-        };
-        match line.first() {
-            Some(b'+' | b'-' | b':') => {}
-            Some(b'$') => {
-                let n = length()?;
-                if n > MAX_BULK {
-                    return Err(bad(line));
-                }
-                if n >= 0 {
-                    at += n as usize + 2;
-                    if at > bytes.len() {
-                        return Ok(None);
-                    }
-                }
-            }
-            Some(b'*') => {
-                let n = length()?;
-                if n > MAX_ELEMENTS {
-                    return Err(bad(line));
-                }
-                left += n.max(0) as u64;
-            }
-            _ => return Err(bad(line)),
-        }
-    }
-    Ok(Some(at))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::reply_length;
+    use ratekeeper::LimiterSpec;
 
+    use super::*;
+    use crate::store::StoreOptions;
+    use ratekeeper::keyed::MaxKeyBytes;
+
+    const SPEC: LimiterSpec = LimiterSpec::Gcra { max_burst: 4, count_per_period: 3, period_micros: 1_000_000 };
+
+    /// A pipe on a store that never connects, open (its `PING` answered),
+    /// with a GCRA check of `key` sent.
+    fn waiting_for(key: &str) -> (ScriptPipe<u32>, RedisStore) {
+        let store = RedisStore::unconnected("redis://127.0.0.1:1/", StoreOptions::default()).unwrap();
+        let limiter =
+            RedisLimiter::new(&store, "pipe-test", SPEC).unwrap().max_key_bytes(MaxKeyBytes::new(1 << 16).unwrap());
+        let mut pipe = ScriptPipe::new(&store).unwrap();
+        pipe.connecting();
+        pipe.opened();
+        assert_eq!(pipe.take_output(), b"*1\r\n$4\r\nPING\r\n");
+        assert!(pipe.receive(b"+PONG\r\n").is_empty());
+        let sent = pipe.check_many(&limiter, vec![(key.as_bytes().to_vec(), 1, 7)]).unwrap_or_else(|_| panic!("open"));
+        assert!(sent.is_empty());
+        assert!(!pipe.take_output().is_empty());
+        (pipe, store)
+    }
+
+    /// The pipe closed at once, its check failed with a protocol error,
+    /// and Redis is not taken for down (its own connection serves).
+    fn closed_at_once(pipe: &ScriptPipe<u32>, store: &RedisStore, answered: Answered<u32>) {
+        assert!(!pipe.is_open());
+        assert!(pipe.is_idle());
+        assert!(!store.is_down());
+        let [(7, Err(Error::Protocol(_)))] = &answered[..] else {
+            panic!("answered {answered:?}");
+        };
+    }
+
+    // Found by the fuzz target `redis_reply` (inputs `Db((` and `g…r\x01x`):
+    // the pipe waited for a line end after bytes that can begin no reply,
+    // until the timeout, which then took Redis for down.
     #[test]
-    fn a_reply_is_whole_only_when_all_its_parts_are_there() {
-        let whole: &[&[u8]] =
-            &[b"+OK\r\n", b":-12\r\n", b"-NOSCRIPT no\r\n", b"$3\r\na\r\n\r\n", b"$-1\r\n", b"*0\r\n"];
-        for reply in whole {
-            assert_eq!(reply_length(reply).unwrap(), Some(reply.len()), "{reply:?}");
-            for cut in 0..reply.len() {
-                assert_eq!(reply_length(&reply[..cut]).unwrap(), None, "{reply:?} cut at {cut}");
-            }
+    fn bytes_that_are_no_reply_close_the_pipe_at_once() {
+        for bytes in [&b"x"[..], b"(", b"HTTP/1.1", b":1x", b"*7\r\n:1\r\n$x"] {
+            let (mut pipe, store) = waiting_for("k");
+            let answered = pipe.receive(bytes);
+            closed_at_once(&pipe, &store, answered);
         }
-        let nested = b"*3\r\n:1\r\n*2\r\n$1\r\nx\r\n:2\r\n:3\r\n";
-        let mut two = nested.to_vec();
-        two.extend_from_slice(b":9\r\n");
-        assert_eq!(reply_length(&two).unwrap(), Some(nested.len()));
-        for cut in 0..nested.len() {
-            assert_eq!(reply_length(&nested[..cut]).unwrap(), None, "cut at {cut}");
+    }
+
+    // Found by the fuzz target `redis_reply` (input `g…r\x01+`): bytes
+    // after the last reply expected sat in the buffer until a check was
+    // sent, and then failed it.
+    #[test]
+    fn a_reply_to_nothing_sent_closes_the_pipe_at_its_first_byte() {
+        let (mut pipe, store) = waiting_for("k");
+        let answered = pipe.receive(b":0\r\n+");
+        assert!(matches!(&answered[..], [(7, Ok(_))]), "{answered:?}");
+        assert!(!pipe.is_open());
+        assert!(!store.is_down());
+    }
+
+    // Found by the fuzz target `redis_reply` (inputs `…$536870912\r\n`,
+    // `…*4294967296\r\n`): the pipe went on reading what such a header
+    // announced — up to 512 MiB, or four billion elements — before it
+    // could answer or fail anything.
+    #[test]
+    fn a_length_past_any_answer_to_the_command_closes_the_pipe_at_once() {
+        for bytes in [&b"$536870912\r\n"[..], b"*4294967296\r\n", b"$70000", b"*30000"] {
+            let (mut pipe, store) = waiting_for("k");
+            let answered = pipe.receive(bytes);
+            closed_at_once(&pipe, &store, answered);
         }
     }
 
     #[test]
-    fn bytes_that_are_no_reply_are_an_error() {
-        assert!(reply_length(b"hello\r\n").is_err());
-        assert!(reply_length(b"$x\r\n").is_err());
-        assert!(reply_length(b"*\r\n").is_err());
-        // Lengths past anything Redis sends (once a panic: an overflow).
-        assert!(reply_length(b"*9223372036854775807\r\n*9223372036854775807\r\n").is_err());
-        assert!(reply_length(b"$9223372036854775807\r\n").is_err());
+    fn a_reply_may_repeat_the_keys_of_its_command() {
+        // An error naming a 64 KiB key (the longest a limiter may take):
+        // longer than the allowance, but not than the allowance beyond the
+        // command, which holds the key.
+        let key = "k".repeat(1 << 16);
+        let (mut pipe, store) = waiting_for(&key);
+        let error = format!("-ERR ratekeeper: rk:{{pipe-test:{key}}}:gcra does not hold a GCRA state\r\n");
+        let answered = pipe.receive(error.as_bytes());
+        assert!(pipe.is_open());
+        assert!(!store.is_down());
+        let [(7, Err(Error::Redis(e)))] = &answered[..] else {
+            panic!("answered {answered:?}");
+        };
+        assert!(e.to_string().contains("does not hold a GCRA state"), "{e}");
     }
 }

@@ -137,7 +137,8 @@ struct DirectConnections {
     /// The store's client, as its URL gives it.
     client: redis::Client,
     /// The same server with the set-up that [`StoreInner::connect_direct`]
-    /// does not leave to redis-rs taken out (see the module docs).
+    /// does not leave to redis-rs taken out (see the module docs); made by
+    /// [`DirectConnections::new`].
     bare: redis::Client,
     /// The database to select (0: none).
     db: i64,
@@ -463,17 +464,25 @@ fn block_sigpipe() {
 #[cfg(not(unix))]
 fn block_sigpipe() {}
 
+impl DirectConnections {
+    /// The blocking connections of `client`'s server: set up bare (no
+    /// `CLIENT SETINFO`, database 0, selected by hand) so that every command
+    /// of a connection's set-up is bounded by the call's deadline.
+    fn new(client: &redis::Client) -> Result<Self, Error> {
+        let info = client.get_connection_info();
+        let settings = info.redis_settings();
+        let bare =
+            redis::Client::open(info.clone().set_redis_settings(settings.clone().set_db(0).set_skip_set_lib_name()))?;
+        Ok(DirectConnections { client: client.clone(), bare, db: settings.db(), idle: Mutex::new(Vec::new()) })
+    }
+}
+
 impl RedisStore {
     /// Connects to one server (`redis://host:port/db`), waiting at most
     /// `options.connect_timeout` for the first connection.
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let client = redis::Client::open(url)?;
-        let info = client.get_connection_info();
-        let settings = info.redis_settings();
-        let bare =
-            redis::Client::open(info.clone().set_redis_settings(settings.clone().set_db(0).set_skip_set_lib_name()))?;
-        let direct =
-            DirectConnections { client: client.clone(), bare, db: settings.db(), idle: Mutex::new(Vec::new()) };
+        let direct = DirectConnections::new(&client)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.timeout))
@@ -489,6 +498,21 @@ impl RedisStore {
                 .map_err(|_| Error::Timeout)?
                 .map_err(Error::from)
         })?;
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
+    }
+
+    /// A single server's store that connects only when a call needs Redis:
+    /// never, for a [`ScriptPipe`](crate::ScriptPipe), whose host does the
+    /// I/O. What the pipe's own tests and its fuzz target (fuzz/,
+    /// `redis_reply`) drive a pipe with, no server needed.
+    #[cfg(any(test, feature = "fuzzing"))]
+    #[doc(hidden)]
+    pub fn unconnected(url: &str, options: StoreOptions) -> Result<Self, Error> {
+        let client = redis::Client::open(url)?;
+        let direct = DirectConnections::new(&client)?;
+        // The manager's background task is spawned on the crate's runtime.
+        let _runtime = runtime().enter();
+        let manager = ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new())?;
         Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
     }
 
