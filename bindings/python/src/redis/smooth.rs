@@ -107,8 +107,9 @@ impl PyRedisRateLimiter {
 
     /// Takes ``permits``, blocking until they are granted, and returns the
     /// seconds spent waiting (Guava's ``acquire``). The round trip and the
-    /// wait release the GIL; Ctrl-C interrupts the wait (the permits stay
-    /// taken).
+    /// wait release the GIL; Ctrl-C interrupts the wait, and the permits
+    /// stay taken, as ``RateLimiter.acquire``'s do (reserved before the
+    /// wait, as Guava reserves them).
     #[pyo3(signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
     fn acquire(&self, py: Python<'_>, permits: Permits) -> PyResult<f64> {
         let permits = permits_arg(py, permits)?;
@@ -121,7 +122,8 @@ impl PyRedisRateLimiter {
     /// Takes ``permits`` if they can be granted within ``timeout`` (seconds
     /// or a ``timedelta``), waiting until then, and returns ``True``;
     /// returns ``False`` at once, taking nothing, if they cannot (Guava's
-    /// ``tryAcquire``).
+    /// ``tryAcquire``). The wait releases the GIL, and Ctrl-C interrupts it
+    /// with the permits taken, as in ``acquire``.
     #[pyo3(
         signature = (permits = Permits::ONE, timeout = Timeout::ZERO),
         text_signature = "($self, permits=1, timeout=0.0)"
