@@ -106,10 +106,10 @@ export class RateLimiter {
     /**
      * Takes `permits`, waiting until they are granted, and resolves to the
      * seconds waited (Guava's `acquire` value, to the microsecond).
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {Promise<number>}
      */
-    acquire(permits?: number): Promise<number>;
+    acquire(permits?: number | bigint): Promise<number>;
     /**
      * Without options: takes `permits` if they are available now and returns
      * `true`, or returns `false` at once, taking nothing. Synchronous.
@@ -119,32 +119,32 @@ export class RateLimiter {
      * `tryAcquire(permits, timeout)`): if they cannot be had by then it
      * resolves to `false` at once, taking nothing.
      * @overload
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {boolean}
      */
-    tryAcquire(permits?: number | undefined): boolean;
+    tryAcquire(permits?: number | bigint | undefined): boolean;
     /**
      * @overload
-     * @param {number | undefined} permits An integer from 1 to 2^31 − 1.
+     * @param {number | bigint | undefined} permits An integer from 1 to 2^31 − 1.
      * @param {TimeoutOptions} options
      * @returns {Promise<boolean>}
      */
-    tryAcquire(permits: number | undefined, options: TimeoutOptions): Promise<boolean>;
+    tryAcquire(permits: number | bigint | undefined, options: TimeoutOptions): Promise<boolean>;
     /**
      * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @param {TimeoutOptions} [options] The timeout to allow (default 0).
      * @returns {boolean}
      */
-    canAcquire(permits?: number, options?: TimeoutOptions): boolean;
+    canAcquire(permits?: number | bigint, options?: TimeoutOptions): boolean;
     /**
      * Milliseconds until a request for `permits` would be granted (0 when it
      * would be granted now); takes nothing. Guava grants a request of any
      * size as soon as the limiter is free, so `permits` only gets checked.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {number}
      */
-    timeUntilAvailable(permits?: number): number;
+    timeUntilAvailable(permits?: number | bigint): number;
     set rate(permitsPerSecond: number);
     /**
      * The stable rate in permits per second (Guava's `getRate`/`setRate`).

@@ -118,7 +118,7 @@ class RateLimiter {
   /**
    * Takes `permits`, waiting until they are granted, and resolves to the
    * seconds waited (Guava's `acquire` value, to the microsecond).
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {Promise<number>}
    */
   async acquire(permits = 1) {
@@ -136,17 +136,17 @@ class RateLimiter {
    * `tryAcquire(permits, timeout)`): if they cannot be had by then it
    * resolves to `false` at once, taking nothing.
    * @overload
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {boolean}
    */
   /**
    * @overload
-   * @param {number | undefined} permits An integer from 1 to 2^31 − 1.
+   * @param {number | bigint | undefined} permits An integer from 1 to 2^31 − 1.
    * @param {TimeoutOptions} options
    * @returns {Promise<boolean>}
    */
   /**
-   * @param {number} [permits]
+   * @param {number | bigint} [permits]
    * @param {TimeoutOptions} [options]
    * @returns {boolean | Promise<boolean>}
    */
@@ -156,7 +156,7 @@ class RateLimiter {
   }
 
   /**
-   * @param {number | undefined} permits
+   * @param {number | bigint | undefined} permits
    * @param {TimeoutOptions} options
    * @returns {Promise<boolean>}
    */
@@ -170,7 +170,7 @@ class RateLimiter {
 
   /**
    * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @param {TimeoutOptions} [options] The timeout to allow (default 0).
    * @returns {boolean}
    */
@@ -183,7 +183,7 @@ class RateLimiter {
    * Milliseconds until a request for `permits` would be granted (0 when it
    * would be granted now); takes nothing. Guava grants a request of any
    * size as soon as the limiter is free, so `permits` only gets checked.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {number}
    */
   timeUntilAvailable(permits = 1) {

@@ -497,19 +497,19 @@ export class RedisRateLimiter {
     /**
      * Takes `permits`, waiting (on a timer) until they are granted, and
      * resolves to the seconds waited.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {Promise<number>}
      */
-    acquire(permits?: number): Promise<number>;
+    acquire(permits?: number | bigint): Promise<number>;
     /**
      * Takes `permits` if they can be had within the timeout (default 0),
      * waiting for them, and resolves to `true`; otherwise resolves to `false`
      * at once, taking nothing.
-     * @param {number} [permits=1]
+     * @param {number | bigint} [permits=1]
      * @param {import('./rate-limiter.js').TimeoutOptions} [options]
      * @returns {Promise<boolean>}
      */
-    tryAcquire(permits?: number, options?: import("./rate-limiter.js").TimeoutOptions): Promise<boolean>;
+    tryAcquire(permits?: number | bigint, options?: import("./rate-limiter.js").TimeoutOptions): Promise<boolean>;
     /**
      * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
      * @param {import('./rate-limiter.js').TimeoutOptions} [options]

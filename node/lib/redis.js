@@ -824,7 +824,7 @@ class RedisRateLimiter {
   /**
    * Takes `permits`, waiting (on a timer) until they are granted, and
    * resolves to the seconds waited.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {Promise<number>}
    */
   async acquire(permits) {
@@ -837,7 +837,7 @@ class RedisRateLimiter {
    * Takes `permits` if they can be had within the timeout (default 0),
    * waiting for them, and resolves to `true`; otherwise resolves to `false`
    * at once, taking nothing.
-   * @param {number} [permits=1]
+   * @param {number | bigint} [permits=1]
    * @param {import('./rate-limiter.js').TimeoutOptions} [options]
    * @returns {Promise<boolean>}
    */
