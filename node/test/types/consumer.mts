@@ -67,4 +67,20 @@ async function redis(): Promise<void> {
   store.close();
 }
 
-export { byString, byBytes, held, redis };
+// Every wait takes an AbortSignal (the platform's, through its members);
+// acquire has no timeout.
+const aborted: Promise<number> = limiter.acquire(1, { signal: AbortSignal.timeout(1_000) });
+const within: Promise<boolean> = limiter.tryAcquire(2n, { timeoutMs: 100, signal: new AbortController().signal });
+// @ts-expect-error: acquire waits as long as it takes; tryAcquire has the timeout
+limiter.acquire(1, { timeoutMs: 100 });
+// @ts-expect-error: a signal is an AbortSignal
+limiter.acquire(1, { signal: true });
+
+async function sharedWaits(shared: RedisRateLimiter): Promise<void> {
+  const signal = new AbortController().signal;
+  const waited: number = await shared.acquire(1, { signal });
+  const got: boolean = await shared.tryAcquire(1n, { timeoutMicros: 100n, signal });
+  void [waited, got];
+}
+
+export { byString, byBytes, held, redis, aborted, within, sharedWaits };
