@@ -1,6 +1,9 @@
 export default ratekeeper;
 export type RateLimiterOptions = import("./index.js").RateLimiterOptions;
 export type TimeoutOptions = import("./index.js").TimeoutOptions;
+export type TryAcquireOptions = import("./index.js").TryAcquireOptions;
+export type SignalOptions = import("./index.js").SignalOptions;
+export type AbortSignalLike = import("./index.js").AbortSignalLike;
 export type RatekeeperError = import("./index.js").RatekeeperError;
 export type TokenBucketOptions = import("./index.js").TokenBucketOptions;
 export type WaitOptions = import("./index.js").WaitOptions;

@@ -9,6 +9,9 @@ export type RatekeeperError = Error & {
 };
 export type RateLimiterOptions = import("./lib/rate-limiter.js").RateLimiterOptions;
 export type TimeoutOptions = import("./lib/rate-limiter.js").TimeoutOptions;
+export type TryAcquireOptions = import("./lib/rate-limiter.js").TryAcquireOptions;
+export type SignalOptions = import("./lib/sleep.js").SignalOptions;
+export type AbortSignalLike = import("./lib/sleep.js").AbortSignalLike;
 export type TokenBucketOptions = import("./lib/admission.js").TokenBucketOptions;
 export type WaitOptions = import("./lib/admission.js").WaitOptions;
 export type GcraOptions = import("./lib/admission.js").GcraOptions;

@@ -52,6 +52,9 @@ const codes = Object.freeze(errorCodes());
 
 /** @typedef {import('./lib/rate-limiter.js').RateLimiterOptions} RateLimiterOptions */
 /** @typedef {import('./lib/rate-limiter.js').TimeoutOptions} TimeoutOptions */
+/** @typedef {import('./lib/rate-limiter.js').TryAcquireOptions} TryAcquireOptions */
+/** @typedef {import('./lib/sleep.js').SignalOptions} SignalOptions */
+/** @typedef {import('./lib/sleep.js').AbortSignalLike} AbortSignalLike */
 /** @typedef {import('./lib/admission.js').TokenBucketOptions} TokenBucketOptions */
 /** @typedef {import('./lib/admission.js').WaitOptions} WaitOptions */
 /** @typedef {import('./lib/admission.js').GcraOptions} GcraOptions */

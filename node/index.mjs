@@ -35,6 +35,9 @@ export default ratekeeper;
 
 /** @typedef {import('./index.js').RateLimiterOptions} RateLimiterOptions */
 /** @typedef {import('./index.js').TimeoutOptions} TimeoutOptions */
+/** @typedef {import('./index.js').TryAcquireOptions} TryAcquireOptions */
+/** @typedef {import('./index.js').SignalOptions} SignalOptions */
+/** @typedef {import('./index.js').AbortSignalLike} AbortSignalLike */
 /** @typedef {import('./index.js').RatekeeperError} RatekeeperError */
 /** @typedef {import('./index.js').TokenBucketOptions} TokenBucketOptions */
 /** @typedef {import('./index.js').WaitOptions} WaitOptions */

@@ -19,6 +19,12 @@ export type WaitOptions = {
      * microseconds. Give one or the other.
      */
     timeoutMicros?: number | bigint | undefined;
+    /**
+     * Aborts the
+     * wait for tokens taken (an `AbortError`); they stay taken — give tokens
+     * back with `reserve` and `Reservation.cancel` instead.
+     */
+    signal?: import("./sleep.js").AbortSignalLike | undefined;
 };
 export type TokenBucketOptions = {
     /**
@@ -161,6 +167,9 @@ export type SlidingWindowOptions = {
  *   `RangeError`. Default: as long as it takes.
  * @property {number | bigint} [timeoutMicros] The same in exact whole
  *   microseconds. Give one or the other.
+ * @property {import('./sleep.js').AbortSignalLike} [signal] Aborts the
+ *   wait for tokens taken (an `AbortError`); they stay taken — give tokens
+ *   back with `reserve` and `Reservation.cancel` instead.
  */
 /**
  * What every admission-style limiter does: answer a request of some cost
@@ -238,7 +247,8 @@ export class TokenBucket extends AdmissionLimiter {
      * timeout, takes them and resolves when they are due, with the decision
      * (its `waitMs` is the time waited); otherwise resolves at once with a
      * refusal, taking nothing. Waits on a timer: the event loop is never
-     * blocked. On a `ManualClock` it advances the clock instead.
+     * blocked; `signal` aborts the wait (the tokens stay taken). On a
+     * `ManualClock` it advances the clock instead.
      * @param {number | bigint} [cost=1]
      * @param {WaitOptions} [options]
      * @returns {Promise<Decision>}
@@ -388,12 +398,16 @@ export class LeakyBucketQueue extends AdmissionLimiter {
     /**
      * Takes a slot for `cost` units and resolves when it comes, with the
      * decision (its `waitMs` is the time waited); a refusal resolves at once,
-     * taking nothing. Waits on a timer: the event loop is never blocked. On a
-     * `ManualClock` it advances the clock instead.
+     * taking nothing. Waits on a timer: the event loop is never blocked;
+     * `signal` aborts the wait (the slot stays taken: the queue's later
+     * slots are already counted from it). The queue's capacity bounds every
+     * wait, so there is no timeout. On a `ManualClock` it advances the clock
+     * instead.
      * @param {number | bigint} [cost=1]
+     * @param {import('./sleep.js').SignalOptions} [options]
      * @returns {Promise<Decision>}
      */
-    acquire(cost?: number | bigint): Promise<Decision>;
+    acquire(cost?: number | bigint, options?: import("./sleep.js").SignalOptions): Promise<Decision>;
     get [Symbol.toStringTag](): string;
     #private;
 }

@@ -16,7 +16,7 @@ const native = require('./binding.js');
 const { Decision, decisionAt } = require('./decision.js');
 const { LIMITER: CREATE, noPublicConstructor } = require('./internal.js');
 const { readOptions } = require('./options.js');
-const { sleep } = require('./sleep.js');
+const { signalOf, sleep } = require('./sleep.js');
 
 /** Each algorithm's option names, from the native module (the one list). */
 const KEYS = native.limiterKeys();
@@ -58,6 +58,9 @@ function views(scratch) {
  *   `RangeError`. Default: as long as it takes.
  * @property {number | bigint} [timeoutMicros] The same in exact whole
  *   microseconds. Give one or the other.
+ * @property {import('./sleep.js').AbortSignalLike} [signal] Aborts the
+ *   wait for tokens taken (an `AbortError`); they stay taken — give tokens
+ *   back with `reserve` and `Reservation.cancel` instead.
  */
 
 /**
@@ -183,16 +186,18 @@ class TokenBucket extends AdmissionLimiter {
    * timeout, takes them and resolves when they are due, with the decision
    * (its `waitMs` is the time waited); otherwise resolves at once with a
    * refusal, taking nothing. Waits on a timer: the event loop is never
-   * blocked. On a `ManualClock` it advances the clock instead.
+   * blocked; `signal` aborts the wait (the tokens stay taken). On a
+   * `ManualClock` it advances the clock instead.
    * @param {number | bigint} [cost=1]
    * @param {WaitOptions} [options]
    * @returns {Promise<Decision>}
    */
   async wait(cost, options) {
-    const o = readOptions(options, TIMEOUT_OPTIONS);
+    const o = readOptions(options, WAIT_OPTIONS);
+    const signal = signalOf(o.signal);
     this.#native.wait(cost, o.timeoutMs, o.timeoutMicros);
     const decision = decisionAt(this.#f, this.#big, 0);
-    if (decision.allowed && decision.waitMs > 0 && this.#waitsForReal) await sleep(decision.waitMs);
+    if (decision.allowed && decision.waitMs > 0 && this.#waitsForReal) await sleep(decision.waitMs, signal);
     return decision;
   }
 
@@ -237,7 +242,8 @@ class TokenBucket extends AdmissionLimiter {
   }
 }
 
-const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
+const WAIT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros', 'signal']);
+const SIGNAL_OPTIONS = Object.freeze(['signal']);
 
 /**
  * A `Reservation` of these native functions (set by its static block,
@@ -433,15 +439,20 @@ class LeakyBucketQueue extends AdmissionLimiter {
   /**
    * Takes a slot for `cost` units and resolves when it comes, with the
    * decision (its `waitMs` is the time waited); a refusal resolves at once,
-   * taking nothing. Waits on a timer: the event loop is never blocked. On a
-   * `ManualClock` it advances the clock instead.
+   * taking nothing. Waits on a timer: the event loop is never blocked;
+   * `signal` aborts the wait (the slot stays taken: the queue's later
+   * slots are already counted from it). The queue's capacity bounds every
+   * wait, so there is no timeout. On a `ManualClock` it advances the clock
+   * instead.
    * @param {number | bigint} [cost=1]
+   * @param {import('./sleep.js').SignalOptions} [options]
    * @returns {Promise<Decision>}
    */
-  async acquire(cost) {
+  async acquire(cost, options) {
+    const signal = options === undefined ? undefined : signalOf(readOptions(options, SIGNAL_OPTIONS).signal);
     this.#native.acquire(cost);
     const decision = decisionAt(this.#f, this.#big, 0);
-    if (decision.allowed && decision.waitMs > 0 && this.#waitsForReal) await sleep(decision.waitMs);
+    if (decision.allowed && decision.waitMs > 0 && this.#waitsForReal) await sleep(decision.waitMs, signal);
     return decision;
   }
 

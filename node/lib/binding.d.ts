@@ -397,12 +397,12 @@ export declare function redisSmoothCreate(store: unknown, name: unknown, permits
 /** The object `redisSmoothCreate` resolves to. */
 export interface RedisSmoothMethods {
   /** Guava's `reserve`: takes `permits`; a Promise of the seconds to wait. */
-  reserve: (permits?: number) => Promise<number>
+  reserve: (permits?: number | bigint) => Promise<number>
   /**
    * Guava's `tryAcquire(permits, timeout)` without the wait: a Promise of
    * the seconds to wait when taken, -1 when refused (nothing taken).
    */
-  tryReserve: (permits: number | undefined, timeoutMs: unknown, timeoutMicros: unknown) => Promise<number>
+  tryReserve: (permits: number | bigint | undefined, timeoutMs: unknown, timeoutMicros: unknown) => Promise<number>
   /** Whether `tryReserve` with this timeout would take permits now; takes nothing. */
   canAcquire: (timeoutMs: unknown, timeoutMicros: unknown) => Promise<boolean>
   /** Milliseconds until a request made now would be granted. */
@@ -489,7 +489,7 @@ export declare function smoothCreate(permitsPerSecond: number, warmupMs: unknown
  */
 export interface SmoothMethods {
   /** Takes `permits` if they are available now; never waits. */
-  tryAcquire: (permits?: number) => boolean
+  tryAcquire: (permits?: number | bigint) => boolean
   /**
    * `tryAcquire(1)`, reading no argument: the hot path, a callback of its
    * own (see `bound`).
@@ -499,17 +499,17 @@ export interface SmoothMethods {
    * Takes `permits` now: the seconds to wait (Guava's `acquire` value).
    * On a `ManualClock`, the clock has advanced by them.
    */
-  acquire: (permits: number) => number
+  acquire: (permits: number | bigint) => number
   /**
    * Guava's `tryAcquire(permits, timeout)` without the sleep: the seconds
    * to wait when taken, -1 when refused (nothing taken). On a
    * `ManualClock`, the clock has advanced by the wait.
    */
-  tryAcquireWithin: (permits: number, timeoutMs: unknown, timeoutMicros: unknown) => number
+  tryAcquireWithin: (permits: number | bigint, timeoutMs: unknown, timeoutMicros: unknown) => number
   /** Whether `tryAcquireWithin` would take the permits now; takes nothing. */
-  canAcquire: (permits: number, timeoutMs: unknown, timeoutMicros: unknown) => boolean
+  canAcquire: (permits: number | bigint, timeoutMs: unknown, timeoutMicros: unknown) => boolean
   /** Milliseconds until a request for `permits` would be granted. */
-  timeUntilAvailable: (permits: number) => number
+  timeUntilAvailable: (permits: number | bigint) => number
   /** Guava's `getRate()`. */
   rate: () => number
   /** Guava's `setRate(permitsPerSecond)`. */

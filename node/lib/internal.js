@@ -9,7 +9,8 @@ const native = require('./binding.js');
 /**
  * Throws the `TypeError` of a class whose constructor is the package's
  * own: there is no argument to blame, only a constructor that is private.
- * (The one kind of error not made by the native module.)
+ * (With an aborted wait's `AbortError`, lib/sleep.js, the only errors not
+ * made by the native module.)
  * @param {string} name The class.
  * @param {string} instead What to use instead.
  * @returns {never}

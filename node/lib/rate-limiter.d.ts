@@ -44,6 +44,12 @@ export type TimeoutOptions = {
     timeoutMicros?: number | bigint | undefined;
 };
 /**
+ * The timeout decides whether the permits are taken (nothing is taken
+ * when they cannot be had within it); the signal aborts the wait for
+ * permits taken.
+ */
+export type TryAcquireOptions = TimeoutOptions & import("./sleep.js").SignalOptions;
+/**
  * @typedef {object} RateLimiterOptions
  * @property {number} [warmupMs] Makes a warming-up limiter (Guava's
  *   `SmoothWarmingUp`): it starts cold, issuing permits `coldFactor` times
@@ -70,12 +76,19 @@ export type TimeoutOptions = {
  *   microseconds (an integer number or a bigint). Give one or the other.
  */
 /**
+ * @typedef {TimeoutOptions & import('./sleep.js').SignalOptions} TryAcquireOptions
+ *   The timeout decides whether the permits are taken (nothing is taken
+ *   when they cannot be had within it); the signal aborts the wait for
+ *   permits taken.
+ */
+/**
  * A rate limiter with the semantics of Guava's `RateLimiter`: permits are
  * issued at a fixed rate, and a request of any size is granted as soon as
  * the limiter is free — the *next* request pays for it ("pre-consuming").
  *
  * Anything that waits returns a Promise and waits on a timer: the event
- * loop is never blocked. Bad arguments throw (or reject with) a
+ * loop is never blocked, and `{ signal }` (an `AbortSignal`) aborts the
+ * wait. Bad arguments throw (or reject with) a
  * `RangeError` or `TypeError` with a stable `code` (see `codes`), and change
  * nothing.
  *
@@ -84,6 +97,7 @@ export type TimeoutOptions = {
  * await limiter.acquire(); // resolves when the permit is due
  * if (limiter.tryAcquire()) { ... } // synchronous: take it now or not at all
  * if (await limiter.tryAcquire(1, { timeoutMs: 100 })) { ... }
+ * await limiter.acquire(1, { signal: AbortSignal.timeout(5_000) }); // or a request's signal
  */
 export class RateLimiter {
     /**
@@ -106,10 +120,16 @@ export class RateLimiter {
     /**
      * Takes `permits`, waiting until they are granted, and resolves to the
      * seconds waited (Guava's `acquire` value, to the microsecond).
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     *
+     * `signal` aborts the wait (an `AbortError`): the permits are taken when
+     * the call starts, as Guava takes them, and an aborted wait keeps them
+     * (later requests wait as if it had completed). To wait at most so long
+     * and take nothing otherwise, use `tryAcquire(permits, { timeoutMs })`.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {import('./sleep.js').SignalOptions} [options]
      * @returns {Promise<number>}
      */
-    acquire(permits?: number): Promise<number>;
+    acquire(permits?: number | bigint, options?: import("./sleep.js").SignalOptions): Promise<number>;
     /**
      * Without options: takes `permits` if they are available now and returns
      * `true`, or returns `false` at once, taking nothing. Synchronous.
@@ -117,34 +137,35 @@ export class RateLimiter {
      * With `{ timeoutMs }` (or `{ timeoutMicros }`): a Promise of the same,
      * where the permits may be waited for up to the timeout (Guava's
      * `tryAcquire(permits, timeout)`): if they cannot be had by then it
-     * resolves to `false` at once, taking nothing.
+     * resolves to `false` at once, taking nothing. `{ signal }` aborts the
+     * wait for permits taken, as in `acquire` (they stay taken).
      * @overload
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {boolean}
      */
-    tryAcquire(permits?: number | undefined): boolean;
+    tryAcquire(permits?: number | bigint | undefined): boolean;
     /**
      * @overload
-     * @param {number | undefined} permits An integer from 1 to 2^31 − 1.
-     * @param {TimeoutOptions} options
+     * @param {number | bigint | undefined} permits An integer from 1 to 2^31 − 1.
+     * @param {TryAcquireOptions} options
      * @returns {Promise<boolean>}
      */
-    tryAcquire(permits: number | undefined, options: TimeoutOptions): Promise<boolean>;
+    tryAcquire(permits: number | bigint | undefined, options: TryAcquireOptions): Promise<boolean>;
     /**
      * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @param {TimeoutOptions} [options] The timeout to allow (default 0).
      * @returns {boolean}
      */
-    canAcquire(permits?: number, options?: TimeoutOptions): boolean;
+    canAcquire(permits?: number | bigint, options?: TimeoutOptions): boolean;
     /**
      * Milliseconds until a request for `permits` would be granted (0 when it
      * would be granted now); takes nothing. Guava grants a request of any
      * size as soon as the limiter is free, so `permits` only gets checked.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
      * @returns {number}
      */
-    timeUntilAvailable(permits?: number): number;
+    timeUntilAvailable(permits?: number | bigint): number;
     set rate(permitsPerSecond: number);
     /**
      * The stable rate in permits per second (Guava's `getRate`/`setRate`).

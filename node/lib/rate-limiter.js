@@ -12,10 +12,12 @@
 
 const native = require('./binding.js');
 const { readOptions } = require('./options.js');
-const { sleep } = require('./sleep.js');
+const { signalOf, sleep } = require('./sleep.js');
 
 const CREATE_OPTIONS = Object.freeze(['warmupMs', 'warmupMicros', 'coldFactor', 'maxBurstSeconds', 'clock']);
 const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
+const ACQUIRE_OPTIONS = Object.freeze(['signal']);
+const TRY_ACQUIRE_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros', 'signal']);
 
 /** Proves a call of the constructor came from `RateLimiter.create`. */
 const CREATE = Symbol('RateLimiter.create');
@@ -49,12 +51,20 @@ const CREATE = Symbol('RateLimiter.create');
  */
 
 /**
+ * @typedef {TimeoutOptions & import('./sleep.js').SignalOptions} TryAcquireOptions
+ *   The timeout decides whether the permits are taken (nothing is taken
+ *   when they cannot be had within it); the signal aborts the wait for
+ *   permits taken.
+ */
+
+/**
  * A rate limiter with the semantics of Guava's `RateLimiter`: permits are
  * issued at a fixed rate, and a request of any size is granted as soon as
  * the limiter is free — the *next* request pays for it ("pre-consuming").
  *
  * Anything that waits returns a Promise and waits on a timer: the event
- * loop is never blocked. Bad arguments throw (or reject with) a
+ * loop is never blocked, and `{ signal }` (an `AbortSignal`) aborts the
+ * wait. Bad arguments throw (or reject with) a
  * `RangeError` or `TypeError` with a stable `code` (see `codes`), and change
  * nothing.
  *
@@ -63,6 +73,7 @@ const CREATE = Symbol('RateLimiter.create');
  * await limiter.acquire(); // resolves when the permit is due
  * if (limiter.tryAcquire()) { ... } // synchronous: take it now or not at all
  * if (await limiter.tryAcquire(1, { timeoutMs: 100 })) { ... }
+ * await limiter.acquire(1, { signal: AbortSignal.timeout(5_000) }); // or a request's signal
  */
 class RateLimiter {
   /** @type {import('./binding.js').SmoothMethods} */
@@ -118,12 +129,19 @@ class RateLimiter {
   /**
    * Takes `permits`, waiting until they are granted, and resolves to the
    * seconds waited (Guava's `acquire` value, to the microsecond).
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   *
+   * `signal` aborts the wait (an `AbortError`): the permits are taken when
+   * the call starts, as Guava takes them, and an aborted wait keeps them
+   * (later requests wait as if it had completed). To wait at most so long
+   * and take nothing otherwise, use `tryAcquire(permits, { timeoutMs })`.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {import('./sleep.js').SignalOptions} [options]
    * @returns {Promise<number>}
    */
-  async acquire(permits = 1) {
+  async acquire(permits = 1, options) {
+    const signal = options === undefined ? undefined : signalOf(readOptions(options, ACQUIRE_OPTIONS).signal);
     const seconds = this.#native.acquire(permits);
-    if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3);
+    if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3, signal);
     return seconds;
   }
 
@@ -134,20 +152,21 @@ class RateLimiter {
    * With `{ timeoutMs }` (or `{ timeoutMicros }`): a Promise of the same,
    * where the permits may be waited for up to the timeout (Guava's
    * `tryAcquire(permits, timeout)`): if they cannot be had by then it
-   * resolves to `false` at once, taking nothing.
+   * resolves to `false` at once, taking nothing. `{ signal }` aborts the
+   * wait for permits taken, as in `acquire` (they stay taken).
    * @overload
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {boolean}
    */
   /**
    * @overload
-   * @param {number | undefined} permits An integer from 1 to 2^31 − 1.
-   * @param {TimeoutOptions} options
+   * @param {number | bigint | undefined} permits An integer from 1 to 2^31 − 1.
+   * @param {TryAcquireOptions} options
    * @returns {Promise<boolean>}
    */
   /**
-   * @param {number} [permits]
-   * @param {TimeoutOptions} [options]
+   * @param {number | bigint} [permits]
+   * @param {TryAcquireOptions} [options]
    * @returns {boolean | Promise<boolean>}
    */
   tryAcquire(permits, options) {
@@ -156,21 +175,22 @@ class RateLimiter {
   }
 
   /**
-   * @param {number | undefined} permits
-   * @param {TimeoutOptions} options
+   * @param {number | bigint | undefined} permits
+   * @param {TryAcquireOptions} options
    * @returns {Promise<boolean>}
    */
   async #tryAcquireWithin(permits = 1, options) {
-    const o = readOptions(options, TIMEOUT_OPTIONS);
+    const o = readOptions(options, TRY_ACQUIRE_OPTIONS);
+    const signal = signalOf(o.signal);
     const seconds = this.#native.tryAcquireWithin(permits, o.timeoutMs, o.timeoutMicros);
     if (seconds < 0) return false;
-    if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3);
+    if (seconds > 0 && this.#waitsForReal) await sleep(seconds * 1e3, signal);
     return true;
   }
 
   /**
    * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @param {TimeoutOptions} [options] The timeout to allow (default 0).
    * @returns {boolean}
    */
@@ -183,7 +203,7 @@ class RateLimiter {
    * Milliseconds until a request for `permits` would be granted (0 when it
    * would be granted now); takes nothing. Guava grants a request of any
    * size as soon as the limiter is free, so `permits` only gets checked.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
    * @returns {number}
    */
   timeUntilAvailable(permits = 1) {

@@ -508,7 +508,9 @@ export class Membership {
  * Guava's `RateLimiter` shared by every process using the same `name` and
  * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
  * one Guava limiter would give for the same sequence of calls. Every call is
- * a round trip, so every method returns a Promise; waits are timers.
+ * a round trip, so every method returns a Promise; waits are timers, which
+ * `{ signal }` aborts. (A round trip itself is bounded by the store's
+ * `timeoutMs`, here as for every Redis call.)
  *
  * @example
  * const shared = await RedisRateLimiter.create(store, 'reports', 5); // 5 permits/s among all processes
@@ -536,19 +538,24 @@ export class RedisRateLimiter {
     /**
      * Takes `permits`, waiting (on a timer) until they are granted, and
      * resolves to the seconds waited.
-     * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+     *
+     * `signal` aborts the call (an `AbortError`): before it, nothing is sent;
+     * during the round trip, the permits may still be taken; during the wait,
+     * they stay taken, as `RateLimiter.acquire`'s do.
+     * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
+     * @param {import('./sleep.js').SignalOptions} [options]
      * @returns {Promise<number>}
      */
-    acquire(permits?: number): Promise<number>;
+    acquire(permits?: number | bigint, options?: import("./sleep.js").SignalOptions): Promise<number>;
     /**
      * Takes `permits` if they can be had within the timeout (default 0),
      * waiting for them, and resolves to `true`; otherwise resolves to `false`
-     * at once, taking nothing.
-     * @param {number} [permits=1]
-     * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+     * at once, taking nothing. `signal` aborts it as it aborts `acquire`.
+     * @param {number | bigint} [permits=1]
+     * @param {import('./rate-limiter.js').TryAcquireOptions} [options]
      * @returns {Promise<boolean>}
      */
-    tryAcquire(permits?: number, options?: import("./rate-limiter.js").TimeoutOptions): Promise<boolean>;
+    tryAcquire(permits?: number | bigint, options?: import("./rate-limiter.js").TryAcquireOptions): Promise<boolean>;
     /**
      * Whether `tryAcquire(permits, options)` would succeed now; takes nothing.
      * @param {import('./rate-limiter.js').TimeoutOptions} [options]

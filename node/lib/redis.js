@@ -26,7 +26,7 @@ const { views } = require('./admission.js');
 const { decisionAt } = require('./decision.js');
 const { LIMITER, noPublicConstructor } = require('./internal.js');
 const { readOptions } = require('./options.js');
-const { sleep } = require('./sleep.js');
+const { signalOf, sleep, unlessAborted } = require('./sleep.js');
 
 const STORE_OPTIONS = Object.freeze([
   'timeoutMs',
@@ -49,6 +49,8 @@ const SHARED_OPTIONS = Object.freeze([
   'idleTtlMicros',
 ]);
 const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
+const ACQUIRE_OPTIONS = Object.freeze(['signal']);
+const TRY_ACQUIRE_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros', 'signal']);
 
 /**
  * Whether a microtask will send this turn's checks. `RedisLimiter.check`
@@ -816,7 +818,9 @@ class Membership {
  * Guava's `RateLimiter` shared by every process using the same `name` and
  * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
  * one Guava limiter would give for the same sequence of calls. Every call is
- * a round trip, so every method returns a Promise; waits are timers.
+ * a round trip, so every method returns a Promise; waits are timers, which
+ * `{ signal }` aborts. (A round trip itself is bounded by the store's
+ * `timeoutMs`, here as for every Redis call.)
  *
  * @example
  * const shared = await RedisRateLimiter.create(store, 'reports', 5); // 5 permits/s among all processes
@@ -866,28 +870,35 @@ class RedisRateLimiter {
   /**
    * Takes `permits`, waiting (on a timer) until they are granted, and
    * resolves to the seconds waited.
-   * @param {number} [permits=1] An integer from 1 to 2^31 − 1.
+   *
+   * `signal` aborts the call (an `AbortError`): before it, nothing is sent;
+   * during the round trip, the permits may still be taken; during the wait,
+   * they stay taken, as `RateLimiter.acquire`'s do.
+   * @param {number | bigint} [permits=1] An integer from 1 to 2^31 − 1.
+   * @param {import('./sleep.js').SignalOptions} [options]
    * @returns {Promise<number>}
    */
-  async acquire(permits) {
-    const seconds = await this.#native.reserve(permits);
-    if (seconds > 0) await sleep(seconds * 1e3);
+  async acquire(permits, options) {
+    const signal = options === undefined ? undefined : signalOf(readOptions(options, ACQUIRE_OPTIONS).signal);
+    const seconds = await unlessAborted(this.#native.reserve(permits), signal);
+    if (seconds > 0) await sleep(seconds * 1e3, signal);
     return seconds;
   }
 
   /**
    * Takes `permits` if they can be had within the timeout (default 0),
    * waiting for them, and resolves to `true`; otherwise resolves to `false`
-   * at once, taking nothing.
-   * @param {number} [permits=1]
-   * @param {import('./rate-limiter.js').TimeoutOptions} [options]
+   * at once, taking nothing. `signal` aborts it as it aborts `acquire`.
+   * @param {number | bigint} [permits=1]
+   * @param {import('./rate-limiter.js').TryAcquireOptions} [options]
    * @returns {Promise<boolean>}
    */
   async tryAcquire(permits, options) {
-    const o = readOptions(options, TIMEOUT_OPTIONS);
-    const seconds = await this.#native.tryReserve(permits, o.timeoutMs, o.timeoutMicros);
+    const o = readOptions(options, TRY_ACQUIRE_OPTIONS);
+    const signal = signalOf(o.signal);
+    const seconds = await unlessAborted(this.#native.tryReserve(permits, o.timeoutMs, o.timeoutMicros), signal);
     if (seconds < 0) return false;
-    if (seconds > 0) await sleep(seconds * 1e3);
+    if (seconds > 0) await sleep(seconds * 1e3, signal);
     return true;
   }
 

@@ -76,7 +76,10 @@ const BAD_PERMITS = [
   [Number.MIN_VALUE, RANGE],
   ['1', TYPE],
   ['', TYPE],
-  [1n, TYPE],
+  [0n, RANGE], // a bigint is a count too, in the same range
+  [-1n, RANGE],
+  [2n ** 31n, RANGE],
+  [2n ** 64n, RANGE],
   [null, TYPE],
   [true, TYPE],
   [{}, TYPE],

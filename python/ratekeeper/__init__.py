@@ -36,13 +36,17 @@ Limits shared by many processes through Redis (or a Redis Cluster):
 script per decision, on the server's clock), ``RedisLeasedLimiter``
 (batches spent locally), ``RedisDividedLimiter`` and ``Membership`` (each
 node enforces its share), and ``RedisRateLimiter`` (Guava's, shared);
-blocking calls release the GIL, and each has an ``async`` form.
+blocking calls release the GIL, and each has an ``async`` form. Each is
+closed by ``close()``, or by leaving a ``with`` or ``async with`` block;
+closing the store closes everything made from it.
 
 ``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
 ``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``); Redis
 failing to answer raises ``RedisUnavailableError`` (also a
-``ConnectionError``) or ``RedisTimeoutError`` (also a ``TimeoutError``).
+``ConnectionError``) or ``RedisTimeoutError`` (also a ``TimeoutError``); a
+call on a Redis object after its ``close()`` (or its store's) raises
+``ClosedError``.
 """
 
 from ratekeeper._algorithms import (
@@ -64,6 +68,7 @@ from ratekeeper._ratekeeper import (
     AimdPolicy,
     ArgumentTypeError,
     AtCapacity,
+    ClosedError,
     Color,
     Decision,
     GradientPolicy,
@@ -122,6 +127,7 @@ __all__ = [
     "AimdPolicy",
     "ArgumentTypeError",
     "AtCapacity",
+    "ClosedError",
     "Color",
     "CompositeLimiter",
     "ConcurrencyLimiter",

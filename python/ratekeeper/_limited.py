@@ -27,9 +27,9 @@ import inspect
 from collections.abc import Awaitable
 from contextlib import AbstractContextManager
 from datetime import timedelta
-from typing import Any, Callable, Optional, TypeVar, Union, cast
+from typing import Any, Callable, NoReturn, Optional, TypeVar, Union, cast, overload
 
-from ratekeeper._ratekeeper import Decision, RateLimitExceeded
+from ratekeeper._ratekeeper import ArgumentTypeError, Decision, RateLimitExceeded
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -38,6 +38,24 @@ Timeout = Optional[Union[float, timedelta]]
 class's default (as long as it takes, for the classes that wait)."""
 
 Admission = tuple[Union[Decision, bool], Optional[AbstractContextManager[Any]]]
+
+
+def _check_limitable(func: Any) -> None:
+    """Refuses, when decorating, what ``limited`` cannot wrap: an argument
+    given first that is not a function (``@limiter.limited(2)`` meaning
+    ``permits=2``) would otherwise fail only on the first call."""
+    if not callable(func):
+        shown = repr(func)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        error = ArgumentTypeError(
+            f"invalid argument func = {shown}: must be the function to limit, "
+            f"not {type(func).__name__} (the decorator's own arguments go by name, "
+            "as in @limiter.limited(cost=2))"
+        )
+        error.argument = "func"
+        error.value = func
+        raise error
 
 
 class LimitedCalls:
@@ -62,9 +80,12 @@ class LimitedCalls:
     def _decorate(self, func: _F | None, amount: int, timeout: Timeout) -> _F | Callable[[_F], _F]:
         # Check the arguments now, so that a bad decorator argument fails at
         # import time rather than on a call.
+        if func is not None:
+            _check_limitable(func)
         self._check_call(amount, timeout)
 
         def decorate(f: _F) -> _F:
+            _check_limitable(f)
             if inspect.iscoroutinefunction(f):
                 return cast(_F, self._limit_async(f, amount, timeout))
             return cast(_F, self._limit_sync(f, amount, timeout))
@@ -129,6 +150,50 @@ KeyOf = Union[Key, Callable[..., Key]]
 decorated function's arguments that returns it."""
 
 
+_KEY_USAGE = "as in @limiter.limited(key=lambda request: request.user) or @limiter.limited('all')"
+
+
+def _key_argument(given: Any, key: Any) -> KeyOf:
+    """The key of a keyed ``limited(given, key=key)``: a ``str`` or
+    ``bytes`` given first, or ``key=``; ``ArgumentTypeError`` otherwise.
+
+    A callable given first is refused even when it is a key function:
+    ``@limiter.limited`` without parentheses passes the function to limit
+    the same way, and taking it for a key function would return a decorator
+    in its place — every call would then return a function and limit
+    nothing."""
+    if given is not None:
+        if key is not None:
+            _key_error(given, "given once: first (a str or bytes) or as key=, not both")
+        if callable(given):
+            _key_error(
+                given,
+                "a str or bytes when given first, not a function: a bare @limiter.limited "
+                "on a keyed limiter would limit nothing; give a key function as key=, "
+                + _KEY_USAGE,
+            )
+        key = given
+    if key is None:
+        _key_error(key, "given: a keyed limiter limits each call by its key, " + _KEY_USAGE)
+    if not (callable(key) or isinstance(key, (str, bytes))):
+        _key_error(
+            key,
+            "a str, bytes, or a function of the call's arguments returning one, "
+            f"not {type(key).__name__}",
+        )
+    return cast(KeyOf, key)
+
+
+def _key_error(value: object, requirement: str) -> NoReturn:
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    error = ArgumentTypeError(f"invalid argument key = {shown}: must be {requirement}")
+    error.argument = "key"
+    error.value = value
+    raise error
+
+
 class KeyedCalls(LimitedCalls):
     """``limited`` for the limiters that decide per key (``KeyedLimiter``
     and the Redis limiters): each call's key is ``key`` or ``key(*args,
@@ -155,25 +220,46 @@ class KeyedCalls(LimitedCalls):
         and sending nothing."""
         raise NotImplementedError
 
-    def limited(self, key: KeyOf, /, *, cost: int = 1) -> Callable[[_F], _F]:
+    @overload
+    def limited(self, given: Key, /, *, key: None = None, cost: int = 1) -> Callable[[_F], _F]: ...
+
+    @overload
+    def limited(
+        self, given: None = None, /, *, key: KeyOf, cost: int = 1
+    ) -> Callable[[_F], _F]: ...
+
+    def limited(
+        self, given: Any = None, /, *, key: Any = None, cost: int = 1
+    ) -> Callable[[_F], _F]:
         """A decorator: each call first takes ``cost`` units for its key; a
         call refused raises ``RateLimitExceeded`` (``.decision`` says when to
-        retry) and is not made. ``key`` is the key, or a function that takes
-        the call's arguments and returns it::
+        retry) and is not made. ``key=`` is the key, or a function that takes
+        the call's arguments and returns it; a fixed key (``str`` or
+        ``bytes``) may also come first::
 
-            @limiter.limited(lambda request: request.user_id)
+            @limiter.limited(key=lambda request: request.user_id)
             def handle(request): ...
 
-            @limiter.limited(lambda user, blob: f"upload:{user}", cost=5)
+            @limiter.limited(key=lambda user, blob: f"upload:{user}", cost=5)
             async def upload(user, blob): ...
 
+            @limiter.limited("reports")
+            def report(): ...
+
         Works on plain and ``async`` functions (these never block the event
-        loop).
+        loop). A key function goes by name only: passed first it could not be
+        told from the function to limit, so a bare ``@limiter.limited``
+        (which would limit nothing) raises ``ArgumentTypeError`` (a
+        ``TypeError``) when decorating, as does a missing key.
         """
+        chosen = _key_argument(given, key)
         self._check_keyed_call(cost)
-        key_of: Callable[..., Key] = key if callable(key) else (lambda *args, **kwargs: key)
+        key_of: Callable[..., Key] = (
+            chosen if callable(chosen) else (lambda *args, **kwargs: chosen)
+        )
 
         def decorate(f: _F) -> _F:
+            _check_limitable(f)
             if inspect.iscoroutinefunction(f):
 
                 @functools.wraps(f)

@@ -13,8 +13,8 @@ subclasses add:
   ``_…_future`` method returns: the decision is made on ratekeeper's own
   thread and handed to the event loop with ``call_soon_threadsafe``, so
   the loop never blocks;
-* the decorators (``limited``) and the context managers of the objects
-  that hold a place in a group (``Membership``, ``RedisDividedLimiter``).
+* the decorators (``limited``) and ``with``/``async with`` support: every
+  object closes on leaving the block (``_Closes``).
 
 They keep no state of their own (``__slots__ = ()``).
 """
@@ -45,7 +45,41 @@ async def _in_thread(make: Callable[[], _T]) -> _T:
     return await asyncio.get_running_loop().run_in_executor(None, make)
 
 
-class RedisStore(_ratekeeper.RedisStore):
+class _Closes:
+    """``with`` and ``async with`` support: leaving the block closes the
+    object (a store closes everything made from it). ``async with`` closes
+    on a worker thread: closing a membership or a divided limiter leaves
+    its group, a round trip that must not block the event loop."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await _in_thread(self.close)
+
+
+class RedisStore(_ratekeeper.RedisStore, _Closes):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisStore.__doc__
 
@@ -138,7 +172,7 @@ class _SharedKeyedCalls(KeyedCalls):
         _ratekeeper.FixedWindow(1, 1.0).peek(cost)
 
 
-class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls):
+class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls, _Closes):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisLimiter.__doc__
 
@@ -159,7 +193,7 @@ class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls):
         return await self.check_async(key, cost)
 
 
-class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls):
+class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls, _Closes):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisLeasedLimiter.__doc__
 
@@ -173,26 +207,6 @@ class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls):
 
     async def _check_key_async(self, key: Key, cost: int) -> Decision:
         return await self.check_async(key, cost)
-
-
-class _Closes:
-    """``with`` support for the objects that hold a place in a group."""
-
-    __slots__ = ()
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class RedisDividedLimiter(_ratekeeper.RedisDividedLimiter, _SharedKeyedCalls, _Closes):
@@ -248,7 +262,7 @@ class Membership(_ratekeeper.Membership, _Closes):
         return await _in_thread(self.refresh)
 
 
-class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls):
+class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls, _Closes):
     __slots__ = ()
     __doc__ = _ratekeeper.RedisRateLimiter.__doc__
 

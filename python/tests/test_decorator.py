@@ -9,7 +9,9 @@ from typing import Callable, Union
 import pytest
 
 from ratekeeper import (
+    ArgumentTypeError,
     CompositeLimiter,
+    ConcurrencyLimiter,
     FixedWindow,
     Gcra,
     LeakyBucketMeter,
@@ -295,6 +297,29 @@ def test_bad_arguments_of_the_new_decorators(decorate: Callable[[], object], arg
     with pytest.raises(RateLimitError) as raised:
         decorate()
     assert getattr(raised.value, "argument", None) == argument
+
+
+@pytest.mark.parametrize(
+    "limiter",
+    [
+        RateLimiter.create(1.0),
+        TokenBucket(1.0, 1),
+        LeakyBucketQueue(1, 1.0),
+        FixedWindow(1, 1.0),
+        ConcurrencyLimiter(1),
+    ],
+    ids=type,
+)
+def test_a_decorator_given_a_count_first_is_refused_when_decorating(
+    limiter: RateLimiter | TokenBucket | LeakyBucketQueue | FixedWindow | ConcurrencyLimiter,
+) -> None:
+    # `@limiter.limited(2)` meant `permits=2`: it was taken for the function
+    # to limit, and failed only on the first call.
+    with pytest.raises(ArgumentTypeError) as raised:
+        limiter.limited(2)  # type: ignore[call-overload]
+    assert isinstance(raised.value, TypeError)
+    assert (raised.value.argument, raised.value.value) == ("func", 2)
+    assert "go by name" in str(raised.value)
 
 
 def test_checking_the_decorators_arguments_takes_nothing() -> None:

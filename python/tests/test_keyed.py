@@ -345,7 +345,7 @@ def test_text_keys_with_a_lone_surrogate_are_refused(
 def test_the_keyed_decorator(clock: ManualClock) -> None:
     keyed = KeyedLimiter(FixedWindow(2, 60.0), 100, clock=clock)
 
-    @keyed.limited(lambda user, item: f"user:{user}")
+    @keyed.limited(key=lambda user, item: f"user:{user}")
     def buy(user: str, item: str) -> str:
         return item
 
@@ -366,3 +366,82 @@ def test_the_keyed_decorator(clock: ManualClock) -> None:
     with pytest.raises(InvalidArgumentError, match="cost = -1"):
         keyed.limited("k", cost=-1)
     assert len(keyed) == 3  # checking the cost made no key
+
+
+def _handler(request: str) -> str:
+    return request
+
+
+async def _handler_async(request: str) -> str:
+    return request
+
+
+class _Service:
+    def handle(self, request: str) -> str:
+        return request
+
+
+@pytest.mark.parametrize("func", [_handler, _handler_async, _Service.handle])
+def test_a_bare_keyed_decorator_is_refused_when_decorating(func: Callable[..., Any]) -> None:
+    # `@keyed.limited` passes the function where a key goes: taken for a key
+    # function it made every call return a function, limiting nothing.
+    keyed = KeyedLimiter(FixedWindow(1, 60.0), 100)
+    with pytest.raises(ArgumentTypeError) as raised:
+        keyed.limited(func)  # type: ignore[call-overload]
+    assert isinstance(raised.value, TypeError)
+    assert (raised.value.argument, raised.value.value) == ("key", func)
+    assert "@limiter.limited(key=lambda request: request.user)" in str(raised.value)
+    assert len(keyed) == 0
+
+
+@pytest.mark.parametrize(
+    ("decorate", "value"),
+    [
+        (lambda k: k.limited(), None),  # no key at all
+        (lambda k: k.limited(cost=2), None),
+        (lambda k: k.limited(lambda request: request), "function"),  # a key function goes by name
+        (lambda k: k.limited("a", key="b"), "a"),  # two keys
+        (lambda k: k.limited(key=42), 42),
+    ],
+)
+def test_a_keyed_decorator_needs_one_key(
+    decorate: Callable[[KeyedLimiter], object], value: object
+) -> None:
+    keyed = KeyedLimiter(FixedWindow(1, 60.0), 100)
+    with pytest.raises(ArgumentTypeError) as raised:
+        decorate(keyed)
+    assert raised.value.argument == "key"
+    if value == "function":
+        assert callable(raised.value.value)
+    else:
+        assert raised.value.value == value
+    assert str(raised.value).startswith("invalid argument key = ")
+
+
+def test_the_keyed_decorator_on_methods_and_coroutines(clock: ManualClock) -> None:
+    keyed = KeyedLimiter(FixedWindow(1, 60.0), 100, clock=clock)
+
+    class Service:
+        @keyed.limited(key=lambda self, user: f"user:{user}")
+        def handle(self, user: str) -> str:
+            return user
+
+        @keyed.limited(key=lambda self, user: f"async:{user}")
+        async def handle_async(self, user: str) -> str:
+            return user
+
+    service = Service()
+    assert service.handle("ann") == "ann"
+    with pytest.raises(RateLimitExceeded):
+        service.handle("ann")
+    assert asyncio.run(service.handle_async("ann")) == "ann"
+    with pytest.raises(RateLimitExceeded):
+        asyncio.run(service.handle_async("ann"))
+    assert len(keyed) == 2
+
+
+def test_the_keyed_decorator_wraps_functions_only() -> None:
+    keyed = KeyedLimiter(FixedWindow(1, 60.0), 100)
+    with pytest.raises(ArgumentTypeError) as raised:
+        keyed.limited("k")(42)  # type: ignore[type-var]
+    assert (raised.value.argument, raised.value.value) == ("func", 42)

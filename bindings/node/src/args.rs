@@ -7,6 +7,11 @@
 //! checks (a positive rate, at most 2^31 − 1 permits) stay in the library,
 //! which reports them as [`ratekeeper::Error`].
 //!
+//! One rule for every count — permits, costs, limits, sizes: an integer,
+//! given as a number or as a bigint, with the same range either way (`1n`
+//! is `1`; `0n` permits is the same `RangeError` as `0`). Rates and
+//! factors, which are not counts, are numbers only.
+//!
 //! Durations come in milliseconds (`…Ms`, JavaScript's unit: `setTimeout`,
 //! `Date.now`) or as exact whole microseconds (`…Micros`, the library's
 //! unit: a number or a bigint).
@@ -25,12 +30,13 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// 2^63 as a double: integers at or beyond it do not fit an `i64`.
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
-/// A permit count: an integer from 1 to 2^31 − 1 (Guava's `int`). The hot
-/// path: one Node-API call when the value is fine.
+/// A permit count: an integer from 1 to 2^31 − 1 (Guava's `int`), a
+/// number or a bigint. The hot path: one Node-API call when the value is a
+/// fine number.
 #[inline]
 pub(crate) fn permits(value: Js) -> Result<u32, Failure> {
     let Some(x) = value.number() else {
-        return Err(Failure::WrongType { argument: "permits", value, expected: "an integer number" });
+        return permits_not_a_number(value);
     };
     if x >= 1.0 && x <= f64::from(i32::MAX) && x.fract() == 0.0 {
         return Ok(x as u32);
@@ -44,6 +50,21 @@ pub(crate) fn permits(value: Js) -> Result<u32, Failure> {
         }
     }
     Err(Failure::OutOfRange { argument: "permits", value, requirement: PERMITS_REQUIREMENT })
+}
+
+/// `permits` given as anything but a number: a bigint in range, or an
+/// error naming `permits`.
+#[cold]
+fn permits_not_a_number(value: Js) -> Result<u32, Failure> {
+    match value.bigint_i64() {
+        Some(Ok(i)) => permits_from_i64(i).map_err(|_| Failure::OutOfRange {
+            argument: "permits",
+            value,
+            requirement: PERMITS_REQUIREMENT,
+        }),
+        Some(Err(())) => Err(Failure::OutOfRange { argument: "permits", value, requirement: PERMITS_REQUIREMENT }),
+        None => Err(Failure::WrongType { argument: "permits", value, expected: "an integer number or a bigint" }),
+    }
 }
 
 /// `permits`, with `undefined` meaning 1 (JavaScript's default argument).

@@ -25,6 +25,12 @@
 //! errors do. The Redis errors are never argument errors: a bad argument to
 //! a Redis limiter is the same `RangeError` or `TypeError` as for a local one.
 //!
+//! Not here: a wait aborted by its `signal` rejects with the platform's
+//! `AbortError` (`code` `ABORT_ERR`, the signal's reason as `cause`), made
+//! in node/lib/sleep.js as Node's own waits make it: it is not a
+//! ratekeeper error, and it carries a JavaScript value (the reason) that
+//! never crosses into Rust.
+//!
 //! A failure is thrown ([`throw`]) by a synchronous call, or becomes the
 //! rejection of a Promise ([`value`]) — which is how the Redis limiters'
 //! failures arrive, on the JavaScript thread, after the call has returned.

@@ -36,7 +36,7 @@ struct Smooth {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct SmoothMethods {
     /// Takes `permits` if they are available now; never waits.
-    #[napi(ts_type = "(permits?: number) => boolean")]
+    #[napi(ts_type = "(permits?: number | bigint) => boolean")]
     pub try_acquire: (),
     /// `tryAcquire(1)`, reading no argument: the hot path, a callback of its
     /// own (see `bound`).
@@ -44,18 +44,18 @@ pub struct SmoothMethods {
     pub try_acquire_one: (),
     /// Takes `permits` now: the seconds to wait (Guava's `acquire` value).
     /// On a `ManualClock`, the clock has advanced by them.
-    #[napi(ts_type = "(permits: number) => number")]
+    #[napi(ts_type = "(permits: number | bigint) => number")]
     pub acquire: (),
     /// Guava's `tryAcquire(permits, timeout)` without the sleep: the seconds
     /// to wait when taken, -1 when refused (nothing taken). On a
     /// `ManualClock`, the clock has advanced by the wait.
-    #[napi(ts_type = "(permits: number, timeoutMs: unknown, timeoutMicros: unknown) => number")]
+    #[napi(ts_type = "(permits: number | bigint, timeoutMs: unknown, timeoutMicros: unknown) => number")]
     pub try_acquire_within: (),
     /// Whether `tryAcquireWithin` would take the permits now; takes nothing.
-    #[napi(ts_type = "(permits: number, timeoutMs: unknown, timeoutMicros: unknown) => boolean")]
+    #[napi(ts_type = "(permits: number | bigint, timeoutMs: unknown, timeoutMicros: unknown) => boolean")]
     pub can_acquire: (),
     /// Milliseconds until a request for `permits` would be granted.
-    #[napi(ts_type = "(permits: number) => number")]
+    #[napi(ts_type = "(permits: number | bigint) => number")]
     pub time_until_available: (),
     /// Guava's `getRate()`.
     #[napi(ts_type = "() => number")]

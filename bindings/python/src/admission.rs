@@ -98,8 +98,10 @@ impl PyTokenBucket {
     /// ``wait`` is the time slept); otherwise returns the refusal at once,
     /// taking nothing (Go's ``WaitN`` with a deadline).
     ///
-    /// The sleep releases the GIL; Ctrl-C interrupts it (the tokens stay
-    /// taken). On a ``ManualClock`` the clock moves by the wait instead.
+    /// The sleep releases the GIL; Ctrl-C interrupts it, and the tokens stay
+    /// taken, as a ``RateLimiter``'s interrupted ``acquire`` keeps its
+    /// permits (``reserve`` and ``Reservation.cancel`` give tokens back). On
+    /// a ``ManualClock`` the clock moves by the wait instead.
     #[pyo3(signature = (cost = Cost::ONE, timeout = Deadline::NONE), text_signature = "($self, cost=1, timeout=None)")]
     fn wait(slf: &Bound<'_, Self>, cost: Cost, timeout: Deadline) -> PyResult<PyDecision> {
         let bucket = slf.as_super().get().token_bucket()?;

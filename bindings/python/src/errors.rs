@@ -9,6 +9,7 @@
 //!     ├── RateLimitExceeded               a limited call was refused (`decision` says why)
 //!     │   └── AtCapacity                  a keyed limiter could hold no new key
 //!     ├── UnsupportedError                an algorithm or mode that does not run in Redis
+//!     ├── ClosedError                     a call on a Redis store, limiter or membership after close()
 //!     └── RedisError                      Redis answered with an error, or with what no script sends
 //!         └── RedisUnavailableError       also a ConnectionError: Redis could not answer
 //!             └── RedisTimeoutError       also a TimeoutError: not within the store's timeout
@@ -44,6 +45,7 @@ static ARGUMENT_TYPE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static RATE_LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static AT_CAPACITY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static CLOSED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_UNAVAILABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_TIMEOUT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -159,6 +161,31 @@ fn unsupported_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+fn closed_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    CLOSED_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [rate_limit_error(py)?])?;
+            new_type(
+                py,
+                "ClosedError",
+                bases,
+                "A call on a Redis store, limiter or membership after its close() (or its store's; \
+                 leaving a with block closes too). Nothing was sent. Node.js's error of the same \
+                 case has the code ERR_RATEKEEPER_CLOSED.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// A [`ClosedError`](closed_error_type): "this RedisLimiter is closed".
+pub fn closed_error(py: Python<'_>, what: &str) -> PyErr {
+    match closed_error_type(py) {
+        Ok(ty) => PyErr::from_type(ty.clone(), format!("this {what} is closed")),
+        Err(e) => e,
+    }
+}
+
 fn redis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     REDIS_ERROR
         .get_or_try_init(py, || {
@@ -268,6 +295,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("RateLimitExceeded", rate_limit_exceeded(py)?)?;
     module.add("AtCapacity", at_capacity_type(py)?)?;
     module.add("UnsupportedError", unsupported_error(py)?)?;
+    module.add("ClosedError", closed_error_type(py)?)?;
     module.add("RedisError", redis_error(py)?)?;
     module.add("RedisUnavailableError", redis_unavailable_error(py)?)?;
     module.add("RedisTimeoutError", redis_timeout_error(py)?)?;
@@ -308,8 +336,7 @@ pub fn from_rust(py: Python<'_>, error: Error) -> PyErr {
     }
 }
 
-/// A plain `RateLimitError` with `message` (a closed membership, a store of
-/// another process).
+/// A plain `RateLimitError` with `message` (a store of another process).
 pub fn rate_limit_error_with(py: Python<'_>, message: String) -> PyErr {
     match rate_limit_error(py) {
         Ok(ty) => PyErr::from_type(ty.clone(), message),

@@ -85,7 +85,10 @@ impl PyRateLimiter {
     /// seconds spent waiting (Guava's ``acquire``).
     ///
     /// The wait releases the GIL, so other threads run meanwhile. Ctrl-C
-    /// interrupts it (``KeyboardInterrupt``); the permits stay taken. On a
+    /// interrupts it (``KeyboardInterrupt``) and the permits stay taken, as
+    /// Guava's do: they are reserved before the wait, and a reservation is
+    /// never handed back (later requests wait as if this one had
+    /// completed; a cancelled ``acquire_async`` likewise). On a
     /// ``ManualClock`` the clock is advanced by the wait instead.
     #[pyo3(signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
     fn acquire(&self, py: Python<'_>, permits: Permits) -> PyResult<f64> {
@@ -100,7 +103,8 @@ impl PyRateLimiter {
     /// and returns ``True``; returns ``False`` at once, taking nothing, if
     /// they cannot (Guava's ``tryAcquire``).
     ///
-    /// A wait releases the GIL; see ``acquire``.
+    /// A wait releases the GIL, and Ctrl-C interrupts it with the permits
+    /// taken, as in ``acquire``.
     #[pyo3(
         signature = (permits = Permits::ONE, timeout = Timeout::ZERO),
         text_signature = "($self, permits=1, timeout=0.0)"

@@ -59,12 +59,30 @@ async function redis(): Promise<void> {
   const notYet: Decision = exact.check('user:1');
   // @ts-expect-error: an unknown policy
   new RedisLimiter(store, 'api', perUser, { whenUnavailable: 'retry' });
-  // @ts-expect-error: Redis keys are strings
+  // Redis keys are strings or bytes, as a KeyedLimiter's.
   await exact.check(new Uint8Array(1));
+  // @ts-expect-error: but not numbers
+  await exact.check(42);
   // @ts-expect-error: stores come from RedisStore.connect
   new RedisStore();
   void [d, l, local, waited, got, notYet];
   store.close();
 }
 
-export { byString, byBytes, held, redis };
+// Every wait takes an AbortSignal (the platform's, through its members);
+// acquire has no timeout.
+const aborted: Promise<number> = limiter.acquire(1, { signal: AbortSignal.timeout(1_000) });
+const within: Promise<boolean> = limiter.tryAcquire(2n, { timeoutMs: 100, signal: new AbortController().signal });
+// @ts-expect-error: acquire waits as long as it takes; tryAcquire has the timeout
+limiter.acquire(1, { timeoutMs: 100 });
+// @ts-expect-error: a signal is an AbortSignal
+limiter.acquire(1, { signal: true });
+
+async function sharedWaits(shared: RedisRateLimiter): Promise<void> {
+  const signal = new AbortController().signal;
+  const waited: number = await shared.acquire(1, { signal });
+  const got: boolean = await shared.tryAcquire(1n, { timeoutMicros: 100n, signal });
+  void [waited, got];
+}
+
+export { byString, byBytes, held, redis, aborted, within, sharedWaits };

@@ -314,7 +314,7 @@ def test_the_decorator_limits_per_key(store: RedisStore, name: str) -> None:
     limiter = RedisLimiter(store, name, FixedWindow(2, 1e6))
     calls: list[str] = []
 
-    @limiter.limited(lambda user, item: f"user:{user}")
+    @limiter.limited(key=lambda user, item: f"user:{user}")
     def buy(user: str, item: str) -> str:
         calls.append(item)
         return item
@@ -336,4 +336,8 @@ def test_the_decorator_limits_per_key(store: RedisStore, name: str) -> None:
     with pytest.raises(InvalidArgumentError, match="cost = -1"):
         limiter.limited("k", cost=-1)
     with pytest.raises(ArgumentTypeError, match=r"cost = 1\.5"):
-        limiter.limited("k", cost=1.5)  # type: ignore[arg-type]
+        limiter.limited("k", cost=1.5)  # type: ignore[call-overload]
+    # A bare decorator would limit nothing: refused when decorating.
+    with pytest.raises(ArgumentTypeError, match="key=") as bare:
+        limiter.limited(buy)  # type: ignore[call-overload]
+    assert bare.value.argument == "key"

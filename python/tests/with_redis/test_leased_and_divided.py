@@ -13,12 +13,12 @@ import pytest
 
 from ratekeeper import (
     ArgumentTypeError,
+    ClosedError,
     Decision,
     FixedWindow,
     Gcra,
     InvalidArgumentError,
     Membership,
-    RateLimitError,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
@@ -122,7 +122,7 @@ def test_divided_mode_gives_each_node_its_share(store: RedisStore, name: str) ->
             assert sum(two.check("b").allowed for _ in range(12)) == 5
             assert one.node_id != two.node_id
         assert two.closed
-        with pytest.raises(RateLimitError, match="closed"):
+        with pytest.raises(ClosedError, match="is closed"):
             two.check("b")
         # Left at once: the next heartbeat counts one node again.
         wait_until(lambda: one.nodes == 1)
@@ -184,9 +184,9 @@ def test_membership_counts_the_live_nodes(store: RedisStore, name: str) -> None:
     second.close()
     assert second.closed
     assert first.refresh() == 1
-    with pytest.raises(RateLimitError, match="closed"):
+    with pytest.raises(ClosedError, match="is closed"):
         second.refresh()
-    with pytest.raises(RateLimitError, match="closed"):
+    with pytest.raises(ClosedError, match="is closed"):
         _ = second.nodes
     first.close()
 

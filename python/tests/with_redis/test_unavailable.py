@@ -12,11 +12,11 @@ from typing import Callable
 import pytest
 
 from ratekeeper import (
+    ClosedError,
     Decision,
     FixedWindow,
     Gcra,
     Membership,
-    RateLimitError,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
@@ -184,7 +184,7 @@ def test_the_other_limiters_raise_and_the_divided_one_decides_alone(
     divided.close()
     membership.close()
     assert membership.closed
-    with pytest.raises(RateLimitError, match="closed"):
+    with pytest.raises(ClosedError, match="is closed"):
         membership.refresh()
 
 

@@ -47,11 +47,13 @@ impl Close for Shared {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct RedisSmoothMethods {
     /// Guava's `reserve`: takes `permits`; a Promise of the seconds to wait.
-    #[napi(ts_type = "(permits?: number) => Promise<number>")]
+    #[napi(ts_type = "(permits?: number | bigint) => Promise<number>")]
     pub reserve: (),
     /// Guava's `tryAcquire(permits, timeout)` without the wait: a Promise of
     /// the seconds to wait when taken, -1 when refused (nothing taken).
-    #[napi(ts_type = "(permits: number | undefined, timeoutMs: unknown, timeoutMicros: unknown) => Promise<number>")]
+    #[napi(
+        ts_type = "(permits: number | bigint | undefined, timeoutMs: unknown, timeoutMicros: unknown) => Promise<number>"
+    )]
     pub try_reserve: (),
     /// Whether `tryReserve` with this timeout would take permits now; takes nothing.
     #[napi(ts_type = "(timeoutMs: unknown, timeoutMicros: unknown) => Promise<boolean>")]

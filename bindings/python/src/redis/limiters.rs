@@ -6,7 +6,7 @@
 //! `bytes`, as a `KeyedLimiter`'s, of at most `max_key_bytes` bytes (256
 //! unless set; the crate refuses a longer one before anything is sent).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -16,10 +16,10 @@ use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, Wh
 
 use super::membership::PyMembership;
 use super::store::{store_arg, PyRedisStore};
-use super::{Local, Pending};
+use super::{Close, Held, Pending};
 use crate::args::{self, Cost};
 use crate::decision::PyDecision;
-use crate::errors::{from_redis, from_redis_passed, invalid_named, rate_limit_error_with, wrong_type};
+use crate::errors::{from_redis, from_redis_passed, invalid_named, wrong_type};
 use crate::float_repr;
 use crate::limiter::{spec_repr, template_spec};
 
@@ -67,10 +67,13 @@ fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// with its share of the limit, ``limit ÷ the live nodes`` of ``membership``
 /// as last counted, for at most ``max_keys`` keys — back on Redis as soon as
 /// it answers.
+///
+/// ``close()`` (or leaving a ``with`` or ``async with`` block, or closing
+/// the store) releases the limiter; later calls raise ``ClosedError``.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisLimiter")]
 #[derive(Debug)]
 pub struct PyRedisLimiter {
-    limiter: Local<RedisLimiter>,
+    limiter: Arc<Held<RedisLimiter>>,
     store: Py<PyRedisStore>,
     name: String,
     spec: LimiterSpec,
@@ -121,7 +124,7 @@ impl PyRedisLimiter {
         };
         let membership = membership.filter(|m| !m.is_none());
         let max_keys = max_keys.filter(|m| !m.is_none());
-        let limiter = RedisLimiter::new(store.get().get(py)?, &name, spec)
+        let limiter = RedisLimiter::new(&store.get().get(py)?, &name, spec)
             .map_err(|e| from_redis(py, e))?
             .remember_refusals(remember_refusals)
             .max_key_bytes(max_key_bytes);
@@ -147,7 +150,7 @@ impl PyRedisLimiter {
             (limiter.when_unavailable(policy), None)
         };
         Ok(PyRedisLimiter {
-            limiter: Local::new(limiter, "RedisLimiter"),
+            limiter: Held::adopted(limiter, "RedisLimiter", store.get()),
             store: store.clone().unbind(),
             name,
             spec,
@@ -250,6 +253,18 @@ impl PyRedisLimiter {
         self.membership.as_ref().map(|m| m.clone_ref(py))
     }
 
+    /// Whether ``close()`` (or the store's) was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.limiter.is_closed()
+    }
+
+    /// Releases the limiter now: later calls raise ``ClosedError`` (calls
+    /// already waiting for Redis complete). Closing twice does nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.limiter.close());
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let (py, this) = (slf.py(), slf.get());
         Ok(format!(
@@ -274,11 +289,13 @@ impl PyRedisLimiter {
 /// ``TokenBucket`` (others raise ``UnsupportedError``); ``batch`` is from 1
 /// to its limit. An admission from the lease has the units left in it as
 /// ``remaining``. Keys are as a ``RedisLimiter``'s, of at most
-/// ``max_key_bytes`` bytes.
+/// ``max_key_bytes`` bytes. ``close()`` (or leaving a ``with`` or ``async
+/// with`` block, or closing the store) releases the limiter; later calls
+/// raise ``ClosedError``.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisLeasedLimiter")]
 #[derive(Debug)]
 pub struct PyRedisLeasedLimiter {
-    limiter: Local<RedisLeasedLimiter>,
+    limiter: Arc<Held<RedisLeasedLimiter>>,
     store: Py<PyRedisStore>,
     name: String,
     spec: LimiterSpec,
@@ -307,11 +324,11 @@ impl PyRedisLeasedLimiter {
         let batch_count = args::count(batch, Argument::Batch)?;
         let lease_micros = args::duration_micros(lease, Argument::Lease)?;
         let lease_duration = Duration::from_micros(lease_micros as u64);
-        let limiter = RedisLeasedLimiter::new(store.get().get(py)?, &name, spec, batch_count, lease_duration)
+        let limiter = RedisLeasedLimiter::new(&store.get().get(py)?, &name, spec, batch_count, lease_duration)
             .map_err(|e| from_redis_passed(py, e, &[(Argument::Lease, lease)]))?
             .max_key_bytes(max_key_bytes);
         Ok(PyRedisLeasedLimiter {
-            limiter: Local::new(limiter, "RedisLeasedLimiter"),
+            limiter: Held::adopted(limiter, "RedisLeasedLimiter", store.get()),
             store: store.clone().unbind(),
             name,
             spec,
@@ -371,6 +388,18 @@ impl PyRedisLeasedLimiter {
         Ok(self.limiter.get(py)?.key_bytes_bound().get())
     }
 
+    /// Whether ``close()`` (or the store's) was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.limiter.is_closed()
+    }
+
+    /// Releases the limiter now (the units left in its leases are lost): later calls raise ``ClosedError`` (calls
+    /// already waiting for Redis complete). Closing twice does nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.limiter.close());
+    }
+
     /// The store the limiter talks through.
     #[getter]
     fn store(&self, py: Python<'_>) -> Py<PyRedisStore> {
@@ -401,13 +430,14 @@ impl PyRedisLeasedLimiter {
 /// the nodes; a busy node is refused while an idle one has room. While
 /// Redis is unreachable, the node keeps the last count it read. Making one
 /// blocks for the first heartbeat (GIL released; ``create_async`` does not
-/// block the event loop). ``close()`` (or leaving a ``with`` block) leaves
-/// the group at once; otherwise the node leaves when the limiter is
-/// garbage-collected.
+/// block the event loop). ``close()`` (or leaving a ``with`` or ``async
+/// with`` block, or closing the store) leaves the group at once, and later
+/// calls raise ``ClosedError``; otherwise the node leaves when the limiter
+/// is garbage-collected.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisDividedLimiter")]
 #[derive(Debug)]
 pub struct PyRedisDividedLimiter {
-    limiter: Mutex<Option<Local<RedisDividedLimiter>>>,
+    limiter: Arc<Held<RedisDividedLimiter>>,
     store: Py<PyRedisStore>,
     name: String,
     spec: LimiterSpec,
@@ -416,11 +446,7 @@ pub struct PyRedisDividedLimiter {
 
 impl PyRedisDividedLimiter {
     fn get(&self, py: Python<'_>) -> PyResult<RedisDividedLimiter> {
-        let held = self.limiter.lock().unwrap_or_else(PoisonError::into_inner);
-        match held.as_ref() {
-            Some(limiter) => Ok(limiter.get(py)?.clone()),
-            None => Err(rate_limit_error_with(py, "this RedisDividedLimiter is closed".to_owned())),
-        }
+        self.limiter.get(py)
     }
 }
 
@@ -445,14 +471,14 @@ impl PyRedisDividedLimiter {
         let ttl = args::bounded_duration(heartbeat_ttl, "heartbeat_ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
         let max_keys = max_keys_arg(max_keys)?;
         let max_key_bytes = args::max_key_bytes(max_key_bytes)?;
-        let shared = store.get().get(py)?.clone();
+        let shared = store.get().get(py)?;
         let limiter = py
             .detach(|| RedisDividedLimiter::new(&shared, &name, spec, ttl, max_keys))
             .map_err(|e| from_redis(py, e))?
             .max_key_bytes(max_key_bytes);
         let node_id = limiter.membership().node_id().to_owned();
         Ok(PyRedisDividedLimiter {
-            limiter: Mutex::new(Some(Local::new(limiter, "RedisDividedLimiter"))),
+            limiter: Held::adopted(limiter, "RedisDividedLimiter", store.get()),
             store: store.clone().unbind(),
             name,
             spec,
@@ -505,18 +531,18 @@ impl PyRedisDividedLimiter {
         self.store.clone_ref(py)
     }
 
-    /// Whether ``close()`` was called.
+    /// Whether ``close()`` (or the store's) was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.limiter.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+        self.limiter.is_closed()
     }
 
     /// Leaves the group at once (best effort: otherwise the heartbeat TTL
-    /// drops this node) and releases the limiter; later calls raise
-    /// ``RateLimitError``. Closing twice does nothing more.
-    fn close(&self) {
-        let taken = self.limiter.lock().unwrap_or_else(PoisonError::into_inner).take();
-        drop(taken);
+    /// drops this node; a round trip, GIL released) and releases the
+    /// limiter; later calls raise ``ClosedError``. Closing twice does
+    /// nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.limiter.close());
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {

@@ -2,7 +2,7 @@
 //! share limits (`ratekeeper_redis::Membership`), for the `"local_share"`
 //! fallback of a `RedisLimiter`.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -10,9 +10,9 @@ use pyo3::types::PyString;
 use ratekeeper_redis::Membership;
 
 use super::store::store_arg;
-use super::Local;
+use super::{Close, Held};
 use crate::args;
-use crate::errors::{from_redis, rate_limit_error_with};
+use crate::errors::from_redis;
 use crate::float_repr;
 
 /// A heartbeat TTL from 3 ms (a beat every millisecond) to a day.
@@ -29,12 +29,14 @@ const TTL_REQUIREMENT: &str = "must be between 0.003 and 86400 seconds";
 /// limit by this count while Redis cannot answer. Join with
 /// ``Membership.join(store, group, ttl)`` (blocks for the first heartbeat,
 /// GIL released) or ``await Membership.join_async(...)``. ``close()`` (or
-/// leaving a ``with`` block) leaves the group at once — unless a limiter
-/// still uses the membership, which keeps it until that limiter is gone.
+/// leaving a ``with`` or ``async with`` block, or closing the store) leaves
+/// the group at once — unless a limiter still uses the membership, which
+/// keeps it until that limiter is gone — and later calls raise
+/// ``ClosedError``.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "Membership")]
 #[derive(Debug)]
 pub struct PyMembership {
-    membership: Mutex<Option<Local<Arc<Membership>>>>,
+    membership: Arc<Held<Arc<Membership>>>,
     group: String,
     node_id: String,
     ttl: Duration,
@@ -43,11 +45,7 @@ pub struct PyMembership {
 impl PyMembership {
     /// The crate's membership, shared (for a limiter's fallback).
     pub(crate) fn shared(&self, py: Python<'_>) -> PyResult<Arc<Membership>> {
-        let held = self.membership.lock().unwrap_or_else(PoisonError::into_inner);
-        match held.as_ref() {
-            Some(membership) => Ok(Arc::clone(membership.get(py)?)),
-            None => Err(rate_limit_error_with(py, "this Membership is closed".to_owned())),
-        }
+        self.membership.get(py)
     }
 }
 
@@ -65,11 +63,11 @@ impl PyMembership {
         let store = store_arg(store)?;
         let group = args::text(group, "group")?;
         let ttl = args::bounded_duration(ttl, "ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
-        let shared = store.get().get(py)?.clone();
+        let shared = store.get().get(py)?;
         let membership = py.detach(|| Membership::join(&shared, &group, ttl)).map_err(|e| from_redis(py, e))?;
         let node_id = membership.node_id().to_owned();
         Ok(PyMembership {
-            membership: Mutex::new(Some(Local::new(Arc::new(membership), "Membership"))),
+            membership: Held::adopted(Arc::new(membership), "Membership", store.get()),
             group,
             node_id,
             ttl,
@@ -107,18 +105,18 @@ impl PyMembership {
         self.ttl.as_secs_f64()
     }
 
-    /// Whether ``close()`` was called.
+    /// Whether ``close()`` (or the store's) was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.membership.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+        self.membership.is_closed()
     }
 
-    /// Releases this handle: the node leaves the group at once, unless a
-    /// limiter still uses the membership (then when that limiter is gone).
-    /// Later calls raise ``RateLimitError``; closing twice does nothing more.
-    fn close(&self) {
-        let taken = self.membership.lock().unwrap_or_else(PoisonError::into_inner).take();
-        drop(taken);
+    /// Releases this handle: the node leaves the group at once (a round
+    /// trip, GIL released), unless a limiter still uses the membership
+    /// (then when that limiter is gone). Later calls raise ``ClosedError``;
+    /// closing twice does nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.membership.close());
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {

@@ -18,6 +18,17 @@
 //! The crate's objects are held in [`Local`], which refuses to use them in
 //! a process forked from the one that made them (their connection and
 //! heartbeats belong to the parent) and never drops them there.
+//!
+//! ## Closing
+//!
+//! Every object here can be closed (`close()`, or leaving a `with` or
+//! `async with` block): its [`Held`] drops the crate's object at once, and
+//! every later call raises `ClosedError` (plain attributes such as `name`
+//! still answer). Closing a store closes every limiter and membership made
+//! from it, so that the connection itself closes (the crate keeps it while
+//! any of them holds it); otherwise each is dropped when Python collects
+//! it. Closing twice does nothing more. Node's objects close alike
+//! (`ERR_RATEKEEPER_CLOSED`).
 
 pub mod limiters;
 pub mod membership;
@@ -26,12 +37,13 @@ pub mod store;
 
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyCFunction;
 
-use crate::errors::{from_redis, rate_limit_error_with};
+use crate::errors::{closed_error, from_redis, rate_limit_error_with};
 
 /// A crate object (a store, a limiter, a membership) of the process that
 /// made it.
@@ -80,6 +92,64 @@ impl<T> Drop for Local<T> {
             // SAFETY: dropped once, here, and never used again.
             unsafe { ManuallyDrop::drop(&mut self.value) }
         }
+    }
+}
+
+/// What a store closes when it is closed: the limiters and memberships
+/// made from it.
+pub trait Close: Send + Sync {
+    /// Drops the hold on the crate's object; later calls raise `ClosedError`.
+    fn close(&self);
+}
+
+/// The crate's object of one Python object, until it is closed: the
+/// object in its [`Local`], in a lock that `close` empties. Calls take a
+/// clone of the object (they are handles: one reference count) and use it
+/// outside the lock, so a blocking call never holds it.
+#[derive(Debug)]
+pub struct Held<T> {
+    inner: Mutex<Option<Local<T>>>,
+    /// "RedisLimiter", for the error after closing.
+    what: &'static str,
+}
+
+impl<T: Clone> Held<T> {
+    pub fn new(value: T, what: &'static str) -> Self {
+        Held { inner: Mutex::new(Some(Local::new(value, what))), what }
+    }
+
+    /// A clone of the object, or `ClosedError` (or, in a forked child,
+    /// `Local`'s error).
+    pub fn get(&self, py: Python<'_>) -> PyResult<T> {
+        let held = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        match held.as_ref() {
+            Some(local) => Ok(local.get(py)?.clone()),
+            None => Err(closed_error(py, self.what)),
+        }
+    }
+
+    /// Whether `close` was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+}
+
+impl<T: Send> Close for Held<T> {
+    fn close(&self) {
+        let taken = self.inner.lock().unwrap_or_else(PoisonError::into_inner).take();
+        // Dropped outside the lock: a membership's drop leaves its group,
+        // a round trip.
+        drop(taken);
+    }
+}
+
+impl<T: Clone + Send + 'static> Held<T> {
+    /// [`Held::new`] for an object made from `store`: closed when the store
+    /// is.
+    pub fn adopted(value: T, what: &'static str, store: &store::PyRedisStore) -> Arc<Self> {
+        let held = Arc::new(Held::new(value, what));
+        store.adopt(Arc::downgrade(&held) as Weak<dyn Close>);
+        held
     }
 }
 

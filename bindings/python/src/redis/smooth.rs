@@ -5,6 +5,7 @@
 //! (interruptible by Ctrl-C); the `async` ones await the crate's callback
 //! forms and sleep with `asyncio.sleep`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -14,7 +15,7 @@ use ratekeeper::{wait_as_seconds, Argument};
 use ratekeeper_redis::{RedisRateLimiter, RedisStore};
 
 use super::store::{store_arg, PyRedisStore};
-use super::{Local, Pending};
+use super::{Close, Held, Pending};
 use crate::args::{self, Permits, Timeout};
 use crate::errors::{from_redis, from_rust, wrong_type};
 use crate::wait;
@@ -41,11 +42,13 @@ fn seconds_object(py: Python<'_>, wait: Duration) -> PyResult<Bound<'_, PyAny>> 
 /// released; at most the store's ``timeout``) and may raise
 /// ``RedisUnavailableError`` or ``RedisTimeoutError``. ``acquire`` sleeps
 /// its wait as ``RateLimiter.acquire`` does; the ``…_async`` methods never
-/// block the event loop.
+/// block the event loop. ``close()`` (or leaving a ``with`` or ``async
+/// with`` block, or closing the store) releases the limiter; later calls
+/// raise ``ClosedError``.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisRateLimiter")]
 #[derive(Debug)]
 pub struct PyRedisRateLimiter {
-    limiter: Local<RedisRateLimiter>,
+    limiter: Arc<Held<RedisRateLimiter>>,
     store: Py<PyRedisStore>,
     name: String,
 }
@@ -100,15 +103,20 @@ impl PyRedisRateLimiter {
         if let Some(ttl) = idle_ttl.filter(|t| !t.is_none()) {
             builder = builder.idle_ttl(args::bounded_duration(ttl, "idle_ttl", 1, i64::MAX, "must be positive")?);
         }
-        let shared = store.get().get(py)?.clone();
+        let shared = store.get().get(py)?;
         let limiter = py.detach(|| builder.connect(&shared)).map_err(|e| from_redis(py, e))?;
-        Ok(PyRedisRateLimiter { limiter: Local::new(limiter, "RedisRateLimiter"), store: store.clone().unbind(), name })
+        Ok(PyRedisRateLimiter {
+            limiter: Held::adopted(limiter, "RedisRateLimiter", store.get()),
+            store: store.clone().unbind(),
+            name,
+        })
     }
 
     /// Takes ``permits``, blocking until they are granted, and returns the
     /// seconds spent waiting (Guava's ``acquire``). The round trip and the
-    /// wait release the GIL; Ctrl-C interrupts the wait (the permits stay
-    /// taken).
+    /// wait release the GIL; Ctrl-C interrupts the wait, and the permits
+    /// stay taken, as ``RateLimiter.acquire``'s do (reserved before the
+    /// wait, as Guava reserves them).
     #[pyo3(signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
     fn acquire(&self, py: Python<'_>, permits: Permits) -> PyResult<f64> {
         let permits = permits_arg(py, permits)?;
@@ -121,7 +129,8 @@ impl PyRedisRateLimiter {
     /// Takes ``permits`` if they can be granted within ``timeout`` (seconds
     /// or a ``timedelta``), waiting until then, and returns ``True``;
     /// returns ``False`` at once, taking nothing, if they cannot (Guava's
-    /// ``tryAcquire``).
+    /// ``tryAcquire``). The wait releases the GIL, and Ctrl-C interrupts it
+    /// with the permits taken, as in ``acquire``.
     #[pyo3(
         signature = (permits = Permits::ONE, timeout = Timeout::ZERO),
         text_signature = "($self, permits=1, timeout=0.0)"
@@ -193,6 +202,19 @@ impl PyRedisRateLimiter {
         self.store.clone_ref(py)
     }
 
+    /// Whether ``close()`` (or the store's) was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.limiter.is_closed()
+    }
+
+    /// Releases the limiter now: later calls raise ``ClosedError`` (calls
+    /// already waiting for Redis complete; the shared state stays in
+    /// Redis). Closing twice does nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.limiter.close());
+    }
+
     /// For ``acquire_async``: a future of the seconds to wait, the permits
     /// taken.
     #[pyo3(name = "_reserve_future", signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
@@ -232,7 +254,7 @@ impl PyRedisRateLimiter {
     )]
     fn time_until_available_future(&self, py: Python<'_>, permits: Permits) -> PyResult<Py<PyAny>> {
         permits_arg(py, permits)?;
-        let limiter = self.limiter.get(py)?.clone();
+        let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         RedisStore::spawn_with(async move { limiter.time_until_available_async().await }, move |answer| {
             pending.settle(answer, seconds_object)
@@ -248,7 +270,7 @@ impl PyRedisRateLimiter {
     )]
     fn can_acquire_future(&self, py: Python<'_>, permits: Permits, timeout: Timeout) -> PyResult<Py<PyAny>> {
         permits_arg(py, permits)?;
-        let limiter = self.limiter.get(py)?.clone();
+        let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         let timeout = timeout.duration();
         RedisStore::spawn_with(async move { limiter.can_acquire_async(timeout).await }, move |answer| {
@@ -260,7 +282,7 @@ impl PyRedisRateLimiter {
     /// For ``get_rate_async``.
     #[pyo3(name = "_rate_future")]
     fn rate_future(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let limiter = self.limiter.get(py)?.clone();
+        let limiter = self.limiter.get(py)?;
         let (pending, future) = Pending::new(py)?;
         RedisStore::spawn_with(async move { limiter.rate_async().await }, move |answer| {
             pending.settle(answer, |py, rate| Ok(PyFloat::new(py, rate).into_any()))
@@ -273,7 +295,7 @@ impl PyRedisRateLimiter {
     fn set_rate_future(&self, permits_per_second: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = permits_per_second.py();
         let rate = args::real(permits_per_second, Argument::PermitsPerSecond)?;
-        let limiter = self.limiter.get(py)?.clone();
+        let limiter = self.limiter.get(py)?;
         // The local limiter's check, raised here rather than from the future.
         ratekeeper::core::SmoothRateLimiter::bursty(rate, 0.0).map_err(|e| from_rust(py, e))?;
         let (pending, future) = Pending::new(py)?;

@@ -3,6 +3,7 @@
 //! every limiter made from it. The URLs and options are checked here;
 //! connecting blocks (the crate connects only so) with the GIL released.
 
+use std::sync::{Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -10,7 +11,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use ratekeeper_redis::{RedisStore, StoreOptions};
 use redis::IntoConnectionInfo;
 
-use super::Local;
+use super::{Close, Held};
 use crate::args;
 use crate::errors::{from_redis, invalid_named, wrong_type};
 use crate::float_repr;
@@ -40,19 +41,42 @@ const MAX_MICROS: i64 = 3_600_000_000;
 ///
 /// A store belongs to the process that connected it: after ``os.fork()``
 /// (``multiprocessing``, pre-forking servers) connect a new one in the child.
+///
+/// ``close()`` (or leaving a ``with`` or ``async with`` block) closes the
+/// connection and every limiter and membership made from the store; later
+/// calls on any of them raise ``ClosedError``.
 #[pyclass(frozen, subclass, module = "ratekeeper._ratekeeper", name = "RedisStore")]
 #[derive(Debug)]
 pub struct PyRedisStore {
-    pub(crate) store: Local<RedisStore>,
+    store: Held<RedisStore>,
+    /// The limiters and memberships made from it (closed with it).
+    children: Mutex<Vec<Weak<dyn Close>>>,
     urls: Vec<String>,
     cluster: bool,
     connect_timeout: Duration,
 }
 
 impl PyRedisStore {
-    /// The crate's store (in the process that connected it).
-    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<&RedisStore> {
+    /// The crate's store (in the process that connected it, until closed).
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<RedisStore> {
         self.store.get(py)
+    }
+
+    /// Registers `child`, made from this store, to be closed with it: at
+    /// once if the store closed meanwhile. (`close` marks the store closed
+    /// before it takes the children, under the same lock as this: a child
+    /// is either taken or sees the store closed.)
+    pub(crate) fn adopt(&self, child: Weak<dyn Close>) {
+        let mut children = self.children.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.store.is_closed() {
+            drop(children);
+            if let Some(child) = child.upgrade() {
+                child.close();
+            }
+            return;
+        }
+        children.retain(|c| c.strong_count() > 0);
+        children.push(child);
     }
 }
 
@@ -142,7 +166,13 @@ impl PyRedisStore {
             }
         });
         let store = connected.map_err(|e| from_redis(py, e))?;
-        Ok(PyRedisStore { store: Local::new(store, "RedisStore"), urls, cluster, connect_timeout })
+        Ok(PyRedisStore {
+            store: Held::new(store, "RedisStore"),
+            children: Mutex::new(Vec::new()),
+            urls,
+            cluster,
+            connect_timeout,
+        })
     }
 
     /// Whether this is a connection to a Redis Cluster.
@@ -183,6 +213,26 @@ impl PyRedisStore {
         Ok(self.get(py)?.is_down())
     }
 
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.store.is_closed()
+    }
+
+    /// Closes the connection, and every limiter and membership made from
+    /// this store (memberships leave their groups; divided limiters too):
+    /// later calls on any of them raise ``ClosedError``. Calls already
+    /// waiting for Redis complete. Closing twice does nothing more.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            self.store.close();
+            let children = std::mem::take(&mut *self.children.lock().unwrap_or_else(PoisonError::into_inner));
+            for child in children.iter().filter_map(Weak::upgrade) {
+                child.close();
+            }
+        });
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let (py, this) = (slf.py(), slf.get());
         let name = slf.get_type().name()?;
@@ -195,6 +245,7 @@ impl PyRedisStore {
         let cluster = if this.cluster { ", cluster=True" } else { "" };
         let timeout = match this.store.get(py) {
             Ok(store) => format!(", timeout={}", float_repr(py, store.timeout().as_secs_f64())?),
+            Err(_) if this.store.is_closed() => ", closed".to_owned(),
             Err(_) => String::new(),
         };
         Ok(format!("<{name} {urls}{cluster}{timeout}>"))
