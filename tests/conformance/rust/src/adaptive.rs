@@ -102,6 +102,6 @@ fn sample(limiter: &mut Limiter, step: &Value) -> Result<(), String> {
     let rtt = count_field(step, "rtt_micros", Argument::Rtt)?;
     let in_flight = count_field(step, "in_flight", Argument::InFlight)?;
     let dropped = bool_field(step, "dropped")?;
-    let limit = rtt.and_then(|rtt| Ok(limiter.sample(Duration::from_micros(rtt), in_flight?, dropped)));
+    let limit = rtt.and_then(|rtt| limiter.sample(Duration::from_micros(rtt), in_flight?, dropped));
     expect_outcome(step, limit, |limit| expect_eq("limit", int_field(step, "limit")?, limit as i64))
 }
