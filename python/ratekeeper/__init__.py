@@ -40,9 +40,19 @@ blocking calls release the GIL, and each has an ``async`` form.
 
 ``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
-``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``); Redis
-failing to answer raises ``RedisUnavailableError`` (also a
-``ConnectionError``) or ``RedisTimeoutError`` (also a ``TimeoutError``).
+``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``), naming the
+argument and the bound it crossed; Redis failing to answer raises
+``RedisUnavailableError`` (also a ``ConnectionError``) or
+``RedisTimeoutError`` (also a ``TimeoutError``).
+
+Durations (a period, a window, a warm-up, a clock's advance, ...) are
+seconds or a ``datetime.timedelta``, truncated to whole microseconds, and
+follow one rule in every language: from the argument's own lower bound up
+to ``2**63 - 1`` microseconds (about 292,271 years). ``math.nan``,
+``math.inf``, a negative value or a longer one raises
+``InvalidArgumentError`` naming the argument; nothing is clamped. A
+``timeout`` is the one exception: negative does not wait, ``math.inf`` (or
+anything that long) waits with no deadline.
 """
 
 from ratekeeper._algorithms import (
