@@ -486,11 +486,13 @@ typedef struct {
   int64_t count_per_period;
   /**
    * GCRA, leaky bucket meter: the period (at least 1 µs).
+   * Durations are whole microseconds from 1 to `INT64_MAX` (about 292,271
+   * years), the range every language's durations share.
    */
   int64_t period_micros;
   /**
-   * Leaky bucket meter: the bucket's size in units (at least 1); leaky
-   * bucket queue: how many units may wait (0 admits only when idle).
+   * Leaky bucket meter: the bucket's size in units (1 to `INT64_MAX`);
+   * leaky bucket queue: how many units may wait (0 admits only when idle).
    */
   int64_t capacity;
   /**
@@ -1031,10 +1033,11 @@ void rk_manual_clock_free(rk_manual_clock *clock);
 
 /**
  * Moves the clock forward by `micros` microseconds, saturating at
- * `INT64_MAX`. A negative or zero `micros` leaves it where it is (the clock
- * never goes back; ratekeeper's `ManualClock::advance_micros`).
+ * `INT64_MAX`; 0 leaves it where it is.
  *
- * Returns `RK_NULL_POINTER` when `clock` is NULL.
+ * Returns `RK_INVALID_ARGUMENT` when `micros` is negative (the clock never
+ * goes back: a duration is never negative, in any language), and
+ * `RK_NULL_POINTER` when `clock` is NULL.
  *
  * # Safety
  * `clock` is NULL or a live clock.
@@ -1068,8 +1071,8 @@ rk_status rk_manual_clock_now_micros(const rk_manual_clock *clock,
  *
  * Returns `RK_INVALID_ARGUMENT` when `permits_per_second` is not positive
  * or is NaN (`INFINITY` is accepted, as in Guava) or `max_burst_seconds`
- * is negative, NaN or infinite; `RK_NULL_POINTER` when `out_limiter` is
- * NULL.
+ * is negative, NaN, infinite or 2^63 microseconds' worth or more (the
+ * bound of every duration); `RK_NULL_POINTER` when `out_limiter` is NULL.
  *
  * # Safety
  * `clock` is NULL or a live clock; `out_limiter` is NULL or valid for

@@ -645,7 +645,12 @@ impl World {
                 let s = unsafe { rk_manual_clock_advance_micros(c.map_or(null(), |c| c.0), micros.0) };
                 if self.status("rk_manual_clock_advance_micros", s, &[("clock", c.is_none())], true) {
                     let (before, after) = (before.unwrap(), self.now(c.map(|c| c.1)).unwrap());
-                    assert_eq!(after, before.saturating_add(micros.0.max(0)), "advance by {}", micros.0);
+                    assert!(micros.0 >= 0, "a clock moved back by {}", micros.0);
+                    assert_eq!(after, before.saturating_add(micros.0), "advance by {}", micros.0);
+                } else if c.is_some() {
+                    // A negative move is refused, moving nothing.
+                    assert_eq!((s, micros.0 < 0, self.argument()), (rk_status::RK_INVALID_ARGUMENT, true, "micros"));
+                    assert_eq!(self.now(c.map(|c| c.1)), before);
                 }
             }
             Op::ReadClock(p, null_out) => {

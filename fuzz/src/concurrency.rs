@@ -323,9 +323,13 @@ impl StdMirror {
                 }
             }
             StdOp::Sample(rtt, in_flight, dropped) => {
-                let micros = i64::try_from(rtt.0.as_micros()).unwrap_or(i64::MAX);
                 let got = self.limiter.sample(rtt.0, in_flight.0, dropped);
-                assert_eq!(got, self.core.sample(micros, in_flight.0, dropped));
+                // An RTT too long for the core's microseconds is refused,
+                // changing nothing (the rule of every duration).
+                match i64::try_from(rtt.0.as_micros()) {
+                    Ok(micros) => assert_eq!(got, Ok(self.core.sample(micros, in_flight.0, dropped))),
+                    Err(_) => assert!(got.is_err(), "an RTT of {:?} was taken", rtt.0),
+                }
             }
         }
         assert_eq!(self.limiter.snapshot().pack(), self.core.pack(), "the std limiter's state is not its core's");

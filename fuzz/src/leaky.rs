@@ -201,7 +201,7 @@ pub fn run_queue(input: QueueInput) {
     let interval = Duration::from_micros(p.interval_micros.max(0) as u64);
     let std = ratekeeper::LeakyBucketQueue::with_clock(p.capacity, interval, clock.clone());
     let expected = if p.capacity > i64::MAX as u64 {
-        Some(Argument::Capacity)
+        Some(Argument::QueueCapacity)
     } else {
         (p.interval_micros <= 0).then_some(Argument::Interval)
     };

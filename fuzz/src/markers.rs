@@ -146,7 +146,7 @@ fn sr_error(p: &SrParams) -> Option<Argument> {
     if p.cir == 0 || p.cir > max {
         Some(Argument::Cir)
     } else if p.cbs > max || (p.cbs == 0 && p.ebs == 0) {
-        Some(Argument::Cbs)
+        Some(Argument::SrTcmCbs)
     } else if p.ebs > max {
         Some(Argument::Ebs)
     } else {

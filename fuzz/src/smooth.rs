@@ -119,7 +119,7 @@ fn invalid(p: &Params) -> bool {
     let bad_rate = p.rate.is_nan() || p.rate <= 0.0;
     match p.kind {
         SmoothKind::Bursty { max_burst_seconds } => {
-            bad_rate || !(max_burst_seconds >= 0.0 && max_burst_seconds.is_finite())
+            bad_rate || !(max_burst_seconds >= 0.0 && ratekeeper::micros_from_secs(max_burst_seconds).is_some())
         }
         SmoothKind::WarmingUp { warmup_micros, cold_factor } => {
             bad_rate || warmup_micros < 0 || !(cold_factor >= 1.0 && cold_factor.is_finite())
@@ -303,13 +303,14 @@ fn units(secs: f64) {
         Ok(m) => assert!(m >= 0 && !secs.is_nan()),
         Err(_) => assert!(secs.is_nan()),
     }
-    let finite_non_negative = secs >= 0.0 && secs.is_finite();
+    // A duration: not negative, and fewer than 2^63 microseconds.
+    let duration = secs >= 0.0 && ratekeeper::micros_from_secs(secs).is_some();
     match ratekeeper::warmup_micros_from_secs(secs) {
-        Ok(m) => assert!(m >= 0 && finite_non_negative),
-        Err(_) => assert!(!finite_non_negative),
+        Ok(m) => assert!(m >= 0 && duration),
+        Err(_) => assert!(!duration),
     }
-    assert_eq!(ratekeeper::advance_micros_from_secs(secs).is_ok(), finite_non_negative);
-    let _ = ratekeeper::micros_from_secs(secs);
+    assert_eq!(ratekeeper::advance_micros_from_secs(secs).is_ok(), duration);
+    let finite_non_negative = secs >= 0.0 && secs.is_finite();
     if finite_non_negative {
         let _ = ratekeeper::wait_as_seconds(Duration::from_secs_f64(secs.min(1e18)));
     }

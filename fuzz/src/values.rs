@@ -192,8 +192,8 @@ impl Timeline {
 }
 
 /// A duration for the std layer's APIs: mostly short, sometimes the
-/// longest there is (`Duration::MAX`), which every conversion to
-/// microseconds must saturate.
+/// longest there is (`Duration::MAX`), which a timeout saturates to "no
+/// deadline" and every other duration refuses (`micros_from_duration`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WildDuration(pub std::time::Duration);
 

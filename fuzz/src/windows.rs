@@ -69,10 +69,12 @@ pub struct Input {
     ops: Vec<Op>,
 }
 
-/// The limit and window checks every window constructor makes.
-fn window_error(p: &Params, max_limit: u64) -> Option<Argument> {
+/// The limit and window checks every window constructor makes: a limit
+/// from 1 to `max_limit` (reported as `limit`, the variant whose
+/// requirement names that bound), a positive window.
+fn window_error(p: &Params, max_limit: u64, limit: Argument) -> Option<Argument> {
     if p.limit == 0 || p.limit > max_limit {
-        Some(Argument::Limit)
+        Some(limit)
     } else if p.window_micros <= 0 {
         Some(Argument::Window)
     } else {
@@ -157,7 +159,7 @@ pub fn run_fixed(input: Input) {
     let p = input.params;
     let clock = clock_at(input.origin);
     let std = ratekeeper::FixedWindow::with_clock(p.limit, duration(p.window_micros), clock.clone());
-    let Some(mut w) = expect_built(FixedWindow::new(p.limit, p.window_micros), window_error(&p, i64::MAX as u64), &p)
+    let Some(mut w) = expect_built(FixedWindow::new(p.limit, p.window_micros), window_error(&p, i64::MAX as u64, Argument::Limit), &p)
     else {
         assert!(std.is_err());
         return;
@@ -195,7 +197,7 @@ pub fn run_sliding(input: Input) {
     let p = input.params;
     let clock = clock_at(input.origin);
     let std = ratekeeper::SlidingWindow::with_clock(p.limit, duration(p.window_micros), p.sub_windows, clock.clone());
-    let expected = window_error(&p, u64::from(u32::MAX)).or_else(|| {
+    let expected = window_error(&p, u64::from(u32::MAX), Argument::SlidingWindowLimit).or_else(|| {
         (p.sub_windows == 0 || p.sub_windows > 16 || p.window_micros % i64::from(p.sub_windows) != 0)
             .then_some(Argument::SubWindows)
     });
@@ -232,7 +234,7 @@ pub fn run_counter(input: Input) {
     let clock = clock_at(input.origin);
     let std = ratekeeper::SlidingWindowCounter::with_clock(p.limit, duration(p.window_micros), clock.clone());
     let made = SlidingWindowCounter::new(p.limit, p.window_micros);
-    let Some(mut c) = expect_built(made, window_error(&p, i64::MAX as u64), &p) else {
+    let Some(mut c) = expect_built(made, window_error(&p, i64::MAX as u64, Argument::Limit), &p) else {
         assert!(std.is_err());
         return;
     };
@@ -277,7 +279,7 @@ pub fn run_log(input: SlidingLogInput) {
     let storage =
         usize::try_from(p.limit.min(256)).unwrap_or(0).saturating_add_signed(isize::from(input.extra_storage) % 4);
     let made = SlidingLog::new(p.limit, p.window_micros, vec![LogEntry::default(); storage]);
-    let expected = window_error(&p, storage as u64);
+    let expected = window_error(&p, storage as u64, Argument::SlidingLogStorageLimit);
     let Some(mut log) = expect_built(made, expected, &p) else {
         return;
     };

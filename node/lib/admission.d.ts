@@ -10,8 +10,8 @@ export type WaitOptions = {
     /**
      * The longest the caller will wait, in
      * milliseconds: a request that cannot be admitted by then is refused at
-     * once, taking nothing. Negative means not at all; `NaN` is a
-     * `RangeError`. Default: as long as it takes.
+     * once, taking nothing. Negative means not at all, `Infinity` without
+     * limit; `NaN` is a `RangeError`. Default: as long as it takes.
      */
     timeoutMs?: number | undefined;
     /**
@@ -163,8 +163,8 @@ export type SlidingWindowOptions = {
  * @typedef {object} WaitOptions
  * @property {number} [timeoutMs] The longest the caller will wait, in
  *   milliseconds: a request that cannot be admitted by then is refused at
- *   once, taking nothing. Negative means not at all; `NaN` is a
- *   `RangeError`. Default: as long as it takes.
+ *   once, taking nothing. Negative means not at all, `Infinity` without
+ *   limit; `NaN` is a `RangeError`. Default: as long as it takes.
  * @property {number | bigint} [timeoutMicros] The same in exact whole
  *   microseconds. Give one or the other.
  * @property {import('./sleep.js').AbortSignalLike} [signal] Aborts the

@@ -9,6 +9,13 @@
  * Each class is a thin shell over native functions bound to one limiter
  * (bindings/node/src/admission.rs, one code path for every algorithm):
  * the decisions are the Rust library's, the waiting is a timer.
+ *
+ * Durations (`periodMs`, `intervalMs`, `windowMs`, and their exact
+ * `…Micros` twins) follow the library's one rule for every language: whole
+ * microseconds (milliseconds rounded to the nearest) from the option's own
+ * lower bound up to 2^63 − 1 µs, about 292,271 years. `NaN`, `Infinity`, a
+ * negative value or a longer one is a `RangeError` naming the option, never
+ * clamped; only a timeout may be `Infinity` (no deadline).
  * @module
  */
 
@@ -54,8 +61,8 @@ function views(scratch) {
  * @typedef {object} WaitOptions
  * @property {number} [timeoutMs] The longest the caller will wait, in
  *   milliseconds: a request that cannot be admitted by then is refused at
- *   once, taking nothing. Negative means not at all; `NaN` is a
- *   `RangeError`. Default: as long as it takes.
+ *   once, taking nothing. Negative means not at all, `Infinity` without
+ *   limit; `NaN` is a `RangeError`. Default: as long as it takes.
  * @property {number | bigint} [timeoutMicros] The same in exact whole
  *   microseconds. Give one or the other.
  * @property {import('./sleep.js').AbortSignalLike} [signal] Aborts the

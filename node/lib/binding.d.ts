@@ -11,8 +11,8 @@ export declare class ManualClock {
   constructor()
   /**
    * Moves the clock forward by `ms` milliseconds (rounded to the nearest
-   * microsecond). `ms` must be finite and not negative: the clock never
-   * goes back.
+   * microsecond). `ms` is a duration like any other: finite, not
+   * negative (the clock never goes back) and under 2^63 microseconds.
    */
   advance(ms: number): void
   /**

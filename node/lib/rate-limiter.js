@@ -27,7 +27,8 @@ const CREATE = Symbol('RateLimiter.create');
  * @property {number} [warmupMs] Makes a warming-up limiter (Guava's
  *   `SmoothWarmingUp`): it starts cold, issuing permits `coldFactor` times
  *   slower, and reaches `permitsPerSecond` after this many milliseconds of
- *   saturated use. Finite and not negative; rounded to whole microseconds.
+ *   saturated use. Rounded to whole microseconds, from 0 to 2^63 − 1 µs:
+ *   `NaN`, `Infinity` or a negative value is a `RangeError`.
  * @property {number | bigint} [warmupMicros] The same in exact whole
  *   microseconds (an integer number or a bigint). Give one or the other.
  * @property {number} [coldFactor] For a warming-up limiter: how many times

@@ -81,6 +81,11 @@ const BAD_OPTIONS = [
   ['Gcra', { periodMs: -1 }, RANGE, 'periodMs', -1],
   ['Gcra', { periodMs: NaN }, RANGE, 'periodMs', NaN],
   ['Gcra', { periodMs: -Infinity }, RANGE, 'periodMs', -Infinity],
+  // The rule of every duration: never clamped to 2^63 - 1 µs (292,271 years).
+  ['Gcra', { periodMs: Infinity }, RANGE, 'periodMs', Infinity],
+  ['Gcra', { periodMs: 1e300 }, RANGE, 'periodMs', 1e300],
+  ['LeakyBucketQueue', { intervalMs: Infinity }, RANGE, 'intervalMs', Infinity],
+  ['FixedWindow', { windowMs: Infinity }, RANGE, 'windowMs', Infinity],
   ['Gcra', { periodMs: '1' }, TYPE, 'periodMs', '1'],
   ['Gcra', { periodMs: 1n }, TYPE, 'periodMs', 1n],
   ['Gcra', { periodMs: undefined }, TYPE, 'periodMs', undefined],
@@ -119,6 +124,28 @@ const BAD_OPTIONS = [
   ['TrTcm', { cir: 0 }, RANGE, 'cir', 0],
   ['TrTcm', { pir: 2n ** 64n }, RANGE, 'pir', 2n ** 64n],
 ];
+
+/** The message of the RangeError `make` throws. */
+function messageOf(make) {
+  try {
+    make();
+  } catch (e) {
+    assert.ok(e instanceof RangeError, String(e));
+    return e.message;
+  }
+  return assert.fail('nothing thrown');
+}
+
+test('a refusal names the real bound of the argument, and of every duration', () => {
+  assert.match(messageOf(() => new SlidingLog({ limit: -1, windowMs: 1000 })), /must be between 1 and 1048576$/);
+  assert.match(messageOf(() => new SlidingLog({ limit: 2 ** 20 + 1, windowMs: 1000 })), /must be between 1 and 1048576$/);
+  assert.match(messageOf(() => new SlidingWindow({ limit: -1, windowMs: 1, subWindows: 1 })), /and 4294967295$/);
+  assert.match(messageOf(() => ConcurrencyLimiter.fixed(0)), /must be between 1 and 9223372036854775807$/);
+  assert.match(
+    messageOf(() => new Gcra({ maxBurst: 1, countPerPeriod: 1, periodMs: Infinity })),
+    /^invalid argument periodMs = Infinity: must be between 1 and 9223372036854775807 microseconds/,
+  );
+});
 
 test('every option of every class: its range and its type', () => {
   for (const [name, spoiled, kind, argument, value] of BAD_OPTIONS) {

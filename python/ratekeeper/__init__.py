@@ -42,11 +42,20 @@ closing the store closes everything made from it.
 
 ``ManualClock`` makes any of them deterministic in tests. Every error is a
 ``RateLimitError``; bad arguments raise ``InvalidArgumentError`` (also a
-``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``); Redis
-failing to answer raises ``RedisUnavailableError`` (also a
-``ConnectionError``) or ``RedisTimeoutError`` (also a ``TimeoutError``); a
-call on a Redis object after its ``close()`` (or its store's) raises
-``ClosedError``.
+``ValueError``) or ``ArgumentTypeError`` (also a ``TypeError``), naming the
+argument and the bound it crossed; Redis failing to answer raises
+``RedisUnavailableError`` (also a ``ConnectionError``) or
+``RedisTimeoutError`` (also a ``TimeoutError``); a call on a Redis object
+after its ``close()`` (or its store's) raises ``ClosedError``.
+
+Durations (a period, a window, a warm-up, a clock's advance, ...) are
+seconds or a ``datetime.timedelta``, truncated to whole microseconds, and
+follow one rule in every language: from the argument's own lower bound up
+to ``2**63 - 1`` microseconds (about 292,271 years). ``math.nan``,
+``math.inf``, a negative value or a longer one raises
+``InvalidArgumentError`` naming the argument; nothing is clamped. A
+``timeout`` is the one exception: negative does not wait, ``math.inf`` (or
+anything that long) waits with no deadline.
 """
 
 from ratekeeper._algorithms import (

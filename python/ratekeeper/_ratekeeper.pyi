@@ -400,6 +400,9 @@ class KeyedLimiter:
     @property
     def clock(self) -> ManualClock | None: ...
 
+# A duration: seconds or a timedelta, whole microseconds up to 2**63 - 1
+# (NaN, infinite, negative or longer raises InvalidArgumentError; a timeout
+# alone may be negative, "do not wait", or infinite, "no deadline").
 _Seconds: TypeAlias = float | timedelta
 _WhenUnavailable: TypeAlias = Literal["error", "fail_closed", "fail_open", "local_share"]
 

@@ -75,17 +75,36 @@ INVALID: list[Case] = [
     (lambda v: Gcra(v, 1, 1.0), "max_burst", [-1, I64_MAX, 2**63]),
     (lambda v: Gcra(1, v, 1.0), "count_per_period", [0, -1, 2**63]),
     (lambda v: LeakyBucketMeter(1, v, 1.0), "count_per_period", [0, -5]),
-    (lambda v: Gcra(1, 1, v), "period", [0, 0.0, -0.0, 1e-7, -1, math.nan, -math.inf]),
+    # The rule of every duration: NaN, infinite or longer than 2**63 - 1 µs
+    # is refused, never clamped.
+    (
+        lambda v: Gcra(1, 1, v),
+        "period",
+        [0, 0.0, -0.0, 1e-7, -1, math.nan, -math.inf, math.inf, 1e300, 10**400, timedelta.max],
+    ),
     (lambda v: LeakyBucketMeter(2, 1, v), "period", [timedelta(0), timedelta(microseconds=-1)]),
     (lambda v: LeakyBucketMeter(v, 1, 1.0), "capacity", [0, -1, 2**63]),
     (lambda v: LeakyBucketQueue(v, 1.0), "capacity", [-1, 2**63]),
-    (lambda v: LeakyBucketQueue(1, v), "interval", [0, 5e-7, -2.0, math.nan, -(10**400)]),
+    (
+        lambda v: LeakyBucketQueue(1, v),
+        "interval",
+        [0, 5e-7, -2.0, math.nan, -(10**400), math.inf, 10**400],
+    ),
     (lambda v: FixedWindow(v, 1.0), "limit", [0, -1]),
     (lambda v: SlidingWindowCounter(v, 1.0), "limit", [0, 2**63]),
     (lambda v: SlidingLog(v, 1.0), "limit", [0, MAX_SLIDING_LOG_LIMIT + 1]),
     (lambda v: SlidingWindow(v, 1.0, 2), "limit", [0, 2**32]),
     (lambda v: ConcurrencyLimiter(v), "limit", [0, -1, 2**63]),
-    (lambda v: FixedWindow(1, v), "window", [0, 1e-9, -60.0, math.nan]),
+    (
+        lambda v: FixedWindow(1, v),
+        "window",
+        [0, 1e-9, -60.0, math.nan, math.inf, 9_223_372_036_854.776],
+    ),
+    (
+        lambda v: SlidingWindowCounter(1, v),
+        "window",
+        [timedelta(microseconds=2**63), timedelta.max],
+    ),
     (lambda v: SlidingLog(1, v), "window", [timedelta(microseconds=-5)]),
     (lambda v: SlidingWindow(1, 1.0, v), "sub_windows", [0, 17, -1, 2**32, 2**70]),
     (lambda v: SlidingWindow(1, 1e-5, v), "sub_windows", [3]),  # 10 µs in 3
@@ -108,8 +127,12 @@ INVALID: list[Case] = [
     (lambda v: GradientPolicy(backoff_ratio=v), "backoff_ratio", [0.49, 1.01, math.nan]),
     (lambda v: AimdPolicy(backoff_ratio=v), "backoff_ratio", [1.0, 0.4]),
     (lambda v: GradientPolicy(probe_interval=v), "probe_interval", [-1, 2**63]),
-    (lambda v: AimdPolicy(rtt_timeout=v), "rtt_timeout", [0, 1e-7, -1.0, math.nan]),
-    (lambda v: ConcurrencyLimiter(1).sample(v, 1), "rtt", [-1e-6, math.nan, -math.inf]),
+    (lambda v: AimdPolicy(rtt_timeout=v), "rtt_timeout", [0, 1e-7, -1.0, math.nan, math.inf]),
+    (
+        lambda v: ConcurrencyLimiter(1).sample(v, 1),
+        "rtt",
+        [-1e-6, math.nan, -math.inf, math.inf, 1e300],
+    ),
     (lambda v: ConcurrencyLimiter(1).sample(0.1, v), "in_flight", [-1, 2**63]),
     (lambda v: SrTcm(1, 1, 1).mark(v), "bytes", [-1, 2**63]),
     (lambda v: TrTcm(1, 1, 1, 1).mark_aware(v, Color.GREEN), "bytes", [-1]),
@@ -133,13 +156,29 @@ def test_invalid_values(make: Callable[[Any], object], argument: str, bad: Any) 
         assert e.value == bad
 
 
-def test_messages_show_durations_as_passed() -> None:
+DURATION = "9223372036854775807 microseconds (about 292,271 years)"
+
+
+def test_messages_show_durations_as_passed_and_their_real_bounds() -> None:
     e = invalid(lambda: Gcra(1, 1, 1e-7), "period")
-    assert str(e) == "invalid argument period = 1e-07: must be at least 1 microsecond"
+    assert str(e) == f"invalid argument period = 1e-07: must be between 1 and {DURATION}"
     e = invalid(lambda: FixedWindow(1, timedelta(0)), "window")
-    assert str(e).startswith("invalid argument window = datetime.timedelta(0): must be at least")
+    assert str(e).startswith(
+        "invalid argument window = datetime.timedelta(0): must be between 1 and"
+    )
+    e = invalid(lambda: FixedWindow(1, math.inf), "window")
+    assert str(e) == f"invalid argument window = inf: must be between 1 and {DURATION}"
     e = invalid(lambda: ConcurrencyLimiter(1).sample(math.nan, 1), "rtt")
-    assert str(e) == "invalid argument rtt = NaN: must not be negative"
+    assert str(e) == f"invalid argument rtt = NaN: must be between 0 and {DURATION}"
+    # Each names the bound of the call that refused it (issue 21).
+    e = invalid(lambda: SlidingLog(MAX_SLIDING_LOG_LIMIT + 1, 1.0), "limit")
+    assert str(e) == "invalid argument limit = 1048577: must be between 1 and 1048576"
+    e = invalid(lambda: SlidingLog(-1, 1.0), "limit")
+    assert str(e) == "invalid argument limit = -1: must be between 1 and 1048576"
+    e = invalid(lambda: ConcurrencyLimiter(0), "limit")
+    assert str(e) == "invalid argument limit = 0: must be between 1 and 9223372036854775807"
+    e = invalid(lambda: SlidingWindow(2**32, 1.0, 2), "limit")
+    assert str(e).endswith(": must be between 1 and 4294967295")
 
 
 WRONG_TYPES: list[Case] = [
@@ -286,11 +325,11 @@ def test_extremes_that_are_valid_never_panic() -> None:
         TokenBucket(5e-324, 0, clock=clock),
         TokenBucket(math.inf, big, clock=clock),
         Gcra(big - 1, big, 1e-6, clock=clock),
-        Gcra(0, 1, math.inf, clock=clock),
-        LeakyBucketMeter(big, big, timedelta.max, clock=clock),
+        Gcra(0, 1, timedelta(microseconds=big), clock=clock),
+        LeakyBucketMeter(big, big, timedelta(microseconds=big), clock=clock),
         LeakyBucketQueue(big, 1e-6, clock=clock),
-        LeakyBucketQueue(0, 10**400, clock=clock),
-        FixedWindow(big, math.inf, clock=clock),
+        LeakyBucketQueue(0, 9_223_372_036_854.773, clock=clock),
+        FixedWindow(big, timedelta(microseconds=big), clock=clock),
         SlidingWindow(2**32 - 1, 16e-6, 16, clock=clock),
         SlidingLog(1, 1e-6, clock=clock),
         SlidingWindowCounter(big, 1e-6, clock=clock),
@@ -310,7 +349,8 @@ def test_extremes_that_are_valid_never_panic() -> None:
             marker.mark(big)
             marker.mark_aware(big, Color.YELLOW)
             assert all(t >= 0 for t in marker.tokens)
-        concurrency.sample(math.inf, big, False)
+        concurrency.sample(timedelta(microseconds=big), big, False)
         concurrency.sample(0, 0, True)
         clock.advance(timedelta(days=10**5))
-        clock.advance(timedelta.max)  # saturated, not wrapped
+        # The longest advance there is: the clock's reading saturates, not wraps.
+        clock.advance(timedelta(microseconds=big))

@@ -100,7 +100,7 @@ static void invalid_shapes(void) {
   CHECK_FAILS(rk_rate_limiter_new_warming_up(1.0, -1, 3.0, clock_, &limiter), RK_INVALID_ARGUMENT,
               "warmup_micros");
   CHECK_STR(rk_last_error_message(),
-            "rk_rate_limiter_new_warming_up: invalid argument warmup_micros = -1: must not be negative");
+            "rk_rate_limiter_new_warming_up: invalid argument warmup_micros = -1: must be between 0 and 9223372036854775807 microseconds (about 292,271 years)");
   CHECK_FAILS(rk_rate_limiter_new_warming_up(1.0, INT64_MIN, 3.0, clock_, &limiter), RK_INVALID_ARGUMENT,
               "warmup_micros");
   const double bad_factors[] = {0.999, 0.0, -3.0, NAN, INFINITY};

@@ -188,7 +188,8 @@ static void manual_clock(void) {
   rk_manual_clock *clock = new_clock();
   CHECK_I64(now_micros(clock), 0);
   CHECK_OK(rk_manual_clock_advance_micros(clock, 5));
-  CHECK_OK(rk_manual_clock_advance_micros(clock, -3)); /* never backwards */
+  CHECK_STATUS(rk_manual_clock_advance_micros(clock, -3), RK_INVALID_ARGUMENT); /* never backwards */
+  CHECK_STR(rk_last_error_argument(), "micros");
   CHECK_OK(rk_manual_clock_advance_micros(clock, 0));
   CHECK_I64(now_micros(clock), 5);
 

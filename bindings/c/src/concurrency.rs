@@ -406,7 +406,7 @@ pub unsafe extern "C" fn rk_concurrency_limiter_sample(
         // SAFETY: the caller's contract.
         let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::optional(out_limit)) };
         let rtt = Duration::from_micros(count(Argument::Rtt, rtt_micros)?);
-        let limit = limiter.limiter.sample(rtt, count(Argument::InFlight, in_flight)?, dropped);
+        let limit = limiter.limiter.sample(rtt, count(Argument::InFlight, in_flight)?, dropped)?;
         if let Some(out) = out {
             out.write(limit);
         }

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use ratekeeper::{AnyClock, ManualClock};
+use ratekeeper::{AnyClock, Argument, ManualClock, Value};
 
 use crate::boundary::{guard, guard_void, handle, Out};
+use crate::failure::Failure;
 use crate::status::rk_status;
 
 /// A clock that moves only when told to, for deterministic tests: limiters
@@ -69,10 +70,11 @@ pub unsafe extern "C" fn rk_manual_clock_free(clock: *mut rk_manual_clock) {
 }
 
 /// Moves the clock forward by `micros` microseconds, saturating at
-/// `INT64_MAX`. A negative or zero `micros` leaves it where it is (the clock
-/// never goes back; ratekeeper's `ManualClock::advance_micros`).
+/// `INT64_MAX`; 0 leaves it where it is.
 ///
-/// Returns `RK_NULL_POINTER` when `clock` is NULL.
+/// Returns `RK_INVALID_ARGUMENT` when `micros` is negative (the clock never
+/// goes back: a duration is never negative, in any language), and
+/// `RK_NULL_POINTER` when `clock` is NULL.
 ///
 /// # Safety
 /// `clock` is NULL or a live clock.
@@ -81,6 +83,13 @@ pub unsafe extern "C" fn rk_manual_clock_advance_micros(clock: *const rk_manual_
     guard("rk_manual_clock_advance_micros", || {
         // SAFETY: the caller's contract.
         let clock = unsafe { handle(clock, "clock") }?;
+        if micros < 0 {
+            return Err(Failure::Invalid {
+                argument: "micros",
+                value: Value::Int(micros),
+                requirement: Argument::AdvanceSeconds.requirement(),
+            });
+        }
         clock.clock.advance_micros(micros);
         Ok(())
     })

@@ -108,7 +108,7 @@ pub unsafe extern "C" fn rk_srtcm_new(
         let (clock, out) = unsafe { (clock.as_ref(), Out::required(out_marker, "out_marker")?) };
         let (cir, cbs, ebs) = (
             unsigned_from_i64(Argument::Cir, cir)?,
-            unsigned_from_i64(Argument::Cbs, cbs)?,
+            unsigned_from_i64(Argument::SrTcmCbs, cbs)?,
             unsigned_from_i64(Argument::Ebs, ebs)?,
         );
         let marker = SrTcm::with_clock(cir, cbs, ebs, rk_manual_clock::any_clock(clock))?;

@@ -79,8 +79,8 @@ pub(crate) fn micros(wait: Duration) -> i64 {
 ///
 /// Returns `RK_INVALID_ARGUMENT` when `permits_per_second` is not positive
 /// or is NaN (`INFINITY` is accepted, as in Guava) or `max_burst_seconds`
-/// is negative, NaN or infinite; `RK_NULL_POINTER` when `out_limiter` is
-/// NULL.
+/// is negative, NaN, infinite or 2^63 microseconds' worth or more (the
+/// bound of every duration); `RK_NULL_POINTER` when `out_limiter` is NULL.
 ///
 /// # Safety
 /// `clock` is NULL or a live clock; `out_limiter` is NULL or valid for
@@ -407,7 +407,7 @@ mod tests {
             assert_eq!(last_argument().as_deref(), Some("warmup_micros"));
             assert_eq!(
                 last_message(),
-                "rk_rate_limiter_new_warming_up: invalid argument warmup_micros = -1: must not be negative"
+                "rk_rate_limiter_new_warming_up: invalid argument warmup_micros = -1: must be between 0 and 9223372036854775807 microseconds (about 292,271 years)"
             );
             assert_eq!(rk_rate_limiter_new_bursty(2.0, 1.0, null(), &mut limiter), rk_status::RK_OK);
             let mut acquired = true;

@@ -64,9 +64,11 @@ pub struct rk_limiter_spec {
     /// GCRA, leaky bucket meter: units per period (at least 1).
     pub count_per_period: i64,
     /// GCRA, leaky bucket meter: the period (at least 1 µs).
+    /// Durations are whole microseconds from 1 to `INT64_MAX` (about 292,271
+    /// years), the range every language's durations share.
     pub period_micros: i64,
-    /// Leaky bucket meter: the bucket's size in units (at least 1); leaky
-    /// bucket queue: how many units may wait (0 admits only when idle).
+    /// Leaky bucket meter: the bucket's size in units (1 to `INT64_MAX`);
+    /// leaky bucket queue: how many units may wait (0 admits only when idle).
     pub capacity: i64,
     /// Leaky bucket queue: the spacing of slots (at least 1 µs).
     pub interval_micros: i64,
@@ -133,7 +135,7 @@ impl rk_limiter_spec {
                 period_micros: self.period_micros,
             },
             RK_ALGORITHM_LEAKY_BUCKET_QUEUE => LimiterSpec::LeakyBucketQueue {
-                capacity: count(Argument::Capacity, self.capacity)?,
+                capacity: count(Argument::QueueCapacity, self.capacity)?,
                 interval_micros: self.interval_micros,
             },
             RK_ALGORITHM_FIXED_WINDOW => LimiterSpec::FixedWindow {
@@ -141,13 +143,13 @@ impl rk_limiter_spec {
                 window_micros: self.window_micros,
             },
             RK_ALGORITHM_SLIDING_WINDOW => LimiterSpec::SlidingWindow {
-                limit: count(Argument::Limit, self.limit)?,
+                limit: count(Argument::SlidingWindowLimit, self.limit)?,
                 window_micros: self.window_micros,
                 sub_windows: u32::try_from(self.sub_windows)
                     .map_err(|_| ratekeeper::Error::invalid_int(Argument::SubWindows, self.sub_windows))?,
             },
             RK_ALGORITHM_SLIDING_LOG => LimiterSpec::SlidingLog {
-                limit: count(Argument::Limit, self.limit)?,
+                limit: count(Argument::SlidingLogLimit, self.limit)?,
                 window_micros: self.window_micros,
             },
             RK_ALGORITHM_SLIDING_WINDOW_COUNTER => LimiterSpec::SlidingWindowCounter {

@@ -14,7 +14,12 @@
 //!
 //! Durations come in milliseconds (`…Ms`, JavaScript's unit: `setTimeout`,
 //! `Date.now`) or as exact whole microseconds (`…Micros`, the library's
-//! unit: a number or a bigint).
+//! unit: a number or a bigint). Milliseconds become microseconds by the
+//! library's one rule for durations (`ratekeeper::duration_micros_from_millis`):
+//! rounded to the nearest microsecond, and `NaN`, an infinity, a negative
+//! value or 2^63 µs or more is a `RangeError` naming the option, never
+//! clamped; a timeout alone may be negative (do not wait) or infinite (no
+//! deadline).
 
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::keyed::MaxKeyBytes;
@@ -181,14 +186,12 @@ pub(crate) fn number(value: Js, argument: &'static str) -> Result<f64, Failure> 
     value.number().ok_or(Failure::WrongType { argument, value, expected: "a number" })
 }
 
-/// Whole microseconds in `ms` milliseconds, rounded to the nearest (half
-/// away from zero) and saturating at the `i64` range. Rounding, not
-/// truncation: a decimal such as `1.005` ms means the 1,005 µs it says,
-/// although its double is 1.00499999… ms; and every whole number of
-/// microseconds below 2^51 (71 years) survives the trip µs → ms → µs.
-pub(crate) fn micros_from_millis(ms: f64) -> i64 {
-    // `as` saturates, and sends infinities to the ends of the range.
-    (ms * 1e3).round() as i64
+/// A duration of `ms` milliseconds given as option `name` (its value
+/// `value`), as whole microseconds by the library's rule for durations,
+/// checked as `argument`: the error names the option and shows the value as
+/// given.
+pub(crate) fn millis(argument: Argument, name: &'static str, value: Js, ms: f64) -> Result<i64, Failure> {
+    blame(ratekeeper::duration_micros_from_millis(argument, ms), &[Given { argument, name, value }])
 }
 
 /// An exact number of microseconds: an integer number or a bigint, within
@@ -255,9 +258,8 @@ pub(crate) fn cost_or_one(value: Option<Js>) -> Result<u64, Failure> {
 
 /// A duration given in milliseconds (`names.0`) or in exact microseconds
 /// (`names.1`), one of the two, required: whole microseconds (milliseconds
-/// rounded to the nearest), and who to blame when the library refuses
-/// them (`argument`). Milliseconds beyond the `i64` range saturate; `NaN`
-/// is refused here.
+/// by the library's rule, [`millis`]), and who to blame when the library
+/// refuses them (`argument`).
 pub(crate) fn required_duration(
     ms: Js,
     micros: Js,
@@ -265,10 +267,9 @@ pub(crate) fn required_duration(
     argument: Argument,
 ) -> Result<(i64, Given), Failure> {
     match duration(ms, micros, names)? {
-        Some(Duration::Millis(value, x)) if x.is_nan() => {
-            Err(Failure::OutOfRange { argument: names.0, value, requirement: "must not be NaN" })
+        Some(Duration::Millis(value, x)) => {
+            Ok((millis(argument, names.0, value, x)?, Given { argument, name: names.0, value }))
         }
-        Some(Duration::Millis(value, x)) => Ok((micros_from_millis(x), Given { argument, name: names.0, value })),
         Some(Duration::Micros(m)) => Ok((m, Given { argument, name: names.1, value: micros })),
         None => Err(Failure::WrongType { argument: names.0, value: ms, expected: "a number" }),
     }
@@ -319,38 +320,15 @@ pub(crate) fn duration(ms: Js, micros: Js, names: (&'static str, &'static str)) 
 
 /// A timeout (`timeoutMs` or `timeoutMicros`) in microseconds, never
 /// negative: absent means 0, negative means "do not wait" (Guava's
-/// `tryAcquire`), `NaN` is refused.
+/// `tryAcquire`), `Infinity` means "no deadline", `NaN` is refused (the
+/// library's rule for timeouts, `ratekeeper::timeout_micros_from_millis`).
 pub(crate) fn timeout_micros(ms: Js, micros: Js) -> Result<i64, Failure> {
     Ok(match duration(ms, micros, ("timeoutMs", "timeoutMicros"))? {
         None => 0,
         Some(Duration::Micros(m)) => m.max(0),
-        Some(Duration::Millis(value, x)) => {
-            if x.is_nan() {
-                return Err(Failure::OutOfRange { argument: "timeoutMs", value, requirement: "must not be NaN" });
-            }
-            micros_from_millis(x).max(0)
-        }
+        Some(Duration::Millis(value, x)) => blame(
+            ratekeeper::timeout_micros_from_millis(x),
+            &[Given { argument: Argument::Timeout, name: "timeoutMs", value }],
+        )?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn milliseconds_mean_what_their_decimals_say() {
-        assert_eq!(micros_from_millis(1.005), 1_005);
-        assert_eq!(micros_from_millis(0.001), 1);
-        assert_eq!(micros_from_millis(0.0004), 0);
-        assert_eq!(micros_from_millis(-1.5), -1_500);
-        assert_eq!(micros_from_millis(1234.567), 1_234_567);
-        assert_eq!(micros_from_millis(0.0), 0);
-        assert_eq!(micros_from_millis(f64::INFINITY), i64::MAX);
-        assert_eq!(micros_from_millis(f64::NEG_INFINITY), i64::MIN);
-        assert_eq!(micros_from_millis(1e300), i64::MAX);
-        // Every whole number of microseconds below 2^53 survives µs → ms → µs.
-        for m in [1_i64, 999, 1_001, 123_456_789, (1 << 51) - 1, (1 << 51) - 999] {
-            assert_eq!(micros_from_millis(m as f64 / 1_000.0), m, "{m}");
-        }
-    }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{validate_type_tag, BigInt, TypeTag, Unknown};
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
-use ratekeeper::AnyClock;
+use ratekeeper::{AnyClock, Argument};
 
 use crate::args;
 use crate::error::{guarded, Failure};
@@ -37,21 +37,14 @@ impl ManualClock {
     }
 
     /// Moves the clock forward by `ms` milliseconds (rounded to the nearest
-    /// microsecond). `ms` must be finite and not negative: the clock never
-    /// goes back.
+    /// microsecond). `ms` is a duration like any other: finite, not
+    /// negative (the clock never goes back) and under 2^63 microseconds.
     #[napi(ts_args_type = "ms: number")]
     pub fn advance(&self, env: &Env, ms: Unknown<'_>) -> napi::Result<()> {
         guarded(env, || {
             let value = Js::new(env.raw(), ms.raw());
             let x = args::number(value, "ms")?;
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(Failure::OutOfRange {
-                    argument: "ms",
-                    value,
-                    requirement: "must be finite and not negative",
-                });
-            }
-            self.clock.advance_micros(args::micros_from_millis(x));
+            self.clock.advance_micros(args::millis(Argument::AdvanceSeconds, "ms", value, x)?);
             Ok(())
         })
     }

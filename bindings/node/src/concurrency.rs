@@ -117,7 +117,8 @@ fn sample(c: &Arc<Concurrency>, args: &Args) -> Result<Returned, Boxed> {
         None if value.is_undefined() => false,
         None => return Err(Failure::WrongType { argument: "dropped", value, expected: "a boolean" }.into()),
     };
-    Ok(Returned::Number(c.limiter.sample(Duration::from_micros(rtt_micros), in_flight, dropped) as f64))
+    let limit = blame(c.limiter.sample(Duration::from_micros(rtt_micros), in_flight, dropped), &[rtt])?;
+    Ok(Returned::Number(limit as f64))
 }
 
 const METHODS: &[Named<Concurrency>] = &[
@@ -204,7 +205,12 @@ pub fn concurrency_gradient<'env>(
             smoothing: o.number(js(smoothing), Argument::Smoothing, "smoothing", d.smoothing)?,
             rtt_tolerance: o.number(js(rtt_tolerance), Argument::RttTolerance, "rttTolerance", d.rtt_tolerance)?,
             queue_size: o.count(js(queue_size), Argument::QueueSize, "queueSize", d.queue_size)?,
-            backoff_ratio: o.number(js(backoff_ratio), Argument::BackoffRatio, "backoffRatio", d.backoff_ratio)?,
+            backoff_ratio: o.number(
+                js(backoff_ratio),
+                Argument::GradientBackoffRatio,
+                "backoffRatio",
+                d.backoff_ratio,
+            )?,
             probe_interval: o.count(js(probe_interval), Argument::ProbeInterval, "probeInterval", d.probe_interval)?,
         };
         let clock = clock::from_option(js(clock))?;

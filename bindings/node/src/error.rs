@@ -179,21 +179,10 @@ impl Kept {
     /// `given`, if its value is a number or a bigint (what durations and
     /// counts are); `None` otherwise.
     pub(crate) fn keep(given: Given) -> Option<Kept> {
-        Kept::keep_requiring(given, requirement(given.argument))
-    }
-
-    /// [`Kept::keep`] with a requirement of its own: for a value the
-    /// library checks under a shared [`Argument`] whose usual requirement
-    /// would not describe it (a heartbeat TTL is checked as a `Lease`, but
-    /// must be at least 3 ms).
-    pub(crate) fn keep_requiring(given: Given, requirement: &'static str) -> Option<Kept> {
+        let requirement = requirement(given.argument);
         Some(Kept { argument: given.argument, name: given.name, value: Primitive::keep(given.value)?, requirement })
     }
 }
-
-/// What a heartbeat TTL must be (`ratekeeper_redis::Membership::join`
-/// refuses less than 3 ms: a node heartbeats every third of it).
-pub(crate) const HEARTBEAT_TTL_REQUIREMENT: &str = "must be at least 3 ms (3000 µs)";
 
 /// [`blame`] for a Redis limiter's result: its invalid-argument errors are
 /// blamed as a local limiter's are, the others pass through.
@@ -638,56 +627,31 @@ mod tests {
 
     #[test]
     fn every_library_argument_has_a_camel_case_name() {
-        let all = [
-            (Argument::PermitsPerSecond, "permitsPerSecond"),
-            (Argument::Permits, "permits"),
+        // The names that are more than the camelCase of the library's.
+        let named = [
             (Argument::Warmup, "warmupMicros"),
-            (Argument::ColdFactor, "coldFactor"),
-            (Argument::MaxBurstSeconds, "maxBurstSeconds"),
             (Argument::Timeout, "timeoutMs"),
             (Argument::WarmupSeconds, "warmupMs"),
             (Argument::AdvanceSeconds, "ms"),
-            (Argument::Rate, "rate"),
-            (Argument::Burst, "burst"),
-            (Argument::Cost, "cost"),
-            (Argument::MaxBurst, "maxBurst"),
-            (Argument::CountPerPeriod, "countPerPeriod"),
             (Argument::Period, "periodMicros"),
-            (Argument::Capacity, "capacity"),
             (Argument::Interval, "intervalMicros"),
-            (Argument::Limit, "limit"),
             (Argument::Window, "windowMicros"),
-            (Argument::SubWindows, "subWindows"),
-            (Argument::Cir, "cir"),
-            (Argument::Cbs, "cbs"),
-            (Argument::Ebs, "ebs"),
-            (Argument::Pir, "pir"),
-            (Argument::Pbs, "pbs"),
-            (Argument::InitialLimit, "initialLimit"),
-            (Argument::MinLimit, "minLimit"),
-            (Argument::MaxLimit, "maxLimit"),
-            (Argument::Smoothing, "smoothing"),
-            (Argument::RttTolerance, "rttTolerance"),
-            (Argument::QueueSize, "queueSize"),
-            (Argument::BackoffRatio, "backoffRatio"),
-            (Argument::ProbeInterval, "probeInterval"),
             (Argument::RttTimeout, "rttTimeoutMicros"),
             (Argument::Rtt, "rttMicros"),
-            (Argument::InFlight, "inFlight"),
             (Argument::PolicyName, "name"),
-            (Argument::Limits, "limits"),
-            (Argument::Bytes, "bytes"),
-            (Argument::Batch, "batch"),
             (Argument::Lease, "leaseMicros"),
         ];
-        for (argument, name) in all {
-            assert_eq!(argument_name(argument), name);
+        for &argument in Argument::ALL {
+            let name = argument_name(argument);
             assert!(requirement(argument).starts_with("must "), "{argument:?}");
             // Each is the JavaScript spelling of the library's name (plus a
             // unit where the library's is implied), never a new word.
-            let base = camel_case(argument.name());
-            assert!(name.starts_with(&base) || ["ms", "name", "timeoutMs"].contains(&name), "{argument:?}");
+            match named.iter().find(|(a, _)| *a == argument) {
+                Some((_, expected)) => assert_eq!(name, *expected),
+                None => assert_eq!(name, camel_case(argument.name()), "{argument:?}"),
+            }
         }
+        assert_eq!(argument_name(Argument::SlidingLogLimit), "limit");
         assert_eq!(camel_case("max_burst_seconds"), "maxBurstSeconds");
         assert_eq!(camel_case("rate"), "rate");
     }

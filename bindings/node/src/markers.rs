@@ -130,7 +130,7 @@ pub fn srtcm_create<'env>(
     guarded(env, || {
         let (c, given) = counts(&[
             (js(cir), Argument::Cir, "cir"),
-            (js(cbs), Argument::Cbs, "cbs"),
+            (js(cbs), Argument::SrTcmCbs, "cbs"),
             (js(ebs), Argument::Ebs, "ebs"),
         ])?;
         let clock = clock::from_option(js(clock))?;

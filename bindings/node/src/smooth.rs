@@ -16,7 +16,7 @@ use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
 use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
-use ratekeeper::{wait_as_seconds, AnyClock, RateLimiter, SmoothRateLimiter};
+use ratekeeper::{wait_as_seconds, AnyClock, Argument, RateLimiter, SmoothRateLimiter};
 
 use crate::args::{self, Duration as GivenDuration};
 use crate::bound::{Args, Binder, Hot, Named, Returned};
@@ -161,16 +161,7 @@ pub(crate) fn core(a: &CreateArgs) -> Result<(f64, SmoothRateLimiter), Failure> 
     let warmup_micros = match args::duration(a.warmup_ms, a.warmup_micros, ("warmupMs", "warmupMicros"))? {
         None => None,
         Some(GivenDuration::Micros(m)) => Some(m), // a negative one is the library's error
-        Some(GivenDuration::Millis(value, ms)) => {
-            if !(ms.is_finite() && ms >= 0.0) {
-                return Err(Failure::OutOfRange {
-                    argument: "warmupMs",
-                    value,
-                    requirement: "must be finite and not negative",
-                });
-            }
-            Some(args::micros_from_millis(ms))
-        }
+        Some(GivenDuration::Millis(value, ms)) => Some(args::millis(Argument::WarmupSeconds, "warmupMs", value, ms)?),
     };
     let optional = |value: Js, name| (!value.is_undefined()).then(|| args::number(value, name)).transpose();
     let cold_factor = optional(a.cold_factor, "coldFactor")?;

@@ -130,14 +130,18 @@ fn describe(algorithm: Algorithm, v: &[Js]) -> Result<(LimiterSpec, Vec<Given>),
             LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros }
         }
         Algorithm::LeakyBucketQueue => {
-            let capacity = count(0, Argument::Capacity, given)?;
+            let capacity = count(0, Argument::QueueCapacity, given)?;
             LimiterSpec::LeakyBucketQueue {
                 capacity,
                 interval_micros: duration(v, keys, 1, Argument::Interval, given)?,
             }
         }
         Algorithm::FixedWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
-            let limit = count(0, Argument::Limit, given)?;
+            // The sliding log's bound is its own (the library's variant
+            // for it), so that a negative limit names it too.
+            let limit_argument =
+                if algorithm == Algorithm::SlidingLog { Argument::SlidingLogLimit } else { Argument::Limit };
+            let limit = count(0, limit_argument, given)?;
             let window_micros = duration(v, keys, 1, Argument::Window, given)?;
             match algorithm {
                 Algorithm::FixedWindow => LimiterSpec::FixedWindow { limit, window_micros },
@@ -146,7 +150,7 @@ fn describe(algorithm: Algorithm, v: &[Js]) -> Result<(LimiterSpec, Vec<Given>),
             }
         }
         Algorithm::SlidingWindow => {
-            let limit = count(0, Argument::Limit, given)?;
+            let limit = count(0, Argument::SlidingWindowLimit, given)?;
             let window_micros = duration(v, keys, 1, Argument::Window, given)?;
             let sub_windows = args::count(v[3], Argument::SubWindows, keys[3])?;
             given.push(Given { argument: Argument::SubWindows, name: keys[3], value: v[3] });

@@ -286,7 +286,7 @@ impl PyLeakyBucketQueue {
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let spec = LimiterSpec::LeakyBucketQueue {
-            capacity: args::count(capacity, Argument::Capacity)?,
+            capacity: args::count(capacity, Argument::QueueCapacity)?,
             interval_micros: args::duration_micros(interval, Argument::Interval)?,
         };
         Ok(PyLimiter::one(interval.py(), spec, clock, &[(Argument::Interval, interval)])?
@@ -337,7 +337,7 @@ impl PyFixedWindow {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, window)?;
+        let (limit, window_micros) = limit_and_window(limit, Argument::Limit, window)?;
         let spec = LimiterSpec::FixedWindow { limit, window_micros };
         Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?.add_subclass(PyFixedWindow))
     }
@@ -359,7 +359,7 @@ impl PySlidingWindow {
         sub_windows: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, window)?;
+        let (limit, window_micros) = limit_and_window(limit, Argument::SlidingWindowLimit, window)?;
         let subs = args::int(sub_windows, Argument::SubWindows)?;
         let sub_windows = u32::try_from(subs)
             .map_err(|_| from_rust(window.py(), ratekeeper::Error::invalid_int(Argument::SubWindows, subs)))?;
@@ -383,7 +383,7 @@ impl PySlidingLog {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, window)?;
+        let (limit, window_micros) = limit_and_window(limit, Argument::SlidingLogLimit, window)?;
         let spec = LimiterSpec::SlidingLog { limit, window_micros };
         Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?.add_subclass(PySlidingLog))
     }
@@ -404,15 +404,22 @@ impl PySlidingWindowCounter {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, window)?;
+        let (limit, window_micros) = limit_and_window(limit, Argument::Limit, window)?;
         let spec = LimiterSpec::SlidingWindowCounter { limit, window_micros };
         Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?
             .add_subclass(PySlidingWindowCounter))
     }
 }
 
-fn limit_and_window(limit: &Bound<'_, PyAny>, window: &Bound<'_, PyAny>) -> PyResult<(u64, i64)> {
-    Ok((args::count(limit, Argument::Limit)?, args::duration_micros(window, Argument::Window)?))
+/// A window algorithm's `limit` (reported as `limit_argument`, the variant
+/// whose requirement is that algorithm's bound, as the library reports it)
+/// and `window`.
+fn limit_and_window(
+    limit: &Bound<'_, PyAny>,
+    limit_argument: Argument,
+    window: &Bound<'_, PyAny>,
+) -> PyResult<(u64, i64)> {
+    Ok((args::count(limit, limit_argument)?, args::duration_micros(window, Argument::Window)?))
 }
 
 /// Several limits on one thing — "10 per second *and* 1,000 per hour" —

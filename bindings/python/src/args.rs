@@ -16,15 +16,19 @@
 //! * Durations (a timeout, a warm-up, a clock advance) are seconds as such a
 //!   real number, or a `datetime.timedelta`, converted exactly to whole
 //!   microseconds (`timedelta` holds whole microseconds; floats truncate,
-//!   as Guava's `TimeUnit.toMicros` does).
+//!   as Guava's `TimeUnit.toMicros` does). The one rule of every duration
+//!   (`ratekeeper`'s `units`): NaN, infinite, negative, or `2**63`
+//!   microseconds or more is an `InvalidArgumentError` naming it, never
+//!   clamped; a timeout alone may be negative (do not wait) or that long
+//!   (no deadline).
 //!
 //! * Counts and sizes of the other algorithms (`cost`, `burst`, `limit`,
 //!   `capacity`, `bytes`, ...) are ints too, checked not negative here
 //!   (`ratekeeper::unsigned_from_i64`, the one conversion every binding
 //!   uses) and against their upper bounds by the algorithm.
 //! * Lengths of time (`period`, `window`, `interval`, `rtt`, ...) are
-//!   seconds or a `timedelta` like every duration, and must not be negative
-//!   or NaN (`ratekeeper::duration_micros_from_secs`); `+inf` saturates.
+//!   seconds or a `timedelta` like every duration
+//!   (`ratekeeper::duration_micros_from_secs`).
 //!
 //! [`Permits`], [`Timeout`] and [`Cost`] are `FromPyObject` types so that
 //! the hot methods get them from pyo3's argument parsing with constant
@@ -108,7 +112,8 @@ impl<'py> FromPyObject<'_, 'py> for Timeout {
         let micros = match seconds(&obj, Argument::Timeout)? {
             Seconds::Float(secs) => ratekeeper::timeout_micros_from_secs(secs).map_err(|e| from_rust(obj.py(), e))?,
             Seconds::Micros(micros) => micros.max(0),
-            // Guava saturates a timeout, and the sign says which way.
+            // The rule's exception for timeouts: negative is "do not wait",
+            // too long to hold is "no deadline".
             Seconds::Overflow { negative } => {
                 if negative {
                     0
@@ -151,9 +156,10 @@ impl<'py> FromPyObject<'_, 'py> for Deadline {
 enum Seconds {
     /// Seconds as a double (from a float, an int or `__float__`).
     Float(f64),
-    /// Exact microseconds (from a `timedelta`), saturated to 64 bits.
+    /// Exact microseconds (from a `timedelta`).
     Micros(i64),
-    /// An int too large for a double; `negative` gives its sign.
+    /// An int too large for a double, or a `timedelta` of `2**63`
+    /// microseconds or more either way; `negative` gives its sign.
     Overflow { negative: bool },
 }
 
@@ -166,7 +172,10 @@ fn seconds_named(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Seconds> {
         return Ok(Seconds::Float(f.value()));
     }
     if obj.is_instance(timedelta_type(obj.py())?)? {
-        return timedelta_micros(obj).map(Seconds::Micros);
+        return Ok(match timedelta_micros(obj)? {
+            Ok(micros) => Seconds::Micros(micros),
+            Err(negative) => Seconds::Overflow { negative },
+        });
     }
     match real_or_overflow(obj, name, EXPECTED_SECONDS)? {
         Ok(secs) => Ok(Seconds::Float(secs)),
@@ -186,9 +195,9 @@ pub fn bounded_duration(
     requirement: &str,
 ) -> PyResult<Duration> {
     let micros = match seconds_named(obj, name)? {
-        Seconds::Float(secs) if secs.is_nan() => None,
-        // Truncated to whole microseconds, as every duration here.
-        Seconds::Float(secs) => ratekeeper::duration_micros_from_secs(Argument::Timeout, secs).ok(),
+        // Truncated to whole microseconds, as every duration here; NaN,
+        // infinite, negative or too long is no duration.
+        Seconds::Float(secs) => ratekeeper::micros_from_secs(secs).filter(|_| secs >= 0.0),
         Seconds::Micros(micros) => Some(micros),
         Seconds::Overflow { .. } => None,
     };
@@ -282,20 +291,18 @@ fn non_negative_micros(
 }
 
 /// A length of time that must not be negative (a period, a window, an
-/// interval, a round-trip time), in whole microseconds; `+inf` (or an int
-/// beyond a double) saturates to `i64::MAX`. The algorithm checks its own
-/// lower bound; map its error with [`from_rust_passed`](crate::errors::from_rust_passed)
-/// so that the message shows the value as passed, not as microseconds.
+/// interval, a round-trip time), in whole microseconds, under the rule of
+/// every duration: NaN, infinite, or `2**63` microseconds or more is an
+/// error naming `argument`. The algorithm checks its own lower bound; map
+/// its error with [`from_rust_passed`](crate::errors::from_rust_passed) so
+/// that the message shows the value as passed, not as microseconds.
 pub fn duration_micros(obj: &Bound<'_, PyAny>, argument: Argument) -> PyResult<i64> {
     match seconds(obj, argument)? {
         Seconds::Float(secs) => {
             ratekeeper::duration_micros_from_secs(argument, secs).map_err(|e| from_rust(obj.py(), e))
         }
         Seconds::Micros(micros) if micros >= 0 => Ok(micros),
-        Seconds::Overflow { negative: false } => Ok(i64::MAX),
-        Seconds::Micros(_) | Seconds::Overflow { negative: true } => {
-            Err(invalid_value(argument, obj, argument.requirement()))
-        }
+        Seconds::Micros(_) | Seconds::Overflow { .. } => Err(invalid_value(argument, obj, argument.requirement())),
     }
 }
 
@@ -376,12 +383,13 @@ fn timedelta_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     TIMEDELTA.import(py, "datetime", "timedelta")
 }
 
-/// A `timedelta`'s exact length in microseconds, saturated to 64 bits (its
-/// range, ±999,999,999 days, is about ten times wider).
-fn timedelta_micros(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+/// A `timedelta`'s exact length in microseconds, or `Err(negative)` when
+/// it is beyond the 64-bit range (its range, ±999,999,999 days, is about
+/// ten times wider).
+fn timedelta_micros(obj: &Bound<'_, PyAny>) -> PyResult<Result<i64, bool>> {
     let days: i64 = obj.getattr("days")?.extract()?;
     let seconds: i64 = obj.getattr("seconds")?.extract()?;
     let micros: i64 = obj.getattr("microseconds")?.extract()?;
     let total = (i128::from(days) * 86_400 + i128::from(seconds)) * 1_000_000 + i128::from(micros);
-    Ok(i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX }))
+    Ok(i64::try_from(total).map_err(|_| total < 0))
 }

@@ -60,8 +60,9 @@ impl PyManualClock {
 
     /// Moves the clock forward by ``seconds`` (a number of seconds or a
     /// ``datetime.timedelta``; truncated to whole microseconds). A clock
-    /// never goes back: a negative, NaN or infinite value raises
-    /// ``InvalidArgumentError``.
+    /// never goes back, and the move is a duration like any other: a
+    /// negative, NaN or infinite value, or one of ``2**63`` microseconds or
+    /// more, raises ``InvalidArgumentError``.
     fn advance(&self, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let micros = args::advance_micros(seconds)?;
         self.clock.advance_micros(micros);

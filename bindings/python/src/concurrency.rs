@@ -66,7 +66,7 @@ impl PyGradientPolicy {
             smoothing: real(smoothing, Argument::Smoothing, d.smoothing)?,
             rtt_tolerance: real(rtt_tolerance, Argument::RttTolerance, d.rtt_tolerance)?,
             queue_size: count(queue_size, Argument::QueueSize, d.queue_size)?,
-            backoff_ratio: real(backoff_ratio, Argument::BackoffRatio, d.backoff_ratio)?,
+            backoff_ratio: real(backoff_ratio, Argument::GradientBackoffRatio, d.backoff_ratio)?,
             probe_interval: count(probe_interval, Argument::ProbeInterval, d.probe_interval)?,
         };
         config.validate().map_err(|e| from_rust(py, e))?;
@@ -290,10 +290,11 @@ impl PyConcurrencyLimiter {
         in_flight: &Bound<'_, PyAny>,
         dropped: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
+        let py = rtt.py();
         let rtt = args::duration_micros(rtt, Argument::Rtt)?;
         let in_flight = args::count(in_flight, Argument::InFlight)?;
         let dropped = dropped.map_or(Ok(false), |d| args::boolean(d, "dropped"))?;
-        Ok(self.limiter.sample(Duration::from_micros(rtt as u64), in_flight, dropped))
+        self.limiter.sample(Duration::from_micros(rtt as u64), in_flight, dropped).map_err(|e| from_rust(py, e))
     }
 
     /// The ``ManualClock`` the limiter runs on, or ``None`` for real time.

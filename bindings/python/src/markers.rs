@@ -84,7 +84,7 @@ impl PySrTcm {
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let params =
-            (args::count(cir, Argument::Cir)?, args::count(cbs, Argument::Cbs)?, args::count(ebs, Argument::Ebs)?);
+            (args::count(cir, Argument::Cir)?, args::count(cbs, Argument::SrTcmCbs)?, args::count(ebs, Argument::Ebs)?);
         let (any_clock, clock) = clock::clock_arg(clock)?;
         let marker = SrTcm::with_clock(params.0, params.1, params.2, any_clock).map_err(|e| from_rust(cir.py(), e))?;
         Ok(PySrTcm { marker, clock, params })

@@ -99,7 +99,8 @@ impl PyRateLimiter {
     }
 
     /// Takes ``permits`` if they can be granted within ``timeout`` (seconds
-    /// or a ``datetime.timedelta``; negative means 0), waiting until then,
+    /// or a ``datetime.timedelta``; negative means 0, ``math.inf`` no
+    /// deadline; NaN raises ``InvalidArgumentError``), waiting until then,
     /// and returns ``True``; returns ``False`` at once, taking nothing, if
     /// they cannot (Guava's ``tryAcquire``).
     ///

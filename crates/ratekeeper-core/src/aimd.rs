@@ -57,7 +57,7 @@ impl AimdConfig {
     /// Checks every parameter; the first invalid one is the error.
     pub fn validate(&self) -> Result<(), Error> {
         let int = |argument, v: u64| Err(Error::invalid_uint(argument, v));
-        if self.min_limit == 0 {
+        if self.min_limit == 0 || self.min_limit > i64::MAX as u64 {
             return int(Argument::MinLimit, self.min_limit);
         }
         if self.max_limit < self.min_limit || self.max_limit > i64::MAX as u64 {

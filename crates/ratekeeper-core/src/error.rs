@@ -18,109 +18,177 @@ pub enum Error {
     InvalidArgument(InvalidArgument),
 }
 
-/// Every argument the library checks, each with its requirement.
-///
-/// Bindings map these to their own spelling (`permitsPerSecond` in
-/// JavaScript) from [`name`](Argument::name), the Rust parameter name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Argument {
-    /// A rate in permits per second, as Guava checks it: `> 0`, not NaN
-    /// (`+Infinity` allowed).
-    PermitsPerSecond,
-    /// A number of permits for Guava's algorithms: a positive Java `int`.
-    Permits,
-    /// A warm-up period in microseconds: not negative.
-    Warmup,
-    /// A warm-up cold factor: finite and at least 1.
-    ColdFactor,
-    /// A bursty limiter's saved-up seconds: finite and not negative.
-    MaxBurstSeconds,
-    /// A timeout in seconds (bindings): not NaN. Negative means "do not wait".
-    Timeout,
-    /// A warm-up period in seconds (bindings): finite and not negative.
-    WarmupSeconds,
-    /// Seconds to move a manual clock forward (bindings): finite and not
-    /// negative, because a clock never goes back.
-    AdvanceSeconds,
-    /// A token bucket's refill rate in tokens per second (x/time/rate's
-    /// `Limit`): not negative, not NaN; `+Infinity` means "no limit".
-    Rate,
-    /// A token bucket's burst (x/time/rate's `burst`): at most `i64::MAX`.
-    Burst,
-    /// How many units a request costs: not negative, at most `i64::MAX`.
-    Cost,
-    /// GCRA's `max_burst` (redis-cell): `max_burst + 1` must fit in 63 bits.
-    MaxBurst,
-    /// How many units a rate allows per period: at least 1.
-    CountPerPeriod,
-    /// A rate's period in microseconds: at least 1.
-    Period,
-    /// A leaky bucket's capacity in units.
-    Capacity,
-    /// The spacing between a shaper's slots in microseconds: at least 1.
-    Interval,
-    /// How many units a window admits: at least 1.
-    Limit,
-    /// A window's length in microseconds: at least 1.
-    Window,
-    /// How many sub-windows a sliding window has.
-    SubWindows,
-    /// A committed information rate in bytes per second (RFC 2697, RFC 2698).
-    Cir,
-    /// A committed burst size in bytes (RFC 2697, RFC 2698).
-    Cbs,
-    /// An excess burst size in bytes (RFC 2697).
-    Ebs,
-    /// A peak information rate in bytes per second (RFC 2698).
-    Pir,
-    /// A peak burst size in bytes (RFC 2698).
-    Pbs,
-    /// An adaptive limiter's initial concurrency limit.
-    InitialLimit,
-    /// An adaptive limiter's smallest concurrency limit.
-    MinLimit,
-    /// An adaptive limiter's largest concurrency limit.
-    MaxLimit,
-    /// The weight of a new gradient limit against the old one.
-    Smoothing,
-    /// How much slower than the no-load RTT a sample may be before the
-    /// gradient limit shrinks.
-    RttTolerance,
-    /// The headroom the gradient rule adds to the limit.
-    QueueSize,
-    /// The factor a limit is multiplied by after a drop.
-    BackoffRatio,
-    /// How many samples pass between probes for a new no-load RTT.
-    ProbeInterval,
-    /// The RTT above which AIMD treats a sample as a drop, in microseconds.
-    RttTimeout,
-    /// A measured round-trip time in microseconds: not negative.
-    Rtt,
-    /// A number of requests in flight: not negative.
-    InFlight,
-    /// An HTTP policy name: printable ASCII (a Structured Field String).
-    PolicyName,
-    /// The limits of a composite: at least one.
-    Limits,
-    /// A packet's size in bytes (the markers): not negative.
-    Bytes,
-    /// How many units a leased limiter takes per round trip (Redis).
-    Batch,
-    /// How long a leased limiter may spend a lease, in microseconds (Redis).
-    Lease,
-    /// How many keys a keyed limiter may hold: at least 1.
-    MaxKeys,
-    /// How many shards a keyed limiter splits its keys into: a power of two.
-    Shards,
-    /// A key of a byte-keyed or Redis limiter, too long: the value is its
-    /// length in bytes.
-    Key,
-    /// A key given as text that has no UTF-8 form (a lone UTF-16
-    /// surrogate): the value is the lone surrogate's position in the text.
-    KeyText,
-    /// The longest key a byte-keyed or Redis limiter takes, in bytes.
-    MaxKeyBytes,
+/// Declares [`Argument`] and [`Argument::ALL`] from one list, so that a
+/// variant cannot be added without being in `ALL` (the conformance suite
+/// checks that its table of bad inputs covers every one).
+macro_rules! arguments {
+    ($(#[$attr:meta])* pub enum Argument { $($(#[$doc:meta])* $variant:ident,)* }) => {
+        $(#[$attr])*
+        pub enum Argument {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Argument {
+            /// Every argument, in declaration order.
+            pub const ALL: &'static [Argument] = &[$(Argument::$variant,)*];
+        }
+    };
+}
+
+arguments! {
+    /// Every argument the library checks, each with its requirement.
+    ///
+    /// Bindings map these to their own spelling (`permitsPerSecond` in
+    /// JavaScript) from [`name`](Argument::name), the Rust parameter name.
+    /// An argument whose valid range depends on the algorithm (a sliding
+    /// log's `limit` is at most 1,048,576, a sliding window's 4,294,967,295)
+    /// has a variant per range, all with the same name, so that every
+    /// [`requirement`](Argument::requirement) states the real bound of the
+    /// call that rejected the value.
+    ///
+    /// Durations follow one rule (see [`Argument::Period`]): whole
+    /// microseconds from the argument's own lower bound up to `i64::MAX`
+    /// (9,223,372,036,854,775,807 µs, about 292,271 years). A duration
+    /// that is NaN, infinite or longer is an error naming it, never clamped.
+    /// Timeouts are the one exception ([`Argument::Timeout`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Argument {
+        /// A rate in permits per second, as Guava checks it: `> 0`, not NaN
+        /// (`+Infinity` allowed).
+        PermitsPerSecond,
+        /// A number of permits for Guava's algorithms: a positive Java `int`.
+        Permits,
+        /// A warm-up period in microseconds: a duration of at least 0.
+        Warmup,
+        /// A warm-up cold factor: finite and at least 1.
+        ColdFactor,
+        /// A bursty limiter's saved-up seconds: finite, not negative, and at
+        /// most `i64::MAX` microseconds' worth, like every duration.
+        MaxBurstSeconds,
+        /// A timeout in seconds (bindings): not NaN. Negative means "do not
+        /// wait"; `+Infinity`, or any timeout of `i64::MAX` microseconds or
+        /// more, means "no deadline". The one duration that may be
+        /// infinite: a bound on waiting has a natural "forever".
+        Timeout,
+        /// A warm-up period in seconds (bindings): a duration of at least 0.
+        WarmupSeconds,
+        /// Seconds to move a manual clock forward (bindings): a duration of
+        /// at least 0, because a clock never goes back.
+        AdvanceSeconds,
+        /// A token bucket's refill rate in tokens per second (x/time/rate's
+        /// `Limit`): not negative, not NaN; `+Infinity` means "no limit".
+        Rate,
+        /// A token bucket's burst (x/time/rate's `burst`): at most `i64::MAX`.
+        Burst,
+        /// How many units a request costs: not negative, at most `i64::MAX`.
+        Cost,
+        /// GCRA's `max_burst` (redis-cell): `max_burst + 1` must fit in 63 bits.
+        MaxBurst,
+        /// How many units a rate allows per period: at least 1.
+        CountPerPeriod,
+        /// A rate's period in microseconds: a duration of at least 1 µs.
+        /// Every duration is whole microseconds up to `i64::MAX`.
+        Period,
+        /// A leaky bucket meter's capacity in units: at least 1.
+        Capacity,
+        /// A leaky bucket queue's capacity (units that may wait): may be 0.
+        QueueCapacity,
+        /// The spacing between a shaper's slots: a duration of at least 1 µs.
+        Interval,
+        /// How many units a window admits (a fixed window, a sliding window
+        /// counter, a core sliding log on storage that grows) or how many
+        /// requests a fixed concurrency limit lets in at once: at least 1,
+        /// at most `i64::MAX`.
+        Limit,
+        /// A sliding window's limit: its counters are 32 bits.
+        SlidingWindowLimit,
+        /// A sliding log's limit in the std layer and the bindings: at most
+        /// `MAX_SLIDING_LOG_LIMIT` (2^20), which bounds its memory.
+        SlidingLogLimit,
+        /// A core sliding log's limit on fixed storage: at most the number
+        /// of entries the storage holds.
+        SlidingLogStorageLimit,
+        /// A window's length: a duration of at least 1 µs.
+        Window,
+        /// How many sub-windows a sliding window has.
+        SubWindows,
+        /// A committed information rate in bytes per second (RFC 2697, RFC 2698).
+        Cir,
+        /// A trTCM's committed burst size in bytes (RFC 2698): at least 1.
+        Cbs,
+        /// An srTCM's committed burst size in bytes (RFC 2697): may be 0 when
+        /// `ebs` is not.
+        SrTcmCbs,
+        /// An excess burst size in bytes (RFC 2697).
+        Ebs,
+        /// A peak information rate in bytes per second (RFC 2698).
+        Pir,
+        /// A peak burst size in bytes (RFC 2698).
+        Pbs,
+        /// An adaptive limiter's initial concurrency limit.
+        InitialLimit,
+        /// An adaptive limiter's smallest concurrency limit.
+        MinLimit,
+        /// An adaptive limiter's largest concurrency limit.
+        MaxLimit,
+        /// The weight of a new gradient limit against the old one.
+        Smoothing,
+        /// How much slower than the no-load RTT a sample may be before the
+        /// gradient limit shrinks.
+        RttTolerance,
+        /// The headroom the gradient rule adds to the limit.
+        QueueSize,
+        /// The factor AIMD multiplies its limit by after a drop: below 1.
+        BackoffRatio,
+        /// The factor the gradient rule multiplies its limit by after a
+        /// drop: 1.0 allowed (no backing off).
+        GradientBackoffRatio,
+        /// How many samples pass between probes for a new no-load RTT.
+        ProbeInterval,
+        /// The RTT above which AIMD treats a sample as a drop: a duration of
+        /// at least 1 µs.
+        RttTimeout,
+        /// A measured round-trip time: a duration of at least 0.
+        Rtt,
+        /// A number of requests in flight: not negative.
+        InFlight,
+        /// An HTTP policy name: printable ASCII (a Structured Field String).
+        PolicyName,
+        /// The limits of a composite: at least one.
+        Limits,
+        /// A packet's size in bytes (the markers): not negative.
+        Bytes,
+        /// How many units a leased limiter takes per round trip (Redis).
+        Batch,
+        /// How long a leased limiter may spend a lease (Redis): a duration
+        /// of at least 1 µs.
+        Lease,
+        /// How long a node of a Redis membership stays a member without a
+        /// heartbeat (it beats every third of it): a duration of at least
+        /// 3 ms.
+        Ttl,
+        /// How many keys a keyed limiter may hold: at least 1.
+        MaxKeys,
+        /// How many shards a keyed limiter splits its keys into: a power of two.
+        Shards,
+        /// A key of a byte-keyed or Redis limiter, too long: the value is its
+        /// length in bytes.
+        Key,
+        /// A key given as text that has no UTF-8 form (a lone UTF-16
+        /// surrogate): the value is the lone surrogate's position in the text.
+        KeyText,
+        /// The longest key a byte-keyed or Redis limiter takes, in bytes.
+        MaxKeyBytes,
+    }
+}
+
+/// "must be between LOW and 9223372036854775807 microseconds (…)": the
+/// requirement of every duration, whatever its lower bound.
+macro_rules! duration_requirement {
+    ($low:literal) => {
+        concat!("must be between ", $low, " and 9223372036854775807 microseconds (about 292,271 years)")
+    };
 }
 
 impl Argument {
@@ -141,13 +209,16 @@ impl Argument {
             Argument::MaxBurst => "max_burst",
             Argument::CountPerPeriod => "count_per_period",
             Argument::Period => "period",
-            Argument::Capacity => "capacity",
+            Argument::Capacity | Argument::QueueCapacity => "capacity",
             Argument::Interval => "interval",
-            Argument::Limit => "limit",
+            Argument::Limit
+            | Argument::SlidingWindowLimit
+            | Argument::SlidingLogLimit
+            | Argument::SlidingLogStorageLimit => "limit",
             Argument::Window => "window",
             Argument::SubWindows => "sub_windows",
             Argument::Cir => "cir",
-            Argument::Cbs => "cbs",
+            Argument::Cbs | Argument::SrTcmCbs => "cbs",
             Argument::Ebs => "ebs",
             Argument::Pir => "pir",
             Argument::Pbs => "pbs",
@@ -157,7 +228,7 @@ impl Argument {
             Argument::Smoothing => "smoothing",
             Argument::RttTolerance => "rtt_tolerance",
             Argument::QueueSize => "queue_size",
-            Argument::BackoffRatio => "backoff_ratio",
+            Argument::BackoffRatio | Argument::GradientBackoffRatio => "backoff_ratio",
             Argument::ProbeInterval => "probe_interval",
             Argument::RttTimeout => "rtt_timeout",
             Argument::Rtt => "rtt",
@@ -167,6 +238,7 @@ impl Argument {
             Argument::Bytes => "bytes",
             Argument::Batch => "batch",
             Argument::Lease => "lease",
+            Argument::Ttl => "ttl",
             Argument::MaxKeys => "max_keys",
             Argument::Shards => "shards",
             Argument::Key | Argument::KeyText => "key",
@@ -174,51 +246,64 @@ impl Argument {
         }
     }
 
-    /// What a valid value is, as a phrase: "must be …".
+    /// What a valid value is, as a phrase: "must be …", naming the real
+    /// bounds of the call that checks it (a test in the std layer checks
+    /// each constructor's bound against its message).
     pub const fn requirement(self) -> &'static str {
         match self {
             Argument::PermitsPerSecond => "must be positive and not NaN",
             Argument::Permits => "must be between 1 and 2147483647",
-            Argument::Warmup => "must not be negative",
+            Argument::Warmup | Argument::WarmupSeconds | Argument::Rtt => duration_requirement!("0"),
             Argument::ColdFactor => "must be finite and at least 1.0",
-            Argument::MaxBurstSeconds => "must be finite and not negative",
-            Argument::Timeout => "must not be NaN",
-            Argument::WarmupSeconds => "must be finite and not negative",
-            Argument::AdvanceSeconds => "must be finite and not negative",
+            Argument::MaxBurstSeconds => {
+                "must be between 0.0 and 9223372036854.775807 seconds (9223372036854775807 microseconds, about 292,271 years)"
+            }
+            Argument::Timeout => {
+                "must not be NaN (a negative timeout does not wait; an infinite one, or one of 9223372036854775807 microseconds or more, has no deadline)"
+            }
+            Argument::AdvanceSeconds => concat!(duration_requirement!("0"), ": a clock never goes back"),
             Argument::Rate => "must not be negative or NaN",
             Argument::Burst => "must be between 0 and 9223372036854775807",
             Argument::Cost => "must be between 0 and 9223372036854775807",
             Argument::MaxBurst => "must be between 0 and 9223372036854775806",
             Argument::CountPerPeriod => "must be between 1 and 9223372036854775807",
-            Argument::Period => "must be at least 1 microsecond",
-            Argument::Capacity => "must be between 1 and 9223372036854775807 (a leaky bucket queue's may be 0)",
-            Argument::Interval => "must be at least 1 microsecond",
-            Argument::Limit => "must be at least 1 and at most 9223372036854775807 (a sliding window's 4294967295, a sliding log's its storage)",
-            Argument::Window => "must be at least 1 microsecond (and a multiple of sub_windows)",
+            Argument::Period | Argument::Interval | Argument::Window | Argument::RttTimeout | Argument::Lease => {
+                duration_requirement!("1")
+            }
+            Argument::Capacity => "must be between 1 and 9223372036854775807",
+            Argument::QueueCapacity => "must be between 0 and 9223372036854775807",
+            Argument::Limit => "must be between 1 and 9223372036854775807",
+            Argument::SlidingWindowLimit => "must be between 1 and 4294967295",
+            Argument::SlidingLogLimit => "must be between 1 and 1048576",
+            Argument::SlidingLogStorageLimit => {
+                "must be between 1 and the number of entries the sliding log's fixed storage holds"
+            }
             Argument::SubWindows => "must be between 1 and 16 and divide the window",
             Argument::Cir => "must be between 1 and 9223372036854775807 bytes per second",
-            Argument::Cbs => "must be at most 9223372036854775807 bytes, and above 0 (srTCM: unless ebs is)",
-            Argument::Ebs => "must be at most 9223372036854775807 bytes",
-            Argument::Pir => "must be at least cir and at most 9223372036854775807 bytes per second",
+            Argument::Cbs => "must be between 1 and 9223372036854775807 bytes",
+            Argument::SrTcmCbs => "must be between 0 and 9223372036854775807 bytes, and above 0 when ebs is 0",
+            Argument::Ebs => "must be between 0 and 9223372036854775807 bytes",
+            Argument::Pir => "must be between cir and 9223372036854775807 bytes per second",
             Argument::Pbs => "must be between 1 and 9223372036854775807 bytes",
             Argument::InitialLimit => "must be between min_limit and max_limit",
-            Argument::MinLimit => "must be at least 1",
-            Argument::MaxLimit => "must be at least min_limit and at most 9223372036854775807",
+            Argument::MinLimit => "must be between 1 and 9223372036854775807",
+            Argument::MaxLimit => "must be between min_limit and 9223372036854775807",
             Argument::Smoothing => "must be above 0.0 and at most 1.0",
             Argument::RttTolerance => "must be finite and at least 1.0",
-            Argument::QueueSize => "must be at most max_limit",
-            Argument::BackoffRatio => "must be at least 0.5 and below 1.0 (the gradient rule's may be 1.0)",
+            Argument::QueueSize => "must be between 0 and max_limit",
+            Argument::BackoffRatio => "must be at least 0.5 and below 1.0",
+            Argument::GradientBackoffRatio => "must be between 0.5 and 1.0",
             Argument::ProbeInterval => "must be between 0 (no probing) and 9223372036854775807",
-            Argument::RttTimeout => "must be at least 1 microsecond",
-            Argument::Rtt => "must not be negative",
-            Argument::InFlight => "must not be negative",
+            Argument::InFlight => "must be between 0 and 9223372036854775807",
             Argument::PolicyName => "must be printable ASCII (the value is the first byte that is not)",
             Argument::Limits => "must hold at least one limit (the value is how many)",
-            Argument::Bytes => "must not be negative",
+            Argument::Bytes => "must be between 0 and 9223372036854775807",
             Argument::Batch => "must be between 1 and the limit",
-            Argument::Lease => "must be at least 1 microsecond",
+            Argument::Ttl => duration_requirement!("3000"),
             Argument::MaxKeys => "must be between 1 and 1099511627776 (2^40)",
-            Argument::Shards => "must be a power of two between 1 and 65536, and at most max_keys",
+            Argument::Shards => {
+                "must be a power of two between 1 and 65536, at most max_keys, and at least max_keys / 3221225471"
+            }
             Argument::Key => {
                 "must be at most max_key_bytes bytes long (256 unless the limiter sets it; the value is the key's length in bytes)"
             }
@@ -243,6 +328,7 @@ impl Argument {
                 | Argument::Smoothing
                 | Argument::RttTolerance
                 | Argument::BackoffRatio
+                | Argument::GradientBackoffRatio
         )
     }
 }

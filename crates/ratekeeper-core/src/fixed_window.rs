@@ -33,10 +33,17 @@ pub struct FixedWindow {
     window_micros: i64,
 }
 
-/// Checks the parameters every window algorithm takes.
-pub(crate) fn check_limit_and_window(limit: u64, max_limit: u64, window_micros: i64) -> Result<(), Error> {
+/// Checks the parameters every window algorithm takes: `limit` from 1 to
+/// `max_limit`, reported as `limit_argument` (whose requirement names that
+/// bound), and a positive window.
+pub(crate) fn check_limit_and_window(
+    limit: u64,
+    max_limit: u64,
+    limit_argument: Argument,
+    window_micros: i64,
+) -> Result<(), Error> {
     if limit == 0 || limit > max_limit {
-        return Err(Error::invalid_uint(Argument::Limit, limit));
+        return Err(Error::invalid_uint(limit_argument, limit));
     }
     if window_micros <= 0 {
         return Err(Error::invalid_int(Argument::Window, window_micros));
@@ -50,7 +57,7 @@ impl FixedWindow {
     /// Errors when `limit` is 0 or above `i64::MAX`, or `window_micros` is
     /// not positive.
     pub fn new(limit: u64, window_micros: i64) -> Result<Self, Error> {
-        check_limit_and_window(limit, i64::MAX as u64, window_micros)?;
+        check_limit_and_window(limit, i64::MAX as u64, Argument::Limit, window_micros)?;
         Ok(FixedWindow { index: 0, count: 0, limit, window_micros })
     }
 

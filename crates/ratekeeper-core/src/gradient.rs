@@ -94,7 +94,7 @@ impl GradientConfig {
     /// Checks every parameter; the first invalid one is the error.
     pub fn validate(&self) -> Result<(), Error> {
         let int = |argument, v: u64| Err(Error::invalid_uint(argument, v));
-        if self.min_limit == 0 {
+        if self.min_limit == 0 || self.min_limit > i64::MAX as u64 {
             return int(Argument::MinLimit, self.min_limit);
         }
         if self.max_limit < self.min_limit || self.max_limit > i64::MAX as u64 {
@@ -113,7 +113,7 @@ impl GradientConfig {
             return int(Argument::QueueSize, self.queue_size);
         }
         if !(0.5..=1.0).contains(&self.backoff_ratio) {
-            return Err(Error::invalid_float(Argument::BackoffRatio, self.backoff_ratio));
+            return Err(Error::invalid_float(Argument::GradientBackoffRatio, self.backoff_ratio));
         }
         if self.probe_interval > i64::MAX as u64 {
             return Err(Error::invalid_uint(Argument::ProbeInterval, self.probe_interval));
@@ -288,7 +288,7 @@ mod tests {
             (GradientConfig { rtt_tolerance: 0.9, ..ok }, Argument::RttTolerance),
             (GradientConfig { rtt_tolerance: f64::INFINITY, ..ok }, Argument::RttTolerance),
             (GradientConfig { queue_size: 1_001, ..ok }, Argument::QueueSize),
-            (GradientConfig { backoff_ratio: 0.4, ..ok }, Argument::BackoffRatio),
+            (GradientConfig { backoff_ratio: 0.4, ..ok }, Argument::GradientBackoffRatio),
             (GradientConfig { probe_interval: u64::MAX, ..ok }, Argument::ProbeInterval),
         ];
         for (config, argument) in bad {

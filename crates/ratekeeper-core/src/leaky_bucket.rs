@@ -211,7 +211,7 @@ impl LeakyBucketQueue {
     /// not positive.
     pub fn new(capacity: u64, interval_micros: i64) -> Result<Self, Error> {
         if capacity > i64::MAX as u64 {
-            return Err(Error::invalid_uint(Argument::Capacity, capacity));
+            return Err(Error::invalid_uint(Argument::QueueCapacity, capacity));
         }
         if interval_micros <= 0 {
             return Err(Error::invalid_int(Argument::Interval, interval_micros));

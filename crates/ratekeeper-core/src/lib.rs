@@ -54,6 +54,7 @@ mod color;
 pub mod composite;
 pub mod concurrency;
 pub mod decision;
+pub mod duration;
 mod error;
 pub mod fixed_window;
 pub mod full;

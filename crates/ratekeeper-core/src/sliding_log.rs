@@ -26,7 +26,7 @@
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
-use crate::error::Error;
+use crate::error::{Argument, Error};
 use crate::fixed_window::check_limit_and_window;
 use crate::full::{later_than, Full};
 
@@ -104,8 +104,12 @@ impl<S: LogStorage> SlidingLog<S> {
     /// Errors when `limit` is 0 or exceeds fixed storage's length, or
     /// `window_micros` is not positive.
     pub fn new(limit: u64, window_micros: i64, storage: S) -> Result<Self, Error> {
-        let room = if storage.resizes() { i64::MAX as u64 } else { storage.slots().len() as u64 };
-        check_limit_and_window(limit, room, window_micros)?;
+        let (room, argument) = if storage.resizes() {
+            (i64::MAX as u64, Argument::Limit)
+        } else {
+            (storage.slots().len() as u64, Argument::SlidingLogStorageLimit)
+        };
+        check_limit_and_window(limit, room, argument, window_micros)?;
         Ok(SlidingLog { entries: storage, head: 0, len: 0, total: 0, latest: i64::MIN, limit, window_micros })
     }
 
@@ -324,7 +328,6 @@ impl<S: LogStorage + Clone> Full for SlidingLog<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Argument;
 
     fn log(limit: u64, window: i64) -> SlidingLog<[LogEntry; 8]> {
         SlidingLog::new(limit, window, [LogEntry::default(); 8]).unwrap()
@@ -363,7 +366,7 @@ mod tests {
     fn storage_must_hold_the_limit() {
         assert_eq!(
             SlidingLog::new(9, 10, [LogEntry::default(); 8]).unwrap_err(),
-            Error::invalid_int(Argument::Limit, 9)
+            Error::invalid_int(Argument::SlidingLogStorageLimit, 9)
         );
         assert!(SlidingLog::new(0, 10, [LogEntry::default(); 8]).is_err());
         assert!(SlidingLog::new(1, 0, [LogEntry::default(); 8]).is_err());

@@ -55,7 +55,7 @@ impl SlidingWindow {
     /// positive, or `sub_windows` is 0, above [`MAX_SUB_WINDOWS`] or does not
     /// divide `window_micros`.
     pub fn new(limit: u64, window_micros: i64, sub_windows: u32) -> Result<Self, Error> {
-        check_limit_and_window(limit, u64::from(u32::MAX), window_micros)?;
+        check_limit_and_window(limit, u64::from(u32::MAX), Argument::SlidingWindowLimit, window_micros)?;
         if sub_windows == 0 || sub_windows > MAX_SUB_WINDOWS || window_micros % i64::from(sub_windows) != 0 {
             return Err(Error::invalid_int(Argument::SubWindows, i64::from(sub_windows)));
         }

@@ -24,7 +24,7 @@
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
-use crate::error::Error;
+use crate::error::{Argument, Error};
 use crate::fixed_window::check_limit_and_window;
 use crate::full::{later_than, Full};
 use crate::packed::Packed;
@@ -49,7 +49,7 @@ impl SlidingWindowCounter {
     /// Errors when `limit` is 0 or above `i64::MAX`, or `window_micros` is
     /// not positive.
     pub fn new(limit: u64, window_micros: i64) -> Result<Self, Error> {
-        check_limit_and_window(limit, i64::MAX as u64, window_micros)?;
+        check_limit_and_window(limit, i64::MAX as u64, Argument::Limit, window_micros)?;
         Ok(SlidingWindowCounter { index: 0, previous: 0, current: 0, limit, window_micros })
     }
 

@@ -138,9 +138,13 @@ impl SmoothRateLimiter {
     /// granted at once all the same, because of pre-consumption.
     ///
     /// Errors: `permits_per_second` not positive or NaN (`+Infinity` is
-    /// accepted, as in Guava); `max_burst_seconds` negative, NaN or infinite.
+    /// accepted, as in Guava); `max_burst_seconds` negative, NaN, or
+    /// `i64::MAX` microseconds or more (infinite included), the bound of
+    /// every duration ([`Argument::MaxBurstSeconds`]).
     pub fn bursty(permits_per_second: f64, max_burst_seconds: f64) -> Result<Self, Error> {
-        if !(max_burst_seconds >= 0.0 && max_burst_seconds.is_finite()) {
+        // Not negative (not even by less than a microsecond), and within the
+        // rule of every duration in seconds (`crate::duration`).
+        if !(max_burst_seconds >= 0.0 && crate::duration::micros_from_secs(max_burst_seconds).is_some()) {
             return Err(Error::invalid_float(Argument::MaxBurstSeconds, max_burst_seconds));
         }
         Self::create(Shape::Bursty { max_burst_seconds }, permits_per_second)

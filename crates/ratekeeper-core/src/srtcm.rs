@@ -54,7 +54,7 @@ impl SrTcm {
             return Err(Error::invalid_uint(Argument::Cir, cir));
         }
         if cbs > i64::MAX as u64 || (cbs == 0 && ebs == 0) {
-            return Err(Error::invalid_uint(Argument::Cbs, cbs));
+            return Err(Error::invalid_uint(Argument::SrTcmCbs, cbs));
         }
         if ebs > i64::MAX as u64 {
             return Err(Error::invalid_uint(Argument::Ebs, ebs));
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn invalid_parameters_are_errors() {
         assert_eq!(SrTcm::new(0, 1, 1), Err(Error::invalid_int(Argument::Cir, 0)));
-        assert_eq!(SrTcm::new(1, 0, 0), Err(Error::invalid_int(Argument::Cbs, 0)));
+        assert_eq!(SrTcm::new(1, 0, 0), Err(Error::invalid_int(Argument::SrTcmCbs, 0)));
         assert!(SrTcm::new(u64::MAX, 1, 1).is_err());
         assert!(SrTcm::new(1, u64::MAX, 1).is_err());
         assert!(SrTcm::new(1, 1, u64::MAX).is_err());

@@ -100,7 +100,7 @@ impl RedisLeasedLimiter {
         if batch == 0 || batch > shared.limit() {
             return Err(ratekeeper::Error::invalid_uint(Argument::Batch, batch).into());
         }
-        let lease_micros = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        let lease_micros = ratekeeper::micros_from_duration(Argument::Lease, lease)?;
         if lease_micros <= 0 {
             return Err(ratekeeper::Error::invalid_int(Argument::Lease, lease_micros).into());
         }

@@ -52,9 +52,9 @@ impl Membership {
     /// Joins `group` as a new node (a random id), heartbeating every third of
     /// `ttl`. Errors if Redis cannot be reached for the first heartbeat.
     pub fn join(store: &RedisStore, group: &str, ttl: Duration) -> Result<Self, Error> {
-        let ttl_micros = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
+        let ttl_micros = ratekeeper::micros_from_duration(ratekeeper::Argument::Ttl, ttl)?;
         if ttl_micros < 3_000 {
-            return Err(ratekeeper::Error::invalid_int(ratekeeper::Argument::Lease, ttl_micros).into());
+            return Err(ratekeeper::Error::invalid_int(ratekeeper::Argument::Ttl, ttl_micros).into());
         }
         let inner = Arc::new(Inner {
             store: store.clone(),

@@ -318,7 +318,8 @@ impl RedisRateLimiterBuilder {
     /// the shared state unless another process already has (see the module
     /// docs: like a Guava limiter, it counts time from its creation).
     pub fn connect(self, store: &RedisStore) -> Result<RedisRateLimiter, Error> {
-        let warmup_micros = self.warmup.map(|w| i64::try_from(w.as_micros()).unwrap_or(i64::MAX));
+        let warmup_micros =
+            self.warmup.map(|w| ratekeeper::micros_from_duration(ratekeeper::Argument::Warmup, w)).transpose()?;
         let local = match warmup_micros {
             None => SmoothRateLimiter::bursty(self.permits_per_second, self.max_burst_seconds)?,
             Some(w) => SmoothRateLimiter::warming_up(self.permits_per_second, w, self.cold_factor)?,

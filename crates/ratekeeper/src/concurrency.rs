@@ -5,10 +5,11 @@
 use std::time::Duration;
 
 use ratekeeper_core::concurrency::{ConcurrencyLimiter as CoreLimiter, ConcurrencyPolicy, Outcome, Permit};
-use ratekeeper_core::{AimdConfig, Decision, Error, GradientConfig};
+use ratekeeper_core::{AimdConfig, Argument, Decision, Error, GradientConfig};
 
-use crate::clock::{duration_to_micros, Clock, MonotonicClock};
+use crate::clock::{Clock, MonotonicClock};
 use crate::shared::Shared;
+use crate::units::micros_from_duration;
 
 /// A concurrency limiter: requests take a [`Permit`] when they start and
 /// give it back, with their [`Outcome`], when they end; an adaptive policy
@@ -103,10 +104,11 @@ impl<C: Clock> ConcurrencyLimiter<C> {
 
     /// Feeds the policy a sample measured elsewhere (no permit involved):
     /// a request that took `rtt` while `in_flight` were in flight. Returns
-    /// the new limit.
-    pub fn sample(&self, rtt: Duration, in_flight: u64, dropped: bool) -> u64 {
-        let rtt = duration_to_micros(rtt);
-        self.inner.decide(|l, _| l.sample(rtt, in_flight, dropped))
+    /// the new limit. Errors, changing nothing, on an `rtt` of `i64::MAX`
+    /// microseconds or more (the rule of every duration).
+    pub fn sample(&self, rtt: Duration, in_flight: u64, dropped: bool) -> Result<u64, Error> {
+        let rtt = micros_from_duration(Argument::Rtt, rtt)?;
+        Ok(self.inner.decide(|l, _| l.sample(rtt, in_flight, dropped)))
     }
 
     /// The current limit.

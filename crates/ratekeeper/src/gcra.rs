@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use ratekeeper_core::gcra::Gcra as CoreGcra;
-use ratekeeper_core::Error;
+use ratekeeper_core::{Argument, Error};
 
-use crate::clock::{duration_to_micros, Clock, MonotonicClock};
+use crate::clock::{Clock, MonotonicClock};
 use crate::shared::admission_limiter;
+use crate::units::micros_from_duration;
 
 admission_limiter!(
     /// GCRA (the generic cell rate algorithm) with redis-cell's reply: one
@@ -50,7 +51,7 @@ impl Gcra<MonotonicClock> {
 impl<C: Clock> Gcra<C> {
     /// [`Gcra::new`] on `clock`.
     pub fn with_clock(max_burst: u64, count_per_period: u64, period: Duration, clock: C) -> Result<Self, Error> {
-        let core = CoreGcra::new(max_burst, count_per_period, duration_to_micros(period))?;
+        let core = CoreGcra::new(max_burst, count_per_period, micros_from_duration(Argument::Period, period)?)?;
         Ok(Self::from_core(core, clock))
     }
 

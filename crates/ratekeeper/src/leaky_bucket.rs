@@ -5,10 +5,11 @@
 use std::time::Duration;
 
 use ratekeeper_core::leaky_bucket::{LeakyBucketMeter as CoreMeter, LeakyBucketQueue as CoreQueue};
-use ratekeeper_core::{Decision, Error};
+use ratekeeper_core::{Argument, Decision, Error};
 
-use crate::clock::{duration_to_micros, Clock, MonotonicClock};
+use crate::clock::{Clock, MonotonicClock};
 use crate::shared::admission_limiter;
+use crate::units::micros_from_duration;
 
 admission_limiter!(
     /// The leaky bucket as a meter: `capacity` units that leak
@@ -45,7 +46,10 @@ impl LeakyBucketMeter<MonotonicClock> {
 impl<C: Clock> LeakyBucketMeter<C> {
     /// [`LeakyBucketMeter::new`] on `clock`.
     pub fn with_clock(capacity: u64, count_per_period: u64, period: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreMeter::new(capacity, count_per_period, duration_to_micros(period))?, clock))
+        Ok(Self::from_core(
+            CoreMeter::new(capacity, count_per_period, micros_from_duration(Argument::Period, period)?)?,
+            clock,
+        ))
     }
 
     /// The water level now, in whole units.
@@ -89,7 +93,7 @@ impl LeakyBucketQueue<MonotonicClock> {
 impl<C: Clock> LeakyBucketQueue<C> {
     /// [`LeakyBucketQueue::new`] on `clock`.
     pub fn with_clock(capacity: u64, interval: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreQueue::new(capacity, duration_to_micros(interval))?, clock))
+        Ok(Self::from_core(CoreQueue::new(capacity, micros_from_duration(Argument::Interval, interval)?)?, clock))
     }
 
     /// Takes a slot for `cost` units and sleeps until it comes; returns the

@@ -66,7 +66,8 @@ pub use ratekeeper_core::{
 };
 pub use token_bucket::TokenBucket;
 pub use units::{
-    advance_micros_from_secs, duration_micros_from_secs, micros_from_secs, timeout_micros_from_secs,
+    advance_micros_from_secs, duration_micros_from_millis, duration_micros_from_secs, micros_from_duration,
+    micros_from_millis, micros_from_secs, timeout_micros_from_millis, timeout_micros_from_secs,
     warmup_micros_from_secs,
 };
 pub use windows::{

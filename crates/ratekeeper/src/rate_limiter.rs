@@ -16,10 +16,11 @@
 use std::time::Duration;
 
 use ratekeeper_core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
-use ratekeeper_core::{Error, SmoothKind, SmoothRateLimiter};
+use ratekeeper_core::{Argument, Error, SmoothKind, SmoothRateLimiter};
 
 use crate::clock::{duration_to_micros, micros_to_duration, Clock, MonotonicClock};
 use crate::seq_cell::{Backoff, SeqCell};
+use crate::units::micros_from_duration;
 
 /// A rate limiter with Guava's `RateLimiter` semantics (`SmoothBursty` or
 /// `SmoothWarmingUp`), safe to share between threads (`&self` everywhere;
@@ -274,12 +275,14 @@ impl<C: Clock> RateLimiterBuilder<C> {
     /// Builds the limiter, created now on its clock.
     ///
     /// Errors on a rate that is not positive or is NaN, a negative or
-    /// infinite burst, or a cold factor below 1.
+    /// infinite burst, a cold factor below 1, or a burst or warm-up of
+    /// `i64::MAX` microseconds or more (the rule of every duration).
     pub fn build(self) -> Result<RateLimiter<C>, Error> {
         let core = match self.warmup {
             None => SmoothRateLimiter::bursty(self.permits_per_second, self.max_burst_seconds)?,
             Some(warmup) => {
-                SmoothRateLimiter::warming_up(self.permits_per_second, duration_to_micros(warmup), self.cold_factor)?
+                let warmup_micros = micros_from_duration(Argument::Warmup, warmup)?;
+                SmoothRateLimiter::warming_up(self.permits_per_second, warmup_micros, self.cold_factor)?
             }
         };
         Ok(RateLimiter::from_core(core, self.clock))

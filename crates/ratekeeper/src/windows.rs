@@ -12,9 +12,10 @@ use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
 use ratekeeper_core::{Admission, Argument, Decision, Error};
 
-use crate::clock::{duration_to_micros, Clock, MonotonicClock};
+use crate::clock::{Clock, MonotonicClock};
 use crate::shared::admission_limiter;
 use crate::sync::Mutex;
+use crate::units::micros_from_duration;
 
 admission_limiter!(
     /// At most `limit` units per fixed window of `window`, windows aligned
@@ -36,7 +37,7 @@ impl FixedWindow<MonotonicClock> {
 impl<C: Clock> FixedWindow<C> {
     /// [`FixedWindow::new`] on `clock`.
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreFixed::new(limit, duration_to_micros(window))?, clock))
+        Ok(Self::from_core(CoreFixed::new(limit, micros_from_duration(Argument::Window, window)?)?, clock))
     }
 }
 
@@ -59,7 +60,10 @@ impl SlidingWindow<MonotonicClock> {
 impl<C: Clock> SlidingWindow<C> {
     /// [`SlidingWindow::new`] on `clock`.
     pub fn with_clock(limit: u64, window: Duration, sub_windows: u32, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreSliding::new(limit, duration_to_micros(window), sub_windows)?, clock))
+        Ok(Self::from_core(
+            CoreSliding::new(limit, micros_from_duration(Argument::Window, window)?, sub_windows)?,
+            clock,
+        ))
     }
 }
 
@@ -81,14 +85,15 @@ impl SlidingWindowCounter<MonotonicClock> {
 impl<C: Clock> SlidingWindowCounter<C> {
     /// [`SlidingWindowCounter::new`] on `clock`.
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreCounter::new(limit, duration_to_micros(window))?, clock))
+        Ok(Self::from_core(CoreCounter::new(limit, micros_from_duration(Argument::Window, window)?)?, clock))
     }
 }
 
-/// The largest limit a std [`SlidingLog`] accepts: its log is allocated up
-/// front, 16 bytes per unit of limit, so this bounds it at 16 MiB. Beyond
-/// it, a [`SlidingWindow`] or [`SlidingWindowCounter`] does the job in a
-/// few words.
+/// The largest limit a std [`SlidingLog`] accepts
+/// ([`Argument::SlidingLogLimit`]): its log grows with use up to 16 bytes
+/// per unit of limit, so this bounds one log at 16 MiB. Beyond it, a
+/// [`SlidingWindow`] or [`SlidingWindowCounter`] does the job in a few
+/// words.
 pub const MAX_SLIDING_LOG_LIMIT: u64 = 1 << 20;
 
 /// Exactly `limit` units in any window of `window`: the sliding log.
@@ -117,7 +122,7 @@ impl SlidingLog<MonotonicClock> {
 impl<C: Clock> SlidingLog<C> {
     /// [`SlidingLog::new`] on `clock`.
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(new_log(limit, duration_to_micros(window))?, clock))
+        Ok(Self::from_core(new_log(limit, micros_from_duration(Argument::Window, window)?)?, clock))
     }
 
     /// Wraps a core sliding log, whose time 0 becomes now on `clock`.
@@ -155,7 +160,7 @@ impl<C: Clock> SlidingLog<C> {
 /// A core sliding log on the heap, empty until its first unit.
 pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<HeapLogStorage>, Error> {
     if limit == 0 || limit > MAX_SLIDING_LOG_LIMIT {
-        return Err(Error::invalid_uint(Argument::Limit, limit));
+        return Err(Error::invalid_uint(Argument::SlidingLogLimit, limit));
     }
     CoreLog::new(limit, window_micros, HeapLogStorage::default())
 }

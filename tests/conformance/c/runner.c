@@ -13,10 +13,19 @@
  * the token bucket and the other admission-style algorithms (rk_limiter,
  * built from an rk_limiter_spec as a C caller builds one), the markers
  * (rk_srtcm, rk_trtcm), the adaptive limits (rk_concurrency_limiter and
- * its permits) and the composite (rk_composite_limiter). Prints one line
- * per failing case, naming the first step that differed with the expected
- * and actual values, and a last line "N passed, N failed". Exits 1 when a
- * case failed, 2 on unreadable input.
+ * its permits), the composite (rk_composite_limiter), and the bad inputs'
+ * keyed limiter (rk_keyed_limiter) and lone clock. Prints one line per
+ * failing case, naming the first step that differed with the expected and
+ * actual values, and a last line "N passed, N failed" (", N skipped" added
+ * when some cases' `skip` names c). Exits 1 when a case failed, 2 on
+ * unreadable input.
+ *
+ * Every expected error is checked in full (FORMAT.md, "Errors and bad
+ * inputs"): its status, the argument rk_last_error_argument() names (C's
+ * spelling: a duration's parameter is `..._micros`) and the text
+ * rk_last_error_message() must contain. C has no values of the wrong type
+ * and no durations in seconds: cases needing them skip C by their `skip`,
+ * and a case that does not is replayed, and fails.
  *
  * JSON is parsed with cJSON, which reads every number as a double (with
  * strtod, so rates arrive correctly rounded). Integers beyond +-(2^53 - 1)
@@ -39,6 +48,8 @@
 #include "ratekeeper.h"
 
 #define FORMAT "ratelimit-conformance/1"
+/* This runner's name in a case's `skip`. */
+#define LANGUAGE "c"
 /* The largest integer a double holds exactly, with all below it. */
 #define MAX_SAFE_INTEGER 9007199254740991.0
 
@@ -206,6 +217,55 @@ static void expected_value(const cJSON *step, char *buf, size_t n) {
 
 /* ---- What every replay shares ----------------------------------------- */
 
+/* The C parameter that carries the library's argument `name` (FORMAT.md,
+ * "Errors and bad inputs"): a duration's is `<name>_micros` when `fields`
+ * (the limiter's or step's) give it so; a few have names of their own. */
+static void c_argument(const char *name, const cJSON *fields, char *buf, size_t n) {
+  static const char *const renamed[][2] = {{"policy_name", "name"}, {"seconds", "micros"}, {"limits", "limits_len"}};
+  for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++) {
+    if (strcmp(name, renamed[i][0]) == 0) {
+      snprintf(buf, n, "%s", renamed[i][1]);
+      return;
+    }
+  }
+  snprintf(buf, n, "%s_micros", name);
+  if (field(fields, buf) == NULL) snprintf(buf, n, "%s", name);
+}
+
+/* Checks the status of a call that `expected` (a case, whose `kind_key` is
+ * "create_error", or a step, "error") expects to fail: its kind (C has only
+ * invalid_argument), the argument it names and its message. The call was
+ * the last one made, so the last error is its own. */
+static int check_error(const cJSON *expected, const char *kind_key, rk_status status, const cJSON *fields, why_t *why) {
+  const cJSON *kind_value = field(expected, kind_key);
+  const char *kind = cJSON_IsString(kind_value) ? kind_value->valuestring : "?";
+  if (strcmp(kind, "invalid_argument") != 0) {
+    return fail(why, "expected error %s, which C cannot raise (the case must skip c)", kind);
+  }
+  if (status == RK_OK) return fail(why, "expected error %s, got success", kind);
+  if (status != RK_INVALID_ARGUMENT) return fail(why, "expected error %s, got error: %s", kind, rk_last_error_message());
+  const cJSON *argument = field(expected, "argument");
+  if (argument != NULL) {
+    if (!cJSON_IsString(argument)) return fail(why, "\"argument\" is not a string");
+    char want[64];
+    c_argument(argument->valuestring, fields, want, sizeof want);
+    const char *got = rk_last_error_argument();
+    if (got == NULL || strcmp(got, want) != 0) {
+      return fail(why, "expected an error naming %s, got one naming %s: %s", want, got ? got : "nothing",
+                  rk_last_error_message());
+    }
+  }
+  const cJSON *text = field(expected, "message_contains");
+  if (text != NULL) {
+    if (!cJSON_IsString(text)) return fail(why, "\"message_contains\" is not a string");
+    if (strstr(rk_last_error_message(), text->valuestring) == NULL) {
+      return fail(why, "expected an error whose message contains \"%s\", got: %s", text->valuestring,
+                  rk_last_error_message());
+    }
+  }
+  return 0;
+}
+
 /* Replays one step against a family's state. Returns 0 when the step gave
  * the expected result. */
 typedef int (*step_fn)(void *replay, const cJSON *step, why_t *why);
@@ -220,12 +280,15 @@ static int replay_steps(const cJSON *c, rk_status created, void *replay, step_fn
   if (create_error != NULL) {
     char expected[64];
     show_json(create_error, expected, sizeof expected);
-    if (created == RK_INVALID_ARGUMENT && cJSON_IsString(create_error) &&
-        strcmp(create_error->valuestring, "invalid_argument") == 0) {
-      return 0;
+    if (created == RK_OK) return fail(why, "create: expected error %s, got a limiter", expected);
+    /* A concurrency limiter's durations are its policy's fields. */
+    const cJSON *spec = field(c, "limiter");
+    const cJSON *fields = field(spec, "policy") != NULL ? field(spec, "policy") : spec;
+    why_t error_why;
+    if (check_error(c, "create_error", created, fields, &error_why) != 0) {
+      return fail(why, "create: %s", error_why.text);
     }
-    if (created != RK_OK) return fail(why, "create: expected error %s, got error %s", expected, rk_last_error_message());
-    return fail(why, "create: expected error %s, got a limiter", expected);
+    return 0;
   }
   if (created != RK_OK) return fail(why, "create: expected a limiter, got error: %s", rk_last_error_message());
   const cJSON *steps = field(c, "steps");
@@ -254,10 +317,7 @@ static int outcome(const cJSON *step, rk_status status, why_t *why) {
     if (status == RK_OK) return 0;
     return fail(why, "expected success, got error: %s", rk_last_error_message());
   }
-  const char *expected = cJSON_IsString(error) ? error->valuestring : "?";
-  if (status == RK_INVALID_ARGUMENT && strcmp(expected, "invalid_argument") == 0) return 1;
-  if (status != RK_OK) return fail(why, "expected error %s, got error: %s", expected, rk_last_error_message());
-  return fail(why, "expected error %s, got success", expected);
+  return check_error(step, "error", status, step, why) == 0 ? 1 : -1;
 }
 
 /* Two integers that must be equal. */
@@ -439,8 +499,7 @@ static int smooth_step(void *replay, const cJSON *step, why_t *why) {
   char expected[128];
   expected_value(step, expected, sizeof expected);
   if (expects_error != NULL) {
-    if (status == RK_INVALID_ARGUMENT && strcmp(expects_error, "invalid_argument") == 0) return 0;
-    if (status != RK_OK) return fail(why, "expected error %s, got error: %s", expects_error, rk_last_error_message());
+    if (status != RK_OK) return check_error(step, "error", status, step, why);
     return fail(why, "expected error %s, got %s", expects_error, actual);
   }
   if (status != RK_OK) return fail(why, "expected %s, got error: %s", expected, rk_last_error_message());
@@ -543,11 +602,25 @@ static int check_or_peek(const rk_limiter *limiter, const char *op, const cJSON 
   return o != 0 ? (o > 0 ? 0 : -1) : expect_decision(step, &d, why);
 }
 
+/* A `policy_header` step: the RateLimit-Policy field of peek(0)'s decision
+ * under the step's `policy_name`. */
+static int policy_header_step(const rk_limiter *limiter, const cJSON *step, why_t *why) {
+  const char *name = NULL;
+  if (str_field(step, "policy_name", &name, why) != 0) return -1;
+  rk_decision d;
+  if (rk_limiter_peek(limiter, 0, &d) != RK_OK) return fail(why, "peek: %s", rk_last_error_message());
+  char buf[256];
+  size_t len = 0;
+  int o = outcome(step, rk_decision_write_ratelimit_policy(&d, name, buf, sizeof buf, &len), why);
+  return o < 0 ? -1 : 0;
+}
+
 static int admission_step(void *replay, const cJSON *step, why_t *why) {
   const limiter_replay *r = replay;
   const char *op = NULL;
   if (str_field(step, "op", &op, why) != 0) return -1;
   if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "policy_header") == 0) return policy_header_step(r->limiter, step, why);
   int result = check_or_peek(r->limiter, op, step, why);
   return result == 1 ? fail(why, "unknown op \"%s\"", op) : result;
 }
@@ -967,6 +1040,77 @@ done:
   return result;
 }
 
+/* ---- Keys and the clock (vectors/bad_inputs.json) --------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_keyed_limiter *limiter;
+} keyed_replay;
+
+static int keyed_step(void *replay, const cJSON *step, why_t *why) {
+  const keyed_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "check") != 0) return fail(why, "unknown op \"%s\"", op);
+  int64_t cost, length = 0;
+  if (int_field(step, "cost", &cost, why) != 0) return -1;
+  char *owned = NULL;
+  const char *key = NULL;
+  if (field(step, "key_length") != NULL) {
+    if (int_field(step, "key_length", &length, why) != 0) return -1;
+    if (length < 0 || (owned = malloc((size_t)length + 1)) == NULL) return fail(why, "no key of %" PRId64 " bytes", length);
+    memset(owned, 'k', (size_t)length);
+    key = owned;
+  } else if (field(step, "key_utf16") != NULL) {
+    return fail(why, "a key of UTF-16 code units: C's keys are bytes (the case must skip c)");
+  } else {
+    if (str_field(step, "key", &key, why) != 0) return -1;
+    length = (int64_t)strlen(key);
+  }
+  rk_decision d;
+  int o = outcome(step, rk_keyed_limiter_check(r->limiter, key, (size_t)length, cost, &d, NULL), why);
+  free(owned);
+  return o != 0 ? (o > 0 ? 0 : -1) : expect_decision(step, &d, why);
+}
+
+static int run_keyed(const cJSON *spec, const cJSON *c, why_t *why) {
+  keyed_replay r = {NULL, NULL};
+  rk_limiter_spec template;
+  rk_keyed_options options = {0};
+  if (spec_value(field(spec, "template"), &template, why) != 0) return -1;
+  if (int_field(spec, "max_keys", &options.max_keys, why) != 0) return -1;
+  if (field(spec, "shards") != NULL && int_field(spec, "shards", &options.shards, why) != 0) return -1;
+  if (field(spec, "max_key_bytes") != NULL && int_field(spec, "max_key_bytes", &options.max_key_bytes, why) != 0) {
+    return -1;
+  }
+  if (rk_manual_clock_new(&r.clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  rk_status status = rk_keyed_limiter_new(&template, &options, r.clock, &r.limiter);
+  int result = replay_steps(c, status, &r, keyed_step, why);
+  rk_keyed_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
+static int clock_step(void *replay, const cJSON *step, why_t *why) {
+  const rk_manual_clock *clock = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "advance") != 0) return fail(why, "unknown op \"%s\"", op);
+  if (field(step, "micros") == NULL) return fail(why, "C's clock moves by microseconds (the case must skip c)");
+  int64_t micros;
+  if (int_field(step, "micros", &micros, why) != 0) return -1;
+  return outcome(step, rk_manual_clock_advance_micros(clock, micros), why) < 0 ? -1 : 0;
+}
+
+static int run_clock(const cJSON *c, why_t *why) {
+  rk_manual_clock *clock = NULL;
+  if (rk_manual_clock_new(&clock) != RK_OK) return fail(why, "no clock: %s", rk_last_error_message());
+  int result = replay_steps(c, RK_OK, clock, clock_step, why);
+  rk_manual_clock_free(clock);
+  return result;
+}
+
 /* ---- Dispatch --------------------------------------------------------- */
 
 /* One case. Returns 0 when every step gave the expected result. */
@@ -989,6 +1133,8 @@ static int run_case(const cJSON *c, why_t *why) {
     return run_concurrency(algorithm, spec, c, why);
   }
   if (strcmp(algorithm, "composite") == 0) return run_composite(spec, c, why);
+  if (strcmp(algorithm, "keyed") == 0) return run_keyed(spec, c, why);
+  if (strcmp(algorithm, "manual_clock") == 0) return run_clock(c, why);
   return fail(why, "unsupported algorithm \"%s\"", algorithm);
 }
 
@@ -1100,7 +1246,8 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 /* Runs every case of one file; returns -1 when the file cannot be used. */
-static int run_file(const char *path, unsigned long long *passed, unsigned long long *failed) {
+static int run_file(const char *path, unsigned long long *passed, unsigned long long *failed,
+                    unsigned long long *skipped) {
   size_t len = 0;
   char *text = read_file(path, &len);
   if (text == NULL) {
@@ -1127,7 +1274,9 @@ static int run_file(const char *path, unsigned long long *passed, unsigned long 
     const cJSON *c = NULL;
     cJSON_ArrayForEach(c, cases) {
       why_t why;
-      if (run_case(c, &why) == 0) {
+      if (field(field(c, "skip"), LANGUAGE) != NULL) {
+        (*skipped)++;
+      } else if (run_case(c, &why) == 0) {
         (*passed)++;
       } else {
         (*failed)++;
@@ -1155,14 +1304,18 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (collect(argv[i], &files) != 0) unreadable = true;
   }
-  unsigned long long passed = 0, failed = 0;
+  unsigned long long passed = 0, failed = 0, skipped = 0;
   if (!unreadable) {
     for (size_t i = 0; i < files.len; i++) {
-      if (run_file(files.paths[i], &passed, &failed) != 0) unreadable = true;
+      if (run_file(files.paths[i], &passed, &failed, &skipped) != 0) unreadable = true;
     }
   }
   for (size_t i = 0; i < files.len; i++) free(files.paths[i]);
   free(files.paths);
-  if (!unreadable || passed + failed > 0) printf("%llu passed, %llu failed\n", passed, failed);
+  if (!unreadable || passed + failed > 0) {
+    printf("%llu passed, %llu failed", passed, failed);
+    if (skipped > 0) printf(", %llu skipped", skipped);
+    printf("\n");
+  }
   return unreadable ? 2 : failed > 0 ? 1 : 0;
 }

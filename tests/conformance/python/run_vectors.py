@@ -7,8 +7,14 @@ Replays vector files in the ``ratelimit-conformance/1`` format
 package, on a ``ManualClock``, exactly as the Rust runner
 (``tests/conformance/rust/src/lib.rs``) does through the Rust crate. Prints
 one line per failing case (``FAIL file: case: step N (...): expected ...,
-got ...``) and a last line ``N passed, N failed``; exits 1 when a case
-failed, 2 when a file could not be read.
+got ...``) and a last line ``N passed, N failed`` (and ``, N skipped`` when
+some cases' ``skip`` names Python); exits 1 when a case failed, 2 when a
+file could not be read.
+
+Every expected error is checked in full (FORMAT.md, "Errors and bad
+inputs"): its kind (``InvalidArgumentError`` or ``ArgumentTypeError``), the
+``argument`` it names (Python's names are the library's) and the text its
+message must contain.
 
 Everything goes through the public Python API, every algorithm through
 its named class (``Gcra(...)``, ``ConcurrencyLimiter(GradientPolicy(...))``,
@@ -33,6 +39,7 @@ from typing import Any, Callable, Optional
 import ratekeeper
 from ratekeeper import (
     AimdPolicy,
+    ArgumentTypeError,
     Color,
     CompositeLimiter,
     ConcurrencyLimiter,
@@ -41,6 +48,7 @@ from ratekeeper import (
     Gcra,
     GradientPolicy,
     InvalidArgumentError,
+    KeyedLimiter,
     LeakyBucketMeter,
     LeakyBucketQueue,
     Limiter,
@@ -58,6 +66,15 @@ from ratekeeper import (
 )
 
 FORMAT = "ratelimit-conformance/1"
+
+# This runner's name in a case's ``skip``.
+LANGUAGE = "python"
+
+# The error each kind of expected error is (FORMAT.md, "Errors and bad inputs").
+_ERROR_KINDS: dict[str, type[Exception]] = {
+    "invalid_argument": InvalidArgumentError,
+    "argument_type": ArgumentTypeError,
+}
 
 _SPECIAL_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -84,8 +101,12 @@ def collect_files(paths: list[Path]) -> list[Path]:
     return files
 
 
+SKIPPED = "skipped: "
+
+
 def run_document(doc: Any) -> list[tuple[str, str | None]]:
-    """``(name, None)`` for each passing case, ``(name, failure)`` otherwise."""
+    """``(name, None)`` for each passing case, ``(name, failure)`` otherwise;
+    a case whose ``skip`` names Python is ``(name, "skipped: why")``."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else None
         raise ValueError(f"format is {found!r}, expected {FORMAT!r}")
@@ -97,6 +118,10 @@ def run_document(doc: Any) -> list[tuple[str, str | None]]:
         name = case.get("name") if isinstance(case, dict) else None
         if not isinstance(name, str):
             name = f"case #{i}"
+        skip = case.get("skip") if isinstance(case, dict) else None
+        if isinstance(skip, dict) and LANGUAGE in skip:
+            outcomes.append((name, SKIPPED + str(skip[LANGUAGE])))
+            continue
         try:
             run_case(case)
             outcomes.append((name, None))
@@ -119,8 +144,12 @@ def run_case(case: Any) -> None:
         replay = family(spec, clock)
     except CaseFailure:
         raise
-    except InvalidArgumentError as e:
-        if case.get("create_error") == "invalid_argument":
+    except (InvalidArgumentError, ArgumentTypeError) as e:
+        if "create_error" in case:
+            try:
+                _expect_error(case, "create_error", e)
+            except CaseFailure as failure:
+                raise CaseFailure(f"create: {failure}") from None
             return
         raise CaseFailure(f"create: expected a limiter, got error: {e}") from None
     except Exception as e:  # any other exception is a failure of its own
@@ -163,11 +192,11 @@ def _run_step(replay: Replay, clock: ManualClock, step: Any) -> None:
     expects_error = step.get("error")
     try:
         outcome = call()
-    except InvalidArgumentError as e:
-        if expects_error == "invalid_argument":
+    except (InvalidArgumentError, ArgumentTypeError) as e:
+        if expects_error is not None:
+            _expect_error(step, "error", e)
             return
-        expected_text = f"error {expects_error}" if expects_error else _expected_value(step)
-        raise CaseFailure(f"expected {expected_text}, got error: {e}") from None
+        raise CaseFailure(f"expected {_expected_value(step)}, got error: {e}") from None
     except CaseFailure:
         raise
     except Exception as e:
@@ -176,6 +205,25 @@ def _run_step(replay: Replay, clock: ManualClock, step: Any) -> None:
         raise CaseFailure(f"expected error {expects_error}, got {outcome or 'ok'}")
     if outcome is not None:
         raise CaseFailure(f"expected {_expected_value(step)}, got {outcome}")
+
+
+def _expect_error(expected: dict[str, Any], kind_key: str, error: Exception) -> None:
+    """Checks ``error`` against the expected error of a case (``create_error``)
+    or a step (``error``): its kind, the ``argument`` it names and the text
+    ``message_contains``."""
+    kind = expected.get(kind_key)
+    wanted = _ERROR_KINDS.get(kind) if isinstance(kind, str) else None
+    if wanted is None:
+        raise CaseFailure(f"unknown error kind {kind!r}")
+    if not isinstance(error, wanted):
+        raise CaseFailure(f"expected error {kind}, got {type(error).__name__}: {error}")
+    argument = expected.get("argument")
+    named = getattr(error, "argument", None)
+    if argument is not None and named != argument:
+        raise CaseFailure(f"expected an error naming {argument}, got one naming {named}: {error}")
+    text = expected.get("message_contains")
+    if text is not None and text not in str(error):
+        raise CaseFailure(f"expected an error whose message contains {text!r}, got: {error}")
 
 
 # --- Guava's RateLimiter ----------------------------------------------------
@@ -194,7 +242,7 @@ class SmoothReplay(Replay):
         else:
             self.limiter = RateLimiter.create(
                 rate,
-                warmup=_micros(int_field(spec, "warmup_micros")),
+                warmup=_duration(spec, "warmup"),
                 cold_factor=double_field(spec, "cold_factor"),
                 clock=clock,
             )
@@ -221,7 +269,7 @@ class SmoothReplay(Replay):
 
             def try_acquire() -> str | None:
                 acquired = limiter.try_acquire(
-                    int_field(step, "permits"), _micros(int_field(step, "timeout_micros"))
+                    int_field(step, "permits"), _duration(step, "timeout")
                 )
                 return _compare("acquired", bool_field(step, "acquired"), acquired)
 
@@ -249,19 +297,19 @@ def _limiter(spec: dict[str, Any], clock: ManualClock | None) -> Limiter:
         return Gcra(
             int_field(spec, "max_burst"),
             int_field(spec, "count_per_period"),
-            _micros(int_field(spec, "period_micros")),
+            _duration(spec, "period"),
             clock=clock,
         )
     if algorithm == "leaky_bucket_meter":
         return LeakyBucketMeter(
             int_field(spec, "capacity"),
             int_field(spec, "count_per_period"),
-            _micros(int_field(spec, "period_micros")),
+            _duration(spec, "period"),
             clock=clock,
         )
     if algorithm == "leaky_bucket_queue":
         return LeakyBucketQueue(
-            int_field(spec, "capacity"), _micros(int_field(spec, "interval_micros")), clock=clock
+            int_field(spec, "capacity"), _duration(spec, "interval"), clock=clock
         )
     windows: dict[str, Callable[..., Limiter]] = {
         "fixed_window": FixedWindow,
@@ -269,10 +317,10 @@ def _limiter(spec: dict[str, Any], clock: ManualClock | None) -> Limiter:
         "sliding_window_counter": SlidingWindowCounter,
     }
     if isinstance(algorithm, str) and algorithm in windows:
-        window = _micros(int_field(spec, "window_micros"))
-        return windows[algorithm](int_field(spec, "limit"), window, clock=clock)
+        limit = int_field(spec, "limit")
+        return windows[algorithm](limit, _duration(spec, "window"), clock=clock)
     if algorithm == "sliding_window":
-        window = _micros(int_field(spec, "window_micros"))
+        window = _duration(spec, "window")
         return SlidingWindow(
             int_field(spec, "limit"), window, int_field(spec, "sub_windows"), clock=clock
         )
@@ -293,6 +341,16 @@ class AdmissionReplay(Replay):
             return lambda: _compare_decision(step, self.limiter.check(int_field(step, "cost")))
         if op == "peek":
             return lambda: _compare_decision(step, self.limiter.peek(int_field(step, "cost")))
+        if op == "policy_header":
+
+            def policy_header() -> str | None:
+                name = step.get("policy_name")
+                if not isinstance(name, str):
+                    raise CaseFailure('missing string field "policy_name"')
+                self.limiter.peek(0).ratelimit_policy_header(name)
+                return None
+
+            return policy_header
         return super().call(op, step)
 
 
@@ -475,7 +533,8 @@ def _limit(spec: dict[str, Any]) -> int | GradientPolicy | AimdPolicy:
     ``ConcurrencyLimiter`` argument that makes it."""
     algorithm = spec.get("algorithm")
     if algorithm == "fixed":
-        return int_field(spec, "limit")
+        limit: int = int_field(spec, "limit")
+        return limit
     if algorithm == "gradient":
         return GradientPolicy(
             initial_limit=int_field(spec, "initial_limit"),
@@ -493,7 +552,7 @@ def _limit(spec: dict[str, Any]) -> int | GradientPolicy | AimdPolicy:
             min_limit=int_field(spec, "min_limit"),
             max_limit=int_field(spec, "max_limit"),
             backoff_ratio=double_field(spec, "backoff_ratio"),
-            rtt_timeout=_micros(int_field(spec, "rtt_timeout_micros")),
+            rtt_timeout=_duration(spec, "rtt_timeout"),
         )
     raise CaseFailure(f"unknown policy {algorithm!r}")
 
@@ -515,15 +574,18 @@ class ConcurrencyReplay(Replay):
     def call(self, op: str, step: dict[str, Any]) -> Call:
         limiter = self.limiter
         if op == "sample":
-            return lambda: _compare(
-                "limit",
-                int_field(step, "limit"),
-                limiter.sample(
-                    _micros(int_field(step, "rtt_micros")),
+
+            def sample() -> str | None:
+                limit = limiter.sample(
+                    _duration(step, "rtt"),
                     int_field(step, "in_flight"),
                     bool_field(step, "dropped"),
-                ),
-            )
+                )
+                if "error" in step:
+                    return f"limit {limit}"
+                return _compare("limit", int_field(step, "limit"), limit)
+
+            return sample
         if op == "acquire":
 
             def acquire() -> str | None:
@@ -566,6 +628,72 @@ class ConcurrencyReplay(Replay):
         return super().call(op, step)
 
 
+# --- keys and the clock (vectors/bad_inputs.json) ---------------------------
+
+
+class KeyedReplay(Replay):
+    """``keyed``: a ``KeyedLimiter`` of copies of the ``template``."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        template = spec.get("template")
+        if not isinstance(template, dict):
+            raise CaseFailure('no "template"')
+        options: dict[str, Any] = {}
+        for name in ("shards", "max_key_bytes"):
+            if name in spec:
+                options[name] = int_field(spec, name)
+        self.limiter = KeyedLimiter(
+            _limiter(template, None), int_field(spec, "max_keys"), clock=clock, **options
+        )
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        if op == "check":
+            return lambda: _compare_decision(
+                step, self.limiter.check(_key(step), int_field(step, "cost"))
+            )
+        return super().call(op, step)
+
+
+def _key(step: dict[str, Any]) -> Any:
+    """A step's key: ``key`` (text, or a raw value of the wrong type),
+    ``key_length`` (that many ``k``s) or ``key_utf16`` (UTF-16 code units,
+    lone surrogates kept, as a ``str``)."""
+    if "key_length" in step:
+        return "k" * int_field(step, "key_length")
+    if "key_utf16" in step:
+        units = step["key_utf16"]
+        if not isinstance(units, list):
+            raise CaseFailure('"key_utf16" is not an array')
+        data = b"".join(int(u).to_bytes(2, "little") for u in units)
+        return data.decode("utf-16-le", errors="surrogatepass")
+    if "key" in step and "key" in step.get("raw", ()):
+        return step["key"]
+    key = step.get("key")
+    if not isinstance(key, str):
+        raise CaseFailure('missing string field "key"')
+    return key
+
+
+class ClockReplay(Replay):
+    """``manual_clock``: the case's clock alone, moved by ``advance``."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.clock = clock
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        if op == "advance":
+
+            def advance() -> str | None:
+                if "micros" in step:
+                    self.clock.advance(_micros(int_field(step, "micros")))
+                else:
+                    self.clock.advance(double_field(step, "seconds"))
+                return None
+
+            return advance
+        return super().call(op, step)
+
+
 _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "smooth_bursty": SmoothReplay,
     "smooth_warming_up": SmoothReplay,
@@ -583,6 +711,8 @@ _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "gradient": ConcurrencyReplay,
     "aimd": ConcurrencyReplay,
     "concurrency": ConcurrencyReplay,
+    "keyed": KeyedReplay,
+    "manual_clock": ClockReplay,
 }
 
 _DECISION_FIELDS = (
@@ -627,6 +757,18 @@ def _compare_double(expected: float, actual: float) -> str | None:
 def _micros(micros: int) -> timedelta:
     clamped = min(max(micros, _TIMEDELTA_MIN_MICROS), _TIMEDELTA_MAX_MICROS)
     return timedelta(microseconds=clamped)
+
+
+def _duration(obj: dict[str, Any], name: str) -> Any:
+    """A duration field as a user passes it: ``<name>_seconds`` as a float
+    of seconds (or its raw value), ``<name>_micros`` as a ``timedelta``
+    (which also holds the values beyond 64 bits that the vectors write)."""
+    seconds = f"{name}_seconds"
+    if seconds in obj:
+        if seconds in obj.get("raw", ()):
+            return obj[seconds]
+        return double_field(obj, seconds)
+    return _micros(int_field(obj, f"{name}_micros", bits=65))
 
 
 _OUTCOME_FIELDS = (
@@ -676,8 +818,12 @@ def _show(x: float) -> str:
     return repr(x)
 
 
-def int_field(obj: dict[str, Any], key: str) -> int:
-    """A signed 64-bit integer: a JSON integer, or a decimal string beyond 2^53."""
+def int_field(obj: dict[str, Any], key: str, bits: int = 64) -> Any:
+    """A signed 64-bit integer: a JSON integer, or a decimal string beyond
+    2^53 (wider for a duration's microseconds, ``bits``); a field the object
+    lists in ``raw`` as its JSON value, of whatever type."""
+    if key in obj.get("raw", ()):
+        return obj[key]
     value = obj.get(key)
     if isinstance(value, bool):
         raise CaseFailure(f"field {key!r} = {value!r} is not an integer")
@@ -690,13 +836,16 @@ def int_field(obj: dict[str, Any], key: str) -> int:
             raise CaseFailure(f"field {key!r} = {value!r} is not an integer") from None
     else:
         raise CaseFailure(f"missing integer field {key!r}")
-    if not -(2**63) <= number < 2**63:
-        raise CaseFailure(f"field {key!r} = {value!r} is not a 64-bit integer")
+    if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+        raise CaseFailure(f"field {key!r} = {value!r} is not a {bits}-bit integer")
     return number
 
 
-def double_field(obj: dict[str, Any], key: str) -> float:
-    """A double: a JSON number, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``."""
+def double_field(obj: dict[str, Any], key: str) -> Any:
+    """A double: a JSON number, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
+    a field the object lists in ``raw`` as its JSON value."""
+    if key in obj.get("raw", ()):
+        return obj[key]
     value = obj.get(key)
     if isinstance(value, bool):
         raise CaseFailure(f"field {key!r} = {value!r} is not a double")
@@ -723,7 +872,7 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    passed = failed = 0
+    passed = failed = skipped = 0
     unreadable = False
     for file in files:
         try:
@@ -737,10 +886,12 @@ def main(argv: list[str]) -> int:
         for name, failure in outcomes:
             if failure is None:
                 passed += 1
+            elif failure.startswith(SKIPPED):
+                skipped += 1
             else:
                 failed += 1
                 print(f"FAIL {file}: {name}: {failure}")
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     if unreadable:
         return 2
     return 1 if failed else 0

@@ -211,6 +211,16 @@ fn creation_is_valid(spec: &LimiterSpec) -> bool {
     }
 }
 
+/// The argument a creation Guava refused is about, as ratekeeper names it
+/// (FORMAT.md): Guava checks `warmupPeriod must not be negative` before
+/// the rate.
+fn creation_argument(spec: &LimiterSpec) -> &'static str {
+    match *spec {
+        LimiterSpec::WarmingUp { warmup_micros, .. } if warmup_micros < 0 => "warmup",
+        _ => "permits_per_second",
+    }
+}
+
 /// A 64-bit integer as FORMAT.md writes it: a string beyond ±(2^53 − 1).
 fn int(v: i64) -> Value {
     if v.unsigned_abs() > (1u64 << 53) - 1 {
@@ -245,7 +255,10 @@ fn to_vector(s: &Scenario, answer: &[String]) -> Result<Value, String> {
     let created = replies.next().ok_or("no reply to the creation")?;
     match created.as_str() {
         "invalid_argument" => {
-            return Ok(json!({"name": s.name, "limiter": limiter, "create_error": "invalid_argument"}));
+            let argument = creation_argument(&s.limiter);
+            return Ok(
+                json!({"name": s.name, "limiter": limiter, "create_error": "invalid_argument", "argument": argument}),
+            );
         }
         "ok" => {}
         other => return Err(format!("creation: {other}")),
@@ -267,6 +280,12 @@ fn to_vector(s: &Scenario, answer: &[String]) -> Result<Value, String> {
         let fields = step.as_object_mut().ok_or("not an object")?;
         if error {
             fields.insert("error".into(), json!("invalid_argument"));
+            // The argument Guava's exception is about, as ratekeeper names it.
+            let argument = match *op {
+                Op::SetRate(_) => "permits_per_second",
+                _ => "permits",
+            };
+            fields.insert("argument".into(), json!(argument));
         } else {
             match *op {
                 Op::Acquire(_) => {

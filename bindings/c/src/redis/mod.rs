@@ -183,18 +183,18 @@ pub(crate) fn duration(
     Ok(Duration::from_micros(micros as u64))
 }
 
-/// What a heartbeat TTL must be. (A function: cbindgen warns about
-/// private constants.)
+/// What a heartbeat TTL must be: the library's (a heartbeat every third
+/// of it).
 pub(crate) fn ttl_requirement() -> &'static str {
-    "must be at least 3000 microseconds (a heartbeat every third of it)"
+    Argument::Ttl.requirement()
 }
 
 /// A heartbeat TTL: the crate refuses one under 3 ms (a heartbeat every
-/// third of it) as its `lease` argument; here it gets the C parameter's
+/// third of it) as its `ttl` argument; here it gets the C parameter's
 /// name, `argument`.
 pub(crate) fn heartbeat_ttl(argument: &'static str, failure: Failure) -> Failure {
     match failure {
-        Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) if invalid.argument() == Argument::Lease => {
+        Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) if invalid.argument() == Argument::Ttl => {
             Failure::Invalid { argument, value: invalid.value(), requirement: ttl_requirement() }
         }
         other => other,

@@ -30,7 +30,7 @@ use super::store::store_of;
 use super::{adopt, Close, Held, Store};
 use crate::args;
 use crate::bound::{Args, Binder, Named, Returned, Scratch, DECISION_WORDS};
-use crate::error::{blame_later, blame_redis, guarded, Boxed, Failure, Given, Kept, HEARTBEAT_TTL_REQUIREMENT};
+use crate::error::{blame_later, blame_redis, guarded, Boxed, Failure, Given, Kept};
 use crate::js::{self, Js, Kind};
 use crate::keyed;
 use crate::promise::{self, Answer, Done};
@@ -368,14 +368,11 @@ pub fn redis_divided_create<'env>(
             js(heartbeat_ttl_ms),
             js(heartbeat_ttl_micros),
             ("heartbeatTtlMs", "heartbeatTtlMicros"),
-            Argument::Lease,
+            Argument::Ttl,
         )?;
         let (max_keys, keys_given) = keyed::max_keys(js(max_keys))?;
         let bound = args::max_key_bytes(js(max_key_bytes))?;
-        let kept: Vec<Kept> = [Kept::keep_requiring(ttl_given, HEARTBEAT_TTL_REQUIREMENT), Kept::keep(keys_given)]
-            .into_iter()
-            .flatten()
-            .collect();
+        let kept: Vec<Kept> = [Kept::keep(ttl_given), Kept::keep(keys_given)].into_iter().flatten().collect();
         let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys).map(|l| l.max_key_bytes(bound));

@@ -16,7 +16,7 @@ use super::store::store_of;
 use super::{adopt, Close, Held};
 use crate::args;
 use crate::bound::{Binder, Named, Returned, Tagged};
-use crate::error::{blame_later, guarded, Failure, Kept, HEARTBEAT_TTL_REQUIREMENT};
+use crate::error::{blame_later, guarded, Failure, Kept};
 use crate::js::{self, Js};
 use crate::promise::{self, Answer};
 
@@ -107,9 +107,8 @@ pub fn redis_membership_join<'env>(
             value: group_value,
             expected: "a string",
         })?;
-        let (ttl, given) =
-            args::required_duration(js(ttl_ms), js(ttl_micros), ("ttlMs", "ttlMicros"), Argument::Lease)?;
-        let kept: Vec<Kept> = Kept::keep_requiring(given, HEARTBEAT_TTL_REQUIREMENT).into_iter().collect();
+        let (ttl, given) = args::required_duration(js(ttl_ms), js(ttl_micros), ("ttlMs", "ttlMicros"), Argument::Ttl)?;
+        let kept: Vec<Kept> = Kept::keep(given).into_iter().collect();
         let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let joined = Membership::join(&redis, &group, ttl);

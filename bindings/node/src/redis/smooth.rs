@@ -201,12 +201,12 @@ pub fn redis_smooth_create<'env>(
                 .warmup(Duration::from_micros(u64::try_from(warmup_micros).unwrap_or(0)))
                 .cold_factor(cold_factor),
         };
-        const TTL_REQUIREMENT: &str = "must be finite and positive";
+        const TTL_REQUIREMENT: &str = "must be between 1 and 9223372036854775807 microseconds";
         match args::duration(js(idle_ttl_ms), js(idle_ttl_micros), ("idleTtlMs", "idleTtlMicros"))? {
             None => {}
             Some(GivenDuration::Millis(value, ms)) => {
-                let micros = args::micros_from_millis(ms);
-                if !(ms.is_finite() && micros > 0) {
+                let micros = ratekeeper::micros_from_millis(ms).unwrap_or(0);
+                if micros <= 0 {
                     return Err(Failure::OutOfRange { argument: "idleTtlMs", value, requirement: TTL_REQUIREMENT });
                 }
                 builder = builder.idle_ttl(Duration::from_micros(micros as u64));

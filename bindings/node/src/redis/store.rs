@@ -160,8 +160,10 @@ fn duration(
     let requirement = if positive { "must be finite and positive" } else { "must be finite and not negative" };
     let (argument, value, micros) = match args::duration(ms, micros, names)? {
         None => return Ok(default),
-        Some(Given::Millis(value, x)) if x.is_finite() => (names.0, value, args::micros_from_millis(x)),
-        Some(Given::Millis(value, _)) => return Err(Failure::OutOfRange { argument: names.0, value, requirement }),
+        Some(Given::Millis(value, x)) => match ratekeeper::micros_from_millis(x) {
+            Some(micros) => (names.0, value, micros),
+            None => return Err(Failure::OutOfRange { argument: names.0, value, requirement }),
+        },
         Some(Given::Micros(m)) => (names.1, micros, m),
     };
     match u64::try_from(micros) {

@@ -7,7 +7,7 @@ use ratekeeper_core::{
     Aimd, AimdConfig, ConcurrencyLimiter, ConcurrencyPolicy, Gradient, GradientConfig, Outcome, Permit,
 };
 
-use crate::{case, create_error, decision, double, int, uint, Clock, Rng};
+use crate::{case, create_error, create_error_naming, decision, double, int, uint, Clock, Rng};
 
 fn gradient_spec(c: &GradientConfig) -> Value {
     json!({
@@ -117,30 +117,31 @@ pub fn cases() -> Vec<Value> {
     );
     add_aimd("netflix-defaults", a, &random_samples(&mut rng, 30, 2_000_000));
 
-    for (i, config) in [
-        GradientConfig { min_limit: 0, initial_limit: 1, ..g },
-        GradientConfig { max_limit: 0, ..g },
-        GradientConfig { initial_limit: 2_000, ..g },
-        GradientConfig { smoothing: 0.0, ..g },
-        GradientConfig { rtt_tolerance: 0.5, ..g },
-        GradientConfig { queue_size: 5_000, ..g },
-        GradientConfig { backoff_ratio: 1.5, ..g },
+    for (i, (config, argument, bound)) in [
+        (GradientConfig { min_limit: 0, initial_limit: 1, ..g }, "min_limit", "between 1 and"),
+        (GradientConfig { max_limit: 0, ..g }, "max_limit", "between min_limit and"),
+        (GradientConfig { initial_limit: 2_000, ..g }, "initial_limit", "max_limit"),
+        (GradientConfig { smoothing: 0.0, ..g }, "smoothing", "above 0.0"),
+        (GradientConfig { rtt_tolerance: 0.5, ..g }, "rtt_tolerance", "at least 1.0"),
+        (GradientConfig { queue_size: 5_000, ..g }, "queue_size", "max_limit"),
+        // The gradient rule's own range: 1.0 (never backing off) allowed.
+        (GradientConfig { backoff_ratio: 1.5, ..g }, "backoff_ratio", "between 0.5 and 1.0"),
     ]
     .iter()
     .enumerate()
     {
-        cases.push(create_error(format!("gradient/create-invalid-{i}"), gradient_spec(config)));
+        cases.push(create_error_naming(format!("gradient/create-invalid-{i}"), gradient_spec(config), argument, bound));
     }
-    for (i, config) in [
-        AimdConfig { min_limit: 0, initial_limit: 0, ..a },
-        AimdConfig { max_limit: 1, ..a },
-        AimdConfig { backoff_ratio: 1.0, ..a },
-        AimdConfig { rtt_timeout_micros: 0, ..a },
+    for (i, (config, argument, bound)) in [
+        (AimdConfig { min_limit: 0, initial_limit: 0, ..a }, "min_limit", "between 1 and"),
+        (AimdConfig { max_limit: 1, ..a }, "max_limit", "between min_limit and"),
+        (AimdConfig { backoff_ratio: 1.0, ..a }, "backoff_ratio", "below 1.0"),
+        (AimdConfig { rtt_timeout_micros: 0, ..a }, "rtt_timeout", "between 1 and 9223372036854775807 microseconds"),
     ]
     .iter()
     .enumerate()
     {
-        cases.push(create_error(format!("aimd/create-invalid-{i}"), aimd_spec(config)));
+        cases.push(create_error_naming(format!("aimd/create-invalid-{i}"), aimd_spec(config), argument, bound));
     }
 
     // The concurrency limiter, with each policy.
@@ -162,13 +163,17 @@ pub fn cases() -> Vec<Value> {
             cases.push(concurrency_walk(&format!("concurrency/{name}-{seed}"), policy, spec.clone(), seed));
         }
     }
-    cases.push(create_error(
+    // A concurrency limit's own bound, not a window's.
+    cases.push(create_error_naming(
         "concurrency/create-fixed-zero",
         json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": 0}}),
+        "limit",
+        "between 1 and 9223372036854775807",
     ));
     cases.push(create_error(
         "concurrency/create-fixed-negative",
         json!({"algorithm": "concurrency", "policy": {"algorithm": "fixed", "limit": -3}}),
+        "limit",
     ));
     cases
 }

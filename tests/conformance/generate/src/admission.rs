@@ -39,7 +39,7 @@ impl<A: Admission> Recorder<A> {
 
     /// A negative cost: the binding's conversion must refuse it.
     pub fn negative_cost(&mut self) -> &mut Self {
-        self.steps.push(json!({"op": "check", "cost": -1, "error": "invalid_argument"}));
+        self.steps.push(json!({"op": "check", "cost": -1, "error": "invalid_argument", "argument": "cost"}));
         self
     }
 

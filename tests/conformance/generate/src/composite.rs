@@ -110,10 +110,11 @@ pub fn cases() -> Vec<Value> {
             r.check(6).check(0).peek(1);
         },
     );
-    cases.push(create_error("composite/create-empty", json!({"algorithm": "composite", "limits": []})));
+    cases.push(create_error("composite/create-empty", json!({"algorithm": "composite", "limits": []}), "limits"));
     cases.push(create_error(
         "composite/create-invalid-part",
         json!({"algorithm": "composite", "limits": [{"algorithm": "fixed_window", "limit": 1, "window_micros": 1}, {"algorithm": "fixed_window", "limit": 0, "window_micros": 1}]}),
+        "limit",
     ));
     cases
 }

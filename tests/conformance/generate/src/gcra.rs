@@ -50,10 +50,18 @@ pub fn cases() -> Vec<Value> {
         r.check(1).negative_cost().peek(1);
     });
 
-    for (i, (b, c, p)) in
-        [(-1, 1, 1), (i64::MAX, 1, 1), (0, 0, 1), (0, -1, 1), (0, 1, 0), (0, 1, -1_000_000)].into_iter().enumerate()
+    for (i, ((b, c, p), argument)) in [
+        ((-1, 1, 1), "max_burst"),
+        ((i64::MAX, 1, 1), "max_burst"),
+        ((0, 0, 1), "count_per_period"),
+        ((0, -1, 1), "count_per_period"),
+        ((0, 1, 0), "period"),
+        ((0, 1, -1_000_000), "period"),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        cases.push(create_error(format!("gcra/create-invalid-{i}"), limiter(b, c, p)));
+        cases.push(create_error(format!("gcra/create-invalid-{i}"), limiter(b, c, p), argument));
     }
 
     for seed in 0..12 {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use ratekeeper_core::{LeakyBucketMeter, LeakyBucketQueue};
 
 use crate::admission::{random_walk, Recorder};
-use crate::{create_error, int};
+use crate::{create_error, create_error_naming, int};
 
 fn meter(capacity: i64, count: i64, period: i64) -> Value {
     json!({"algorithm": "leaky_bucket_meter", "capacity": int(capacity), "count_per_period": int(count), "period_micros": int(period)})
@@ -59,14 +59,22 @@ pub fn cases() -> Vec<Value> {
         r.checks(1, 3).sleep(10_000_000).peek(0).checks(1, 3);
     });
 
-    for (i, spec) in
-        [meter(0, 1, 1), meter(-1, 1, 1), meter(1, 0, 1), meter(1, 1, 0), meter(1, 1, -5)].into_iter().enumerate()
+    for (i, (spec, argument)) in [
+        (meter(0, 1, 1), "capacity"),
+        (meter(-1, 1, 1), "capacity"),
+        (meter(1, 0, 1), "count_per_period"),
+        (meter(1, 1, 0), "period"),
+        (meter(1, 1, -5), "period"),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        cases.push(create_error(format!("leaky_bucket_meter/create-invalid-{i}"), spec));
+        cases.push(create_error(format!("leaky_bucket_meter/create-invalid-{i}"), spec, argument));
     }
-    for (i, spec) in [queue(-1, 1), queue(0, 0), queue(1, -1)].into_iter().enumerate() {
-        cases.push(create_error(format!("leaky_bucket_queue/create-invalid-{i}"), spec));
-    }
+    // A queue's capacity may be 0, unlike a meter's: each names its own bound.
+    cases.push(create_error_naming("leaky_bucket_queue/create-invalid-0", queue(-1, 1), "capacity", "between 0 and"));
+    cases.push(create_error("leaky_bucket_queue/create-invalid-1", queue(0, 0), "interval"));
+    cases.push(create_error("leaky_bucket_queue/create-invalid-2", queue(1, -1), "interval"));
 
     for seed in 0..8u64 {
         let (c, n, p) = [(1u64, 1u64, 1_000_000i64), (5, 2, 1_000_000), (10, 3, 500_000), (100, 1000, 1_000_000)]

@@ -166,14 +166,34 @@ pub fn case(name: impl Into<String>, limiter: Value, steps: Vec<Value>) -> Value
     json!({"name": name.into(), "limiter": limiter, "steps": steps})
 }
 
-/// A case whose limiter must fail to build with an invalid-argument error.
-pub fn create_error(name: impl Into<String>, limiter: Value) -> Value {
-    json!({"name": name.into(), "limiter": limiter, "create_error": "invalid_argument"})
+/// A case whose limiter must fail to build with an invalid-argument error
+/// naming `argument` (the library's name for it, FORMAT.md "Errors and
+/// bad inputs").
+pub fn create_error(name: impl Into<String>, limiter: Value, argument: &str) -> Value {
+    json!({"name": name.into(), "limiter": limiter, "create_error": "invalid_argument", "argument": argument})
 }
 
-/// A step that must fail with an invalid-argument error.
-pub fn error_step(mut step: Value) -> Value {
-    step.as_object_mut().expect("a step is an object").insert("error".into(), json!("invalid_argument"));
+/// [`create_error`] whose message must also contain `bound`: the bound
+/// the value crossed, which every language must name alike.
+pub fn create_error_naming(name: impl Into<String>, limiter: Value, argument: &str, bound: &str) -> Value {
+    let mut case = create_error(name, limiter, argument);
+    case["message_contains"] = json!(bound);
+    case
+}
+
+/// The name of the argument `error` is about, as vectors write it.
+pub fn argument_name(error: ratekeeper_core::Error) -> &'static str {
+    match error {
+        ratekeeper_core::Error::InvalidArgument(invalid) => invalid.name(),
+        other => panic!("not an argument error: {other}"),
+    }
+}
+
+/// A step that must fail with an invalid-argument error naming `argument`.
+pub fn error_step(mut step: Value, argument: &str) -> Value {
+    let fields = step.as_object_mut().expect("a step is an object");
+    fields.insert("error".into(), json!("invalid_argument"));
+    fields.insert("argument".into(), json!(argument));
     step
 }
 

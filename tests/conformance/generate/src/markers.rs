@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use ratekeeper_core::{Color, SrTcm, TrTcm};
 
-use crate::{case, create_error, int, uint, Clock, Rng};
+use crate::{case, create_error, create_error_naming, int, uint, Clock, Rng};
 
 /// The two markers behind one interface, for recording.
 trait Marker {
@@ -148,7 +148,7 @@ pub fn cases() -> Vec<Value> {
         r.mark(2).sleep(333_333).tokens().sleep(1).tokens().mark(1).sleep(333_333).tokens();
     });
     sr("negative-bytes-is-an-error", (10, 10, 10), &|r| {
-        r.steps.push(json!({"op": "mark", "bytes": -1, "error": "invalid_argument"}));
+        r.steps.push(json!({"op": "mark", "bytes": -1, "error": "invalid_argument", "argument": "bytes"}));
         r.mark(10);
     });
 
@@ -170,16 +170,35 @@ pub fn cases() -> Vec<Value> {
         r.mark(100).mark(1).sleep(10_000).tokens().mark(100).mark(100).sleep(1_000_000).tokens();
     });
 
-    for (i, spec) in
-        [srtcm(0, 1, 1), srtcm(-1, 1, 1), srtcm(1, 0, 0), srtcm(1, -1, 1), srtcm(1, 1, -1)].into_iter().enumerate()
+    for (i, (spec, argument, bound)) in [
+        (srtcm(0, 1, 1), "cir", ""),
+        (srtcm(-1, 1, 1), "cir", ""),
+        // RFC 2697: cbs may be 0 unless ebs is too.
+        (srtcm(1, 0, 0), "cbs", "above 0 when ebs is 0"),
+        (srtcm(1, -1, 1), "cbs", ""),
+        (srtcm(1, 1, -1), "ebs", ""),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        cases.push(create_error(format!("srtcm/create-invalid-{i}"), spec));
+        let name = format!("srtcm/create-invalid-{i}");
+        cases.push(if bound.is_empty() {
+            create_error(name, spec, argument)
+        } else {
+            create_error_naming(name, spec, argument, bound)
+        });
     }
-    for (i, spec) in [trtcm(1, 1, 2, 1), trtcm(1, 1, 0, 1), trtcm(1, 0, 1, 1), trtcm(1, 1, 1, 0), trtcm(-1, 1, 1, 1)]
-        .into_iter()
-        .enumerate()
+    for (i, (spec, argument)) in [
+        (trtcm(1, 1, 2, 1), "pir"),
+        (trtcm(1, 1, 0, 1), "cir"),
+        (trtcm(1, 0, 1, 1), "pbs"),
+        (trtcm(1, 1, 1, 0), "cbs"),
+        (trtcm(-1, 1, 1, 1), "pir"),
+    ]
+    .into_iter()
+    .enumerate()
     {
-        cases.push(create_error(format!("trtcm/create-invalid-{i}"), spec));
+        cases.push(create_error(format!("trtcm/create-invalid-{i}"), spec, argument));
     }
 
     for seed in 0..8u64 {

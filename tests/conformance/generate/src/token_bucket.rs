@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use ratekeeper_core::token_bucket::{Reservation, TokenBucket};
-use ratekeeper_core::Admission;
+use ratekeeper_core::{Admission, Argument};
 
-use crate::{case, create_error, decision, double, error_step, int, uint, Clock, Rng};
+use crate::{argument_name, case, create_error, decision, double, error_step, int, uint, Clock, Rng};
 
 /// A scenario being recorded: the core bucket, the clock, the reservations
 /// made so far (steps refer to them by index) and the steps.
@@ -89,16 +89,19 @@ impl Recorder {
         let step = json!({"op": "set_rate", "rate": double(rate)});
         self.steps.push(match self.bucket.set_rate(rate, self.clock.now) {
             Ok(()) => step,
-            Err(_) => error_step(step),
+            Err(e) => error_step(step, argument_name(e)),
         });
         self
     }
 
     fn set_burst(&mut self, burst: i64) -> &mut Self {
         let step = json!({"op": "set_burst", "burst": int(burst)});
-        let result =
-            u64::try_from(burst).map_err(|_| ()).and_then(|b| self.bucket.set_burst(b, self.clock.now).map_err(|_| ()));
-        self.steps.push(if result.is_ok() { step } else { error_step(step) });
+        let result = ratekeeper_core::unsigned_from_i64(Argument::Burst, burst)
+            .and_then(|b| self.bucket.set_burst(b, self.clock.now));
+        self.steps.push(match result {
+            Ok(()) => step,
+            Err(e) => error_step(step, argument_name(e)),
+        });
         self
     }
 
@@ -210,10 +213,10 @@ pub fn cases() -> Vec<Value> {
     });
 
     for (i, rate) in [f64::NAN, -1.0, f64::NEG_INFINITY, -1e-300].into_iter().enumerate() {
-        cases.push(create_error(format!("token_bucket/create-invalid-rate-{i}"), limiter(rate, 1)));
+        cases.push(create_error(format!("token_bucket/create-invalid-rate-{i}"), limiter(rate, 1), "rate"));
     }
-    cases.push(create_error("token_bucket/create-negative-burst", limiter(1.0, -1)));
-    cases.push(create_error("token_bucket/create-min-burst", limiter(1.0, i64::MIN)));
+    cases.push(create_error("token_bucket/create-negative-burst", limiter(1.0, -1), "burst"));
+    cases.push(create_error("token_bucket/create-min-burst", limiter(1.0, i64::MIN), "burst"));
 
     for seed in 0..24 {
         cases.push(random_walk(seed));

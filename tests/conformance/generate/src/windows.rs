@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use ratekeeper_core::{Admission, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter};
 
 use crate::admission::{random_walk, Recorder};
-use crate::{create_error, int};
+use crate::{create_error, create_error_naming, int};
 
 fn window(algorithm: &str, limit: i64, window_micros: i64) -> Value {
     json!({"algorithm": algorithm, "limit": int(limit), "window_micros": int(window_micros)})
@@ -155,19 +155,31 @@ pub fn cases() -> Vec<Value> {
         ("sliding_window_counter", 0, 1),
         ("sliding_window_counter", 1, 0),
     ] {
-        cases.push(create_error(format!("{algorithm}/create-invalid-{limit}-{w}"), window(algorithm, limit, w)));
+        let name = format!("{algorithm}/create-invalid-{limit}-{w}");
+        let spec = window(algorithm, limit, w);
+        // Each names its real bound: a sliding log's own limit, every
+        // window's longest duration.
+        cases.push(if w == 0 {
+            create_error_naming(name, spec, "window", "9223372036854775807 microseconds")
+        } else if w < 0 {
+            create_error(name, spec, "window")
+        } else if algorithm == "sliding_log" {
+            create_error_naming(name, spec, "limit", "between 1 and 1048576")
+        } else {
+            create_error_naming(name, spec, "limit", "between 1 and 9223372036854775807")
+        });
     }
-    for (i, spec) in [
-        sliding(1, 1_000, 0),
-        sliding(1, 1_000, 17),
-        sliding(1, 1_000, 3),
-        sliding(0, 1_000, 2),
-        sliding(4_294_967_296, 16, 16),
+    for (i, (spec, argument, bound)) in [
+        (sliding(1, 1_000, 0), "sub_windows", "between 1 and 16"),
+        (sliding(1, 1_000, 17), "sub_windows", "between 1 and 16"),
+        (sliding(1, 1_000, 3), "sub_windows", "divide the window"),
+        (sliding(0, 1_000, 2), "limit", "between 1 and 4294967295"),
+        (sliding(4_294_967_296, 16, 16), "limit", "between 1 and 4294967295"),
     ]
     .into_iter()
     .enumerate()
     {
-        cases.push(create_error(format!("sliding_window/create-invalid-{i}"), spec));
+        cases.push(create_error_naming(format!("sliding_window/create-invalid-{i}"), spec, argument, bound));
     }
 
     for seed in 0..6u64 {

@@ -12,7 +12,8 @@ use ratekeeper::{
 use serde_json::Value;
 
 use crate::{
-    bool_field, count_field, double_field, expect_decision, expect_eq, expect_outcome, int_field, run_steps, str_field,
+    bool_field, count_field, double_field, duration_field, expect_decision, expect_eq, expect_outcome, int_field,
+    run_steps, str_field,
 };
 
 type Limiter = ConcurrencyLimiter<Arc<ManualClock>>;
@@ -48,14 +49,14 @@ fn policy(spec: &Value) -> Result<Result<ConcurrencyPolicy, Error>, String> {
                 (count("initial_limit", Argument::InitialLimit)?, count("min_limit", Argument::MinLimit)?);
             let max = count("max_limit", Argument::MaxLimit)?;
             let backoff_ratio = double_field(spec, "backoff_ratio")?;
-            let rtt_timeout_micros = int_field(spec, "rtt_timeout_micros")?;
+            let rtt_timeout_micros = duration_field(spec, "rtt_timeout", Argument::RttTimeout)?;
             (|| {
                 ConcurrencyPolicy::aimd(AimdConfig {
                     initial_limit: initial?,
                     min_limit: min?,
                     max_limit: max?,
                     backoff_ratio,
-                    rtt_timeout_micros,
+                    rtt_timeout_micros: rtt_timeout_micros?,
                 })
             })()
         }
@@ -99,9 +100,11 @@ pub(crate) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), Str
 }
 
 fn sample(limiter: &mut Limiter, step: &Value) -> Result<(), String> {
-    let rtt = count_field(step, "rtt_micros", Argument::Rtt)?;
+    // A negative RTT is the same error as a negative count.
+    let rtt = duration_field(step, "rtt", Argument::Rtt)?
+        .and_then(|micros| ratekeeper::unsigned_from_i64(Argument::Rtt, micros));
     let in_flight = count_field(step, "in_flight", Argument::InFlight)?;
     let dropped = bool_field(step, "dropped")?;
-    let limit = rtt.and_then(|rtt| Ok(limiter.sample(Duration::from_micros(rtt), in_flight?, dropped)));
+    let limit = rtt.and_then(|rtt| limiter.sample(Duration::from_micros(rtt), in_flight?, dropped));
     expect_outcome(step, limit, |limit| expect_eq("limit", int_field(step, "limit")?, limit as i64))
 }

@@ -6,10 +6,12 @@
 
 use std::sync::Arc;
 
-use ratekeeper::{AnyLimiter, Argument, Error, LimiterSpec, ManualClock};
+use ratekeeper::{AnyLimiter, Argument, Decision, Error, LimiterSpec, ManualClock};
 use serde_json::Value;
 
-use crate::{count_field, double_field, expect_decision, expect_outcome, int_field, run_steps, str_field};
+use crate::{
+    count_field, double_field, duration_field, expect_decision, expect_outcome, int_field, run_steps, str_field,
+};
 
 pub(crate) fn run(spec: &Value, case: &Value) -> Result<(), String> {
     let clock = Arc::new(ManualClock::new());
@@ -27,71 +29,93 @@ pub(crate) fn run(spec: &Value, case: &Value) -> Result<(), String> {
             let cost = count_field(step, "cost", Argument::Cost)?;
             expect_outcome(step, cost.map(|c| limiter.peek(c)), |d| expect_decision(step, &d))
         }
+        "policy_header" => policy_header(step, limiter.peek(0)),
         other => Err(format!("unknown op {other:?}")),
     })
 }
 
+/// A `policy_header` step: the `RateLimit-Policy` field of `decision`
+/// under the step's `policy_name`.
+pub(crate) fn policy_header(step: &Value, decision: Decision) -> Result<(), String> {
+    let name = str_field(step, "policy_name")?;
+    expect_outcome(step, ratekeeper::headers::ratelimit_policy(&[(name, decision)]), |_| Ok(()))
+}
+
+/// Why a `limiter` object gives no [`LimiterSpec`]: the vector is
+/// malformed, or the library refuses a value (as it refuses a binding's).
+enum Refused {
+    Malformed(String),
+    Library(Error),
+}
+
+impl From<String> for Refused {
+    fn from(e: String) -> Self {
+        Refused::Malformed(e)
+    }
+}
+
+impl From<Error> for Refused {
+    fn from(e: Error) -> Self {
+        Refused::Library(e)
+    }
+}
+
 /// A vector's `limiter` object as a [`LimiterSpec`]: `Err` when the vector
 /// is malformed, `Ok(Err)` when a number is out of the library's range
-/// (negative counts, as a binding's conversion reports them).
+/// (negative counts, as a binding's conversion reports them, with the
+/// variant of the algorithm's own bound; durations as a binding converts
+/// them, [`duration_field`]). Fields are read in the order the bindings
+/// read their arguments.
 pub fn limiter_spec(spec: &Value) -> Result<Result<LimiterSpec, Error>, String> {
-    let count = |key: &str, argument| count_field(spec, key, argument);
-    let micros = |key: &str| int_field(spec, key);
+    match read_spec(spec) {
+        Ok(spec) => Ok(Ok(spec)),
+        Err(Refused::Library(e)) => Ok(Err(e)),
+        Err(Refused::Malformed(e)) => Err(e),
+    }
+}
+
+fn read_spec(spec: &Value) -> Result<LimiterSpec, Refused> {
+    let count = |key: &str, argument| -> Result<u64, Refused> { Ok(count_field(spec, key, argument)??) };
+    let micros = |name: &str, argument| -> Result<i64, Refused> { Ok(duration_field(spec, name, argument)??) };
     Ok(match str_field(spec, "algorithm")? {
         "token_bucket" => {
             let rate = double_field(spec, "rate")?;
-            count("burst", Argument::Burst)?.map(|burst| LimiterSpec::TokenBucket { rate, burst })
+            LimiterSpec::TokenBucket { rate, burst: count("burst", Argument::Burst)? }
         }
-        "gcra" => {
-            let (max_burst, count_per_period) =
-                (count("max_burst", Argument::MaxBurst)?, count("count_per_period", Argument::CountPerPeriod)?);
-            let period_micros = micros("period_micros")?;
-            max_burst.and_then(|max_burst| {
-                count_per_period.map(|count_per_period| LimiterSpec::Gcra {
-                    max_burst,
-                    count_per_period,
-                    period_micros,
-                })
-            })
-        }
-        "leaky_bucket_meter" => {
-            let (capacity, count_per_period) =
-                (count("capacity", Argument::Capacity)?, count("count_per_period", Argument::CountPerPeriod)?);
-            let period_micros = micros("period_micros")?;
-            capacity.and_then(|capacity| {
-                count_per_period.map(|count_per_period| LimiterSpec::LeakyBucketMeter {
-                    capacity,
-                    count_per_period,
-                    period_micros,
-                })
-            })
-        }
-        "leaky_bucket_queue" => {
-            let interval_micros = micros("interval_micros")?;
-            count("capacity", Argument::Capacity)?
-                .map(|capacity| LimiterSpec::LeakyBucketQueue { capacity, interval_micros })
-        }
-        "fixed_window" => {
-            let window_micros = micros("window_micros")?;
-            count("limit", Argument::Limit)?.map(|limit| LimiterSpec::FixedWindow { limit, window_micros })
-        }
+        "gcra" => LimiterSpec::Gcra {
+            max_burst: count("max_burst", Argument::MaxBurst)?,
+            count_per_period: count("count_per_period", Argument::CountPerPeriod)?,
+            period_micros: micros("period", Argument::Period)?,
+        },
+        "leaky_bucket_meter" => LimiterSpec::LeakyBucketMeter {
+            capacity: count("capacity", Argument::Capacity)?,
+            count_per_period: count("count_per_period", Argument::CountPerPeriod)?,
+            period_micros: micros("period", Argument::Period)?,
+        },
+        "leaky_bucket_queue" => LimiterSpec::LeakyBucketQueue {
+            capacity: count("capacity", Argument::QueueCapacity)?,
+            interval_micros: micros("interval", Argument::Interval)?,
+        },
+        "fixed_window" => LimiterSpec::FixedWindow {
+            limit: count("limit", Argument::Limit)?,
+            window_micros: micros("window", Argument::Window)?,
+        },
         "sliding_window" => {
-            let window_micros = micros("window_micros")?;
+            let limit = count("limit", Argument::SlidingWindowLimit)?;
+            let window_micros = micros("window", Argument::Window)?;
             let sub_windows = int_field(spec, "sub_windows")?;
             let sub_windows =
-                u32::try_from(sub_windows).map_err(|_| Error::invalid_int(Argument::SubWindows, sub_windows));
-            count("limit", Argument::Limit)?.and_then(|limit| {
-                sub_windows.map(|sub_windows| LimiterSpec::SlidingWindow { limit, window_micros, sub_windows })
-            })
+                u32::try_from(sub_windows).map_err(|_| Error::invalid_int(Argument::SubWindows, sub_windows))?;
+            LimiterSpec::SlidingWindow { limit, window_micros, sub_windows }
         }
-        "sliding_log" => {
-            let window_micros = micros("window_micros")?;
-            count("limit", Argument::Limit)?.map(|limit| LimiterSpec::SlidingLog { limit, window_micros })
-        }
-        "sliding_window_counter" => {
-            let window_micros = micros("window_micros")?;
-            count("limit", Argument::Limit)?.map(|limit| LimiterSpec::SlidingWindowCounter { limit, window_micros })
-        }
-        other => return Err(format!("{other:?} is not an admission-style algorithm")),
+        "sliding_log" => LimiterSpec::SlidingLog {
+            limit: count("limit", Argument::SlidingLogLimit)?,
+            window_micros: micros("window", Argument::Window)?,
+        },
+        "sliding_window_counter" => LimiterSpec::SlidingWindowCounter {
+            limit: count("limit", Argument::Limit)?,
+            window_micros: micros("window", Argument::Window)?,
+        },
+        other => return Err(Refused::Malformed(format!("{other:?} is not an admission-style algorithm"))),
     })
 }

@@ -9,17 +9,26 @@
 //!
 //! One module per algorithm family replays its ops; this file reads the
 //! files, dispatches each case on its `limiter.algorithm`, and holds what
-//! every family shares (reading fields, comparing a [`Decision`], expecting
-//! an error).
+//! every family shares (reading fields, durations as the bindings convert
+//! them, comparing a [`Decision`], expecting an error).
+//!
+//! Every expected error is checked in full (FORMAT.md, "Errors and bad
+//! inputs"): its kind, the argument it names, the text its message must
+//! contain. The runner also remembers which [`Argument`] each one was, so
+//! that a test can check that the vectors name every argument the library
+//! has ([`take_named_arguments`]).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use ratekeeper::{Decision, Error};
+use ratekeeper::{Argument, Decision, Error};
 use serde_json::Value;
 
 mod adaptive;
 pub mod admission;
 mod composite;
+mod keyed;
 mod markers;
 mod smooth;
 mod token_bucket;
@@ -27,13 +36,29 @@ mod token_bucket;
 /// The format tag every vector file carries.
 pub const FORMAT: &str = "ratelimit-conformance/1";
 
+/// This runner's name in a case's `skip` object.
+const LANGUAGE: &str = "rust";
+
 /// The outcome of one case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseOutcome {
     /// The case's `name`.
     pub name: String,
-    /// `None` when it passed; otherwise what differed first.
+    /// `None` when it passed (or was skipped); otherwise what differed first.
     pub failure: Option<String>,
+    /// Why the case does not apply to Rust, when its `skip` says so.
+    pub skipped: Option<String>,
+}
+
+thread_local! {
+    /// The arguments of the expected errors replayed on this thread.
+    static NAMED: RefCell<Vec<Argument>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The arguments of every expected error replayed on this thread since
+/// the last call, as the library named them.
+pub fn take_named_arguments() -> Vec<Argument> {
+    NAMED.with(|named| std::mem::take(&mut *named.borrow_mut()))
 }
 
 /// Expands files and directories (every `*.json` below them, sorted) into
@@ -85,9 +110,12 @@ pub fn run_document(doc: &Value) -> Result<Vec<CaseOutcome>, String> {
     Ok(cases
         .iter()
         .enumerate()
-        .map(|(i, case)| CaseOutcome {
-            name: case.get("name").and_then(Value::as_str).map_or_else(|| format!("case #{i}"), str::to_owned),
-            failure: run_case(case).err(),
+        .map(|(i, case)| {
+            let name = case.get("name").and_then(Value::as_str).map_or_else(|| format!("case #{i}"), str::to_owned);
+            match case.get("skip").and_then(|skip| skip.get(LANGUAGE)) {
+                Some(why) => CaseOutcome { name, failure: None, skipped: Some(why.as_str().unwrap_or("").to_owned()) },
+                None => CaseOutcome { name, failure: run_case(case).err(), skipped: None },
+            }
         })
         .collect())
 }
@@ -109,6 +137,8 @@ pub fn run_case(case: &Value) -> Result<(), String> {
         "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
         "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),
         "composite" => composite::run(limiter, case),
+        "keyed" => keyed::run(limiter, case),
+        "manual_clock" => keyed::run_clock(case),
         other => Err(format!("unsupported algorithm {other:?}")),
     }
 }
@@ -124,8 +154,7 @@ fn run_steps<L>(
 ) -> Result<(), String> {
     if let Some(expected) = case.get("create_error") {
         return match created {
-            Err(Error::InvalidArgument(_)) if expected == "invalid_argument" => Ok(()),
-            Err(e) => Err(format!("create: expected error {expected}, got error {e}")),
+            Err(e) => expect_error(case, "create_error", &e).map_err(|e| format!("create: {e}")),
             Ok(_) => Err(format!("create: expected error {expected}, got a limiter")),
         };
     }
@@ -149,10 +178,67 @@ fn expect_outcome<T>(
     match (step.get("error"), got) {
         (None, Ok(value)) => compare(value),
         (None, Err(e)) => Err(format!("expected success, got error: {e}")),
-        (Some(expected), Err(Error::InvalidArgument(_))) if expected == "invalid_argument" => Ok(()),
-        (Some(expected), Err(e)) => Err(format!("expected error {expected}, got error: {e}")),
+        (Some(_), Err(e)) => expect_error(step, "error", &e),
         (Some(expected), Ok(_)) => Err(format!("expected error {expected}, got success")),
     }
+}
+
+/// Checks `error` against the expected error of `expected` (a case, whose
+/// `kind_key` is `create_error`, or a step, `error`): its kind (Rust has
+/// only `invalid_argument`), the `argument` it names and the text
+/// `message_contains`.
+fn expect_error(expected: &Value, kind_key: &str, error: &Error) -> Result<(), String> {
+    let kind = expected.get(kind_key).and_then(Value::as_str).unwrap_or("?");
+    #[allow(irrefutable_let_patterns)] // `Error` is non-exhaustive
+    let Error::InvalidArgument(invalid) = error
+    else {
+        return Err(format!("expected error {kind}, got error: {error}"));
+    };
+    if kind != "invalid_argument" {
+        return Err(format!("expected error {kind}, got invalid_argument: {error}"));
+    }
+    if let Some(argument) = expected.get("argument") {
+        let argument = argument.as_str().ok_or("\"argument\" is not a string")?;
+        if argument != invalid.name() {
+            return Err(format!("expected an error naming {argument}, got one naming {}: {error}", invalid.name()));
+        }
+    }
+    if let Some(text) = expected.get("message_contains") {
+        let text = text.as_str().ok_or("\"message_contains\" is not a string")?;
+        if !error.to_string().contains(text) {
+            return Err(format!("expected an error whose message contains {text:?}, got: {error}"));
+        }
+    }
+    NAMED.with(|named| named.borrow_mut().push(invalid.argument()));
+    Ok(())
+}
+
+/// A duration field, `<name>_micros` or `<name>_seconds` (FORMAT.md,
+/// "Errors and bad inputs"), as the core's microseconds, converted as a
+/// binding converts what its caller passed: seconds by the library's rule
+/// for `argument` (a timeout's, a warm-up's, a clock advance's, or any
+/// other duration's), microseconds beyond the `i64` range through a Rust
+/// [`Duration`] (`ratekeeper::micros_from_duration`). `Ok(Err)` when the
+/// library refuses the value; microseconds within the range pass as they
+/// are, for the algorithm to check.
+pub fn duration_field(obj: &Value, name: &str, argument: Argument) -> Result<Result<i64, Error>, String> {
+    let seconds = format!("{name}_seconds");
+    if obj.get(&seconds).is_some() {
+        let secs = double_field(obj, &seconds)?;
+        return Ok(match argument {
+            Argument::Timeout => ratekeeper::timeout_micros_from_secs(secs),
+            Argument::Warmup => ratekeeper::warmup_micros_from_secs(secs),
+            Argument::AdvanceSeconds => ratekeeper::advance_micros_from_secs(secs),
+            other => ratekeeper::duration_micros_from_secs(other, secs),
+        });
+    }
+    let micros = format!("{name}_micros");
+    if let Some(Value::String(s)) = obj.get(&micros) {
+        if let (Err(_), Ok(beyond)) = (s.parse::<i64>(), s.parse::<u64>()) {
+            return Ok(ratekeeper::micros_from_duration(argument, Duration::from_micros(beyond)));
+        }
+    }
+    Ok(Ok(int_field(obj, &micros)?))
 }
 
 /// Equality of one expected field, with both values in the message.
@@ -259,7 +345,18 @@ fn show(x: f64) -> String {
     }
 }
 
+/// Fails on a field the vector lists in `raw` (a value of the wrong type,
+/// which Rust cannot pass: such a case must skip Rust).
+fn not_raw(obj: &Value, key: &str) -> Result<(), String> {
+    let raw = obj.get("raw").and_then(Value::as_array);
+    if raw.is_some_and(|raw| raw.iter().any(|k| k == key)) {
+        return Err(format!("field {key:?} is of a type Rust cannot pass: the case must skip rust"));
+    }
+    Ok(())
+}
+
 pub(crate) fn str_field<'a>(obj: &'a Value, key: &str) -> Result<&'a str, String> {
+    not_raw(obj, key)?;
     obj.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing string field {key:?}"))
 }
 
@@ -270,6 +367,7 @@ pub(crate) fn bool_field(obj: &Value, key: &str) -> Result<bool, String> {
 /// A signed 64-bit integer: a JSON integer, or a decimal string when beyond
 /// ±(2^53 − 1) (FORMAT.md, "Numbers").
 pub fn int_field(obj: &Value, key: &str) -> Result<i64, String> {
+    not_raw(obj, key)?;
     match obj.get(key) {
         Some(Value::Number(n)) => n.as_i64().ok_or_else(|| format!("field {key:?} = {n} is not a 64-bit integer")),
         Some(Value::String(s)) => s.parse().map_err(|_| format!("field {key:?} = {s:?} is not a 64-bit integer")),
@@ -280,6 +378,7 @@ pub fn int_field(obj: &Value, key: &str) -> Result<i64, String> {
 /// A double: a JSON number (parsed with correct rounding), or one of the
 /// strings `"NaN"`, `"Infinity"`, `"-Infinity"` (FORMAT.md, "Special doubles").
 pub fn double_field(obj: &Value, key: &str) -> Result<f64, String> {
+    not_raw(obj, key)?;
     match obj.get(key) {
         Some(Value::Number(n)) => n.as_f64().ok_or_else(|| format!("field {key:?} = {n} is not a double")),
         Some(Value::String(s)) => match s.as_str() {
@@ -373,17 +472,123 @@ mod tests {
     }
 
     #[test]
-    fn the_repository_vectors_all_pass() {
+    fn the_repository_vectors_all_pass_and_name_every_argument() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
         let files = collect_files(&[dir]).unwrap();
-        assert!(files.len() >= 11);
-        let mut cases = 0;
+        assert!(files.len() >= 12);
+        let (mut cases, mut skipped) = (0, 0);
+        take_named_arguments();
         for file in files {
+            // Every expected error of the table says which argument it is
+            // about, so that every runner checks that too.
+            let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            for case in doc["cases"].as_array().unwrap() {
+                let steps = case.get("steps").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                for expected in std::iter::once(case)
+                    .filter(|c| c.get("create_error").is_some())
+                    .chain(steps.iter().filter(|s| s.get("error").is_some()))
+                {
+                    assert!(
+                        expected.get("argument").is_some(),
+                        "{}: {}: no \"argument\"",
+                        file.display(),
+                        case["name"]
+                    );
+                }
+            }
             for outcome in run_file(&file).unwrap() {
                 assert_eq!(outcome.failure, None, "{}: {}", file.display(), outcome.name);
                 cases += 1;
+                skipped += usize::from(outcome.skipped.is_some());
             }
         }
-        assert!(cases >= 677, "only {cases} cases");
+        assert!(cases >= 720, "only {cases} cases");
+        assert!(skipped <= 12, "{skipped} cases skipped");
+        // Every argument of the library is named by some expected error the
+        // Rust runner replayed, or cannot be reached from the crates the
+        // runners replay through: a new argument needs a row.
+        let named = take_named_arguments();
+        for &argument in Argument::ALL {
+            let unreachable = UNREACHABLE.iter().find(|(a, _)| *a == argument);
+            match (named.contains(&argument), unreachable) {
+                (true, None) | (false, Some(_)) => {}
+                (false, None) => panic!("no vector expects an error naming {argument:?}: add a row to bad_inputs.json"),
+                (true, Some((_, why))) => panic!("{argument:?} is named by a vector: it is not unreachable ({why})"),
+            }
+        }
+    }
+
+    /// The arguments no case can make the Rust runner name, and why.
+    const UNREACHABLE: &[(Argument, &str)] = &[
+        (
+            Argument::SlidingLogStorageLimit,
+            "only the core's sliding log on fixed storage checks it; every binding's log grows (ratekeeper::HeapLogStorage)",
+        ),
+        (
+            Argument::Batch,
+            "a Redis leased limiter's: the runners have no Redis server (crates/ratekeeper-redis/tests/leased_mode.rs)",
+        ),
+        (
+            Argument::Lease,
+            "a Redis leased limiter's: the runners have no Redis server (crates/ratekeeper-redis/tests/leased_mode.rs)",
+        ),
+        (Argument::Ttl, "a Redis membership's: the runners have no Redis server (crates/ratekeeper-redis/tests)"),
+        (
+            Argument::KeyText,
+            "a text key with a lone surrogate, which Rust's keys (bytes) cannot be: keys/a-lone-surrogate, in Python and JavaScript",
+        ),
+    ];
+
+    #[test]
+    fn an_error_naming_another_argument_or_bound_is_a_failure() {
+        let d = doc(json!([{
+            "name": "wrong-argument",
+            "limiter": {"algorithm": "fixed_window", "limit": 0, "window_micros": 1},
+            "create_error": "invalid_argument", "argument": "window"
+        }, {
+            "name": "wrong-bound",
+            "limiter": {"algorithm": "sliding_log", "limit": 0, "window_micros": 1},
+            "create_error": "invalid_argument", "argument": "limit", "message_contains": "4294967295"
+        }, {
+            "name": "wrong-kind",
+            "limiter": {"algorithm": "fixed_window", "limit": 0, "window_micros": 1},
+            "create_error": "argument_type", "argument": "limit"
+        }, {
+            "name": "right",
+            "limiter": {"algorithm": "sliding_log", "limit": 0, "window_micros": 1},
+            "create_error": "invalid_argument", "argument": "limit", "message_contains": "1048576"
+        }, {
+            "name": "not-for-rust",
+            "limiter": {"algorithm": "fixed_window", "limit": "5", "window_micros": 1, "raw": ["limit"]},
+            "create_error": "argument_type", "argument": "limit", "skip": {"rust": "types"}
+        }]));
+        let outcomes = run_document(&d).unwrap();
+        let failure = |i: usize| outcomes[i].failure.clone().unwrap_or_default();
+        assert!(failure(0).contains("expected an error naming window, got one naming limit"), "{}", failure(0));
+        assert!(failure(1).contains("whose message contains \"4294967295\""), "{}", failure(1));
+        assert!(failure(2).contains("expected error argument_type, got invalid_argument"), "{}", failure(2));
+        assert_eq!((outcomes[3].failure.as_deref(), outcomes[3].skipped.as_deref()), (None, None));
+        assert_eq!((outcomes[4].failure.as_deref(), outcomes[4].skipped.as_deref()), (None, Some("types")));
+    }
+
+    #[test]
+    fn durations_in_seconds_follow_the_bindings_rule() {
+        let d = doc(json!([{
+            "name": "infinite",
+            "limiter": {"algorithm": "gcra", "max_burst": 0, "count_per_period": 1, "period_seconds": "Infinity"},
+            "create_error": "invalid_argument", "argument": "period"
+        }, {
+            "name": "beyond-i64",
+            "limiter": {"algorithm": "fixed_window", "limit": 1, "window_micros": "18446744073709551615"},
+            "create_error": "invalid_argument", "argument": "window"
+        }, {
+            "name": "half-a-second",
+            "limiter": {"algorithm": "fixed_window", "limit": 1, "window_seconds": 0.5},
+            "steps": [{"op": "check", "cost": 1, "decision": {"allowed": true, "limit": 1, "remaining": 0,
+                "retry_after_micros": 0, "reset_after_micros": 500000, "wait_micros": 0, "window_micros": 500000}}]
+        }]));
+        for outcome in run_document(&d).unwrap() {
+            assert_eq!(outcome.failure, None, "{}", outcome.name);
+        }
     }
 }

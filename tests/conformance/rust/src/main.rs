@@ -1,7 +1,8 @@
 //! `ratekeeper-conformance PATH...`: replays vector files (or directories of
 //! them) against the Rust crates. Prints one line per failing case and a last
-//! line `N passed, N failed`; exits 1 when any case fails, 2 on unreadable
-//! input. Normally run through `tests/conformance/run rust`.
+//! line `N passed, N failed` (and `, N skipped` when some cases do not apply
+//! to Rust); exits 1 when any case fails, 2 on unreadable input. Normally run
+//! through `tests/conformance/run rust`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,12 +20,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (mut passed, mut failed, mut unreadable) = (0u64, 0u64, false);
+    let (mut passed, mut failed, mut skipped, mut unreadable) = (0u64, 0u64, 0u64, false);
     for file in files {
         match ratekeeper_conformance::run_file(&file) {
             Ok(outcomes) => {
                 for outcome in outcomes {
                     match outcome.failure {
+                        None if outcome.skipped.is_some() => skipped += 1,
                         None => passed += 1,
                         Some(failure) => {
                             failed += 1;
@@ -39,7 +41,11 @@ fn main() -> ExitCode {
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    if skipped > 0 {
+        println!("{passed} passed, {failed} failed, {skipped} skipped");
+    } else {
+        println!("{passed} passed, {failed} failed");
+    }
     if unreadable {
         ExitCode::from(2)
     } else if failed > 0 {

@@ -52,7 +52,7 @@ pub(crate) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), Str
     match algorithm {
         "srtcm" => {
             let (cir, cbs, ebs) =
-                (count("cir", Argument::Cir)?, count("cbs", Argument::Cbs)?, count("ebs", Argument::Ebs)?);
+                (count("cir", Argument::Cir)?, count("cbs", Argument::SrTcmCbs)?, count("ebs", Argument::Ebs)?);
             let created = cir.and_then(|cir| SrTcm::with_clock(cir, cbs?, ebs?, Arc::clone(&clock)));
             replay(case, created, &clock)
         }

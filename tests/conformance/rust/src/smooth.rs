@@ -5,10 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ratekeeper::{Error, ManualClock, RateLimiter};
+use ratekeeper::{Argument, Error, ManualClock, RateLimiter};
 use serde_json::Value;
 
-use crate::{bool_field, describe, double_field, int_field, same_double, show, str_field};
+use crate::{
+    bool_field, double_field, duration_field, expect_error, int_field, run_steps, same_double, show, str_field,
+};
 
 type Limiter = RateLimiter<Arc<ManualClock>>;
 
@@ -18,15 +20,16 @@ fn build(algorithm: &str, spec: &Value, clock: &Arc<ManualClock>) -> Result<Resu
     Ok(match algorithm {
         "smooth_bursty" => builder.max_burst_seconds(double_field(spec, "max_burst_seconds")?).build(),
         _ => {
-            let warmup = int_field(spec, "warmup_micros")?;
+            // Seconds as the bindings convert them; microseconds as they are.
+            let warmup = duration_field(spec, "warmup", Argument::Warmup)?;
             let cold_factor = double_field(spec, "cold_factor")?;
-            if warmup < 0 {
+            match warmup {
+                Err(e) => Err(e),
                 // A Duration cannot be negative: ask the core directly, so
                 // that the error is the library's own.
-                ratekeeper::SmoothRateLimiter::warming_up(rate, warmup, cold_factor)
-                    .map(|core| RateLimiter::from_core(core, Arc::clone(clock)))
-            } else {
-                builder.warmup(Duration::from_micros(warmup as u64)).cold_factor(cold_factor).build()
+                Ok(warmup) if warmup < 0 => ratekeeper::SmoothRateLimiter::warming_up(rate, warmup, cold_factor)
+                    .map(|core| RateLimiter::from_core(core, Arc::clone(clock))),
+                Ok(warmup) => builder.warmup(Duration::from_micros(warmup as u64)).cold_factor(cold_factor).build(),
             }
         }
     })
@@ -35,19 +38,7 @@ fn build(algorithm: &str, spec: &Value, clock: &Arc<ManualClock>) -> Result<Resu
 pub(super) fn run(algorithm: &str, spec: &Value, case: &Value) -> Result<(), String> {
     let clock = Arc::new(ManualClock::new());
     let created = build(algorithm, spec, &clock)?;
-    if let Some(expected) = case.get("create_error") {
-        return match created {
-            Err(Error::InvalidArgument(_)) if expected == "invalid_argument" => Ok(()),
-            Err(e) => Err(format!("create: expected error {expected}, got error {e}")),
-            Ok(_) => Err(format!("create: expected error {expected}, got a limiter")),
-        };
-    }
-    let limiter = created.map_err(|e| format!("create: expected a limiter, got error: {e}"))?;
-    let steps = case.get("steps").and_then(Value::as_array).ok_or("case has no \"steps\"")?;
-    for (i, step) in steps.iter().enumerate() {
-        run_step(&limiter, &clock, step).map_err(|e| format!("step {i} {}: {e}", describe(step)))?;
-    }
-    Ok(())
+    run_steps(case, created, |limiter, step| run_step(limiter, &clock, step))
 }
 
 fn run_step(limiter: &Limiter, clock: &ManualClock, step: &Value) -> Result<(), String> {
@@ -83,9 +74,12 @@ fn run_step(limiter: &Limiter, clock: &ManualClock, step: &Value) -> Result<(), 
             };
             // Guava treats a negative timeout as zero; a Duration cannot
             // be negative.
-            let timeout = Duration::from_micros(int_field(step, "timeout_micros")?.max(0) as u64);
-            match ratekeeper::core::smooth::permits_from_i64(int_field(step, "permits")?)
-                .and_then(|p| limiter.try_acquire(p, timeout))
+            let timeout = duration_field(step, "timeout", Argument::Timeout)?
+                .map(|micros| Duration::from_micros(micros.max(0) as u64));
+            let permits = int_field(step, "permits")?;
+            match timeout
+                .and_then(|t| ratekeeper::core::smooth::permits_from_i64(permits).map(|p| (p, t)))
+                .and_then(|(p, timeout)| limiter.try_acquire(p, timeout))
             {
                 Ok(acquired) if Some(acquired) == expected => return Ok(()),
                 Ok(acquired) => Ok(format!("acquired {acquired}")),
@@ -108,8 +102,7 @@ fn run_step(limiter: &Limiter, clock: &ManualClock, step: &Value) -> Result<(), 
         other => return Err(format!("unknown op {other:?}")),
     };
     match (expects_error, outcome) {
-        (Some(expected), Err(Error::InvalidArgument(_))) if expected == "invalid_argument" => Ok(()),
-        (Some(expected), Err(e)) => Err(format!("expected error {expected}, got error: {e}")),
+        (Some(_), Err(e)) => expect_error(step, "error", &e),
         (Some(expected), Ok(actual)) => Err(format!("expected error {expected}, got {actual}")),
         (None, Ok(actual)) => Err(format!("expected {}, got {actual}", expected_value(step))),
         (None, Err(e)) => Err(format!("expected {}, got error: {e}", expected_value(step))),
