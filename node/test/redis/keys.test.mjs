@@ -36,6 +36,18 @@ test('a string is its UTF-8, and other bytes are keys of their own', async () =>
   limiter.close();
 });
 
+test('a string with a lone surrogate is refused naming key, as a KeyedLimiter refuses it', async () => {
+  const limiter = new RedisLimiter(store, unique('surrogate'), TEN);
+  const leased = new RedisLeasedLimiter(store, unique('surrogate-leased'), TEN, { batch: 2, leaseMs: 60_000 });
+  await rejects(limiter.check('ab\ud800'), RANGE, 'key', 2);
+  await rejects(limiter.peek('\udfff'), RANGE, 'key', 0);
+  await rejects(leased.check('\ud800x'), RANGE, 'key', 0);
+  // Not sent as U+FFFD: that key is still whole.
+  assert.equal((await limiter.check('ab\ufffd')).remaining, 9);
+  limiter.close();
+  leased.close();
+});
+
 test('a key past maxKeyBytes is refused by every call, and nothing is sent', async () => {
   const name = unique('bound');
   const limiter = new RedisLimiter(store, name, TEN, { whenUnavailable: 'failOpen' });

@@ -38,6 +38,27 @@ def test_text_is_its_utf8_and_other_bytes_keys_of_their_own(store: RedisStore, n
         limiter.check(42)  # type: ignore[arg-type]
 
 
+def test_text_with_a_lone_surrogate_is_refused_as_a_keyed_limiters_is(
+    store: RedisStore, name: str
+) -> None:
+    # No UTF-8 form: refused naming ``key`` (the surrogate's index) before
+    # anything is sent, never sent as a replacement character.
+    limiter = RedisLimiter(store, name, TEMPLATE)
+    leased = RedisLeasedLimiter(store, f"{name}:leased", TEMPLATE, batch=2, lease=60.0)
+    for call in (limiter.check, limiter.peek, leased.check):
+        with pytest.raises(InvalidArgumentError) as raised:
+            call("ab\ud800")
+        assert (raised.value.argument, raised.value.value) == ("key", 2)
+
+    async def main() -> None:
+        with pytest.raises(InvalidArgumentError):
+            await limiter.check_async("\udfff")
+
+    asyncio.run(main())
+    assert limiter.check("\ufffd").remaining == 9
+    assert limiter.check("ab\ufffd").remaining == 9
+
+
 def test_a_key_past_the_bound_is_refused_by_every_call(store: RedisStore, name: str) -> None:
     limiter = RedisLimiter(store, name, TEMPLATE, when_unavailable="fail_open")
     leased = RedisLeasedLimiter(store, f"{name}:leased", TEMPLATE, batch=2, lease=60.0)
