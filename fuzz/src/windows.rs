@@ -159,8 +159,11 @@ pub fn run_fixed(input: Input) {
     let p = input.params;
     let clock = clock_at(input.origin);
     let std = ratekeeper::FixedWindow::with_clock(p.limit, duration(p.window_micros), clock.clone());
-    let Some(mut w) = expect_built(FixedWindow::new(p.limit, p.window_micros), window_error(&p, i64::MAX as u64, Argument::Limit), &p)
-    else {
+    let Some(mut w) = expect_built(
+        FixedWindow::new(p.limit, p.window_micros),
+        window_error(&p, i64::MAX as u64, Argument::Limit),
+        &p,
+    ) else {
         assert!(std.is_err());
         return;
     };
