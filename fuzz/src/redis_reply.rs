@@ -365,6 +365,9 @@ impl Host {
             })
             .collect();
         let tokens: Vec<u64> = requests.iter().map(|r| r.2).collect();
+        // Not only a closed pipe hands checks back: an open one does too
+        // while a reply is late or the store is down, so that they go by
+        // the store's own connection rather than wait behind a slow reply.
         let hands_back = self.model.hands_back();
         self.next_instant();
         let taken = self.pipe.check_many(limiter, requests);
