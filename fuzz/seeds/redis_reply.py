@@ -4,12 +4,17 @@ corpus/redis_reply/ (named by their SHA-1, as libFuzzer names inputs):
 
     python3 seeds/redis_reply.py corpus/redis_reply
 
-The input format is in src/redis_reply.rs: an algorithm byte, then `r`
-(a read: length, bytes), `c` (checks: length, one byte each, key b % 4 and
-cost b / 4), `l` (connection lost), `e` (timeout). The first reply of a
-connection answers its set-up (`PING`). `cargo fuzz cmin` may drop some of these (others
-cover their edges); they are kept beside what it keeps, as the replies a
-pipe gets from Redis, cut across reads, and the garbage it must refuse.
+The input format is in src/redis_reply.rs: an algorithm byte (in
+capitals: the store has a retry interval, so it stays down once down, and
+the pipe closed once closed), then `r` (a read: length, bytes), `c`
+(checks: length, one byte each, key b % 4 and cost b / 4), `l`
+(connection lost), `e` (the pipe's timer fires at its deadline: the first
+batch sent times out, its reply late; or, when that is the set-up or a late
+reply, the connection is silent and closes). The first reply of a
+connection answers its set-up (`PING`). `cargo fuzz cmin` may drop some of
+these (others cover their edges); they are kept beside what it keeps, as
+the replies a pipe gets from Redis, cut across reads, late, and the
+garbage it must refuse.
 """
 
 import hashlib
@@ -84,7 +89,42 @@ seeds = {
     + r(b"+PONG\r\n")
     + c((0, 1))
     + r(b":0\r\n"),
-    "gcra-expire": b"g" + PONG + c((0, 1)) + b"e" + PONG + c((1, 1)) + r(b":5\r\n"),
+    # Timeouts: a run's checks fail alone, its reply is late (read and
+    # dropped), and new checks are handed back until it has come.
+    "late-reply": b"g" + PONG + c((0, 1)) + b"e" + r(b":0\r\n") + c((1, 1)) + r(b":5\r\n"),
+    "late-handed-back": b"g" + PONG + c((0, 1)) + b"e" + c((1, 1)) + r(b":0") + c((2, 1)) + r(b"\r\n") + c((3, 1)),
+    "late-behind": b"t" + PONG + c((0, 1)) + c((1, 1)) + b"e" + r(DEC_OK + DEC_NO[:5], DEC_NO[5:]),
+    "late-decision-cut": b"w" + PONG + c((0, 1), (1, 1)) + b"e" + r(DEC_OK[:3], DEC_OK[3:] + DEC_NO[:12], DEC_NO[12:]),
+    "late-error": b"g" + PONG + c((0, 1)) + b"e" + r(b"-ERR user_script:1: boom\r\n") + c((1, 1)) + r(b":0\r\n"),
+    "late-noscript": b"g" + PONG + c((0, 1)) + b"e" + r(b"-NOSCRIPT No matching script.\r\n") + c((1, 1)),
+    "noscript-then-late": b"g"
+    + PONG
+    + c((0, 1))
+    + r(b"-NOSCRIPT No matching script.\r\n")
+    + b"e"
+    + r(b":0\r\n")
+    + c((1, 1))
+    + r(b":0\r\n"),
+    "late-garbage": b"g" + PONG + c((0, 1)) + b"e" + r(b":0\r\nx"),
+    "late-huge-bulk": b"g" + PONG + c((0, 1)) + b"e" + r(b"$536870912\r\n"),
+    "late-to-nothing": b"g" + PONG + c((0, 1)) + b"e" + r(b":0\r\n:1\r\n"),
+    "late-silent": b"g" + PONG + c((0, 1), (1, 1)) + b"e" + r(b"*2\r\n:0") + b"e" + PONG + c((2, 1)) + r(b":0\r\n"),
+    "setup-silent": b"f" + c((0, 1)) + b"e" + PONG + c((1, 1)) + r(DEC_OK),
+    # A store with a retry interval (capitals): down after Redis says it
+    # cannot decide, or a connection lost, and then checks are handed back.
+    "down-loading": b"G"
+    + PONG
+    + c((0, 1))
+    + c((1, 1))
+    + r(b"-LOADING Redis is loading the dataset in memory\r\n")
+    + c((2, 1))
+    + r(b":0\r\n")
+    + c((3, 1))
+    + r(b":0\r\n"),
+    "down-late": b"T" + PONG + c((0, 1)) + b"e" + r(b"-MASTERDOWN Link with MASTER is down\r\n") + c((1, 1)),
+    "down-oom": b"F" + PONG + c((0, 1), (1, 1)) + r(b"-OOM command not allowed\r\n") + c((2, 1)) + r(DEC_OK) + c((3, 1)),
+    "down-lost": b"L" + PONG + c((0, 1)) + b"l" + c((1, 1)) + r(PONG[2:]),
+    "closed-for-good": b"W" + PONG + c((0, 1)) + r(b"x") + c((1, 1)) + b"e",
     # One script run per check: the Decision's seven integers.
     "token-bucket": b"t" + PONG + c((0, 1), (1, 9)) + r(DEC_OK, DEC_NO),
     "fixed-window": b"f" + PONG + c((0, 1)) + r(DEC_OK[:9], DEC_OK[9:]),

@@ -615,6 +615,31 @@ mod tests {
         }
     }
 
+    // What the fuzz target `redis_reply` relies on to repeat a run: an
+    // unconnected store never probes the server after a timeout. A probe
+    // (of 127.0.0.1:1, refused at once) would mark it down some time later,
+    // on the runtime's thread.
+    #[test]
+    fn a_timeout_never_marks_an_unconnected_store_down() {
+        let (mut pipe, store) = waiting_for("k");
+        let deadline = pipe.deadline().expect("a check waits");
+        let answered = pipe.expire(deadline);
+        assert!(matches!(&answered[..], [(7, Err(Error::Timeout))]), "{answered:?}");
+        assert!(pipe.is_open(), "a late reply leaves the pipe open");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!store.is_down());
+    }
+
+    #[test]
+    fn an_unconnected_store_forgets_that_redis_failed() {
+        let (mut pipe, store) = waiting_for("k");
+        let answered = pipe.lost();
+        assert!(matches!(&answered[..], [(7, Err(Error::Redis(_)))]), "{answered:?}");
+        assert!(store.is_down(), "a connection lost while a reply was due");
+        store.forget_outcomes();
+        assert!(!store.is_down());
+    }
+
     #[test]
     fn a_reply_may_repeat_the_keys_of_its_command() {
         // An error naming a 64 KiB key (the longest a limiter may take):

@@ -125,6 +125,10 @@ struct StoreInner {
     last_answer: AtomicU64,
     /// Whether a probe runs (see "When Redis counts as down").
     probing: AtomicBool,
+    /// Whether a timeout may probe the server: not an
+    /// [`unconnected`](RedisStore::unconnected) store's.
+    #[cfg(any(test, feature = "fuzzing"))]
+    probes: bool,
     epoch: Instant,
     /// The blocking connections of a single server's store (see the module
     /// docs); `None` for a cluster.
@@ -169,6 +173,8 @@ impl StoreInner {
             down_until: AtomicU64::new(0),
             last_answer: AtomicU64::new(0),
             probing: AtomicBool::new(false),
+            #[cfg(any(test, feature = "fuzzing"))]
+            probes: true,
             epoch: Instant::now(),
             direct,
         }
@@ -325,6 +331,10 @@ impl StoreInner {
         }
         if self.direct.is_none() {
             return self.mark_down();
+        }
+        #[cfg(any(test, feature = "fuzzing"))]
+        if !self.probes {
+            return;
         }
         if self.probing.swap(true, Ordering::AcqRel) {
             return;
@@ -505,6 +515,12 @@ impl RedisStore {
     /// never, for a [`ScriptPipe`](crate::ScriptPipe), whose host does the
     /// I/O. What the pipe's own tests and its fuzz target (fuzz/,
     /// `redis_reply`) drive a pipe with, no server needed.
+    ///
+    /// Nor does a timeout probe the server (see "When Redis counts as
+    /// down"), so a timeout never marks this store down: a probe would
+    /// connect to `url` and, on the runtime's thread, mark the store down
+    /// whenever it failed, in real time — an order of events that a test
+    /// driving a pipe step by step could neither predict nor repeat.
     #[cfg(any(test, feature = "fuzzing"))]
     #[doc(hidden)]
     pub fn unconnected(url: &str, options: StoreOptions) -> Result<Self, Error> {
@@ -513,7 +529,22 @@ impl RedisStore {
         // The manager's background task is spawned on the crate's runtime.
         let _runtime = runtime().enter();
         let manager = ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new())?;
-        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Server(manager), options, Some(direct))) })
+        let mut inner = StoreInner::new(Connection::Server(manager), options, Some(direct));
+        inner.probes = false;
+        Ok(RedisStore { inner: Arc::new(inner) })
+    }
+
+    /// Forgets every failure and answer of Redis noted so far: the store
+    /// up, as [`unconnected`](Self::unconnected) made it. For the fuzz
+    /// target, whose runs share its stores: a new store for each run would
+    /// halve its speed (its connection's task, ended when the store drops,
+    /// is freed on the runtime's thread after the run, and libFuzzer takes
+    /// frees it has not seen for a leak, and looks for it, every run).
+    #[cfg(any(test, feature = "fuzzing"))]
+    #[doc(hidden)]
+    pub fn forget_outcomes(&self) {
+        self.inner.down_until.store(0, Ordering::Relaxed);
+        self.inner.last_answer.store(0, Ordering::Relaxed);
     }
 
     /// Connects to a Redis Cluster through any of its nodes
