@@ -145,13 +145,12 @@
 //! A request that is refused, or a free look (cost 0), never creates a key:
 //! a refusal consumes nothing, so the fresh state it would store is full.
 
-mod aes_hash;
 mod algorithm;
 mod any;
 mod gcra_state;
+mod hash;
 mod huge_pages;
 mod key_bytes;
-mod sip_hash;
 mod table;
 
 use std::borrow::Borrow;
@@ -166,26 +165,12 @@ use ratekeeper_core::{Argument, Decision, Error, NEVER};
 use crate::clock::{Clock, MonotonicClock};
 use crate::sync::{spin, yield_now, AtomicBool, AtomicU64, AtomicUsize, CellAccess, Ordering, UnsafeCell};
 
-pub use aes_hash::{AesHasher, RandomAesHash};
 use algorithm::Aging;
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
 pub use gcra_state::GcraKeyState;
+pub use hash::{AesHasher, DefaultKeyHasher, RandomAesHash, RandomSipHash, SipHasher13};
 pub use key_bytes::{KeyBytes, MaxKeyBytes, INLINE as INLINE_KEY_BYTES};
-pub use sip_hash::{RandomSipHash, SipHasher13};
-
-/// The hasher keyed limiters use unless told otherwise: AES-128 under a
-/// secret key for keys of up to 15 bytes and SipHash-1-3 (the function of
-/// std's `RandomState`) for longer ones, each limiter with its own random
-/// tweak and key ([`RandomAesHash`]; without AES instructions, SipHash-1-3
-/// throughout, as [`RandomSipHash`]). Keys often come from the people
-/// being limited, and a program that runs for months can be studied: a
-/// keyed cryptographic function keeps them from choosing keys that collide
-/// (which would make a shard's probes long). Faster non-cryptographic
-/// hashers (foldhash, FxHash) say themselves that they are not for that;
-/// pass one to [`KeyedLimiter::with_clock_and_hasher`] only for keys no
-/// outsider chooses.
-pub type DefaultKeyHasher = RandomAesHash;
 
 /// The largest `max_keys`.
 pub const MAX_KEYS: usize = 1 << 40;

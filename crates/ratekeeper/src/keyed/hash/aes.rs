@@ -43,12 +43,12 @@
 //!
 //! AES-NI is detected at run time (x86-64); other architectures use
 //! SipHash-1-3 throughout. The tests check the cipher against FIPS-197's
-//! example vector and the fallback against the SipHash in `sip_hash`.
+//! example vector and the fallback against the SipHash in `sip`.
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::OnceLock;
 
-use super::sip_hash::SipHasher13;
+use super::sip::SipHasher13;
 
 /// The longest byte stream hashed as one AES block (the 16th byte holds
 /// the length).
