@@ -29,10 +29,10 @@
 //! # Ok::<(), ratekeeper::Error>(())
 //! ```
 //!
-//! The design's `isAllowed(uid, action, period, maxCount)` is one keyed
-//! limiter per `(period, maxCount)` — per action — keyed by the user, or one
-//! keyed by `(uid, action)` when every action shares a limit: any `Hash +
-//! Eq` key works, tuples and enums included.
+//! A check of the form `isAllowed(uid, action, period, maxCount)` is one
+//! keyed limiter per `(period, maxCount)` — per action — keyed by the user,
+//! or one keyed by `(uid, action)` when every action shares a limit: any
+//! `Hash + Eq` key works, tuples and enums included.
 //!
 //! ## Design
 //!
