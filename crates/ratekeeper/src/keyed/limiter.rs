@@ -95,7 +95,7 @@ impl<K, A: KeyedAlgorithm, C: Clock, H> KeyedLimiter<K, A, C, H> {
     /// the most a key's state holds beside its slot (a sliding log's
     /// entries). While a table grows, its old slots are held beside the new
     /// ones for a moment (up to half as much again, for one shard per
-    /// thread deciding). The module docs give the figures per algorithm.
+    /// thread deciding). The README tabulates the figure per algorithm.
     pub fn max_bytes(&self) -> usize {
         let shards = self.shards.len();
         let per_shard: usize = (0..shards)
@@ -178,8 +178,8 @@ where
     /// (Both public forms share this rather than `check` unwrapping
     /// `try_check`'s `Result`: that moved the decision out of the `Result`,
     /// copying its `allowed` byte as a whole word right after it was
-    /// written, a store the CPU cannot forward — about a tenth of a keyed
-    /// decision's time.)
+    /// written, a store the CPU cannot forward: a cost BENCHMARKS.md gives
+    /// under the `keyed` benchmark's *Earlier measurements*.)
     #[inline]
     fn check_flagging_capacity<Q>(&self, key: &Q, cost: u64, at_capacity: &mut bool) -> Decision
     where

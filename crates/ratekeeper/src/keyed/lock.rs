@@ -47,8 +47,9 @@ impl<T> ShardLock<T> {
     /// Not the doubling backoff of `seq_cell::Backoff`: a shard is held for about
     /// one cache miss, a few hundred nanoseconds, and a waiter whose pauses
     /// double finds it free, on average, as long after its release as it had
-    /// already waited — a tenth of a decision's time with two threads on a
-    /// million keys. A waiter's poll only reads the line.
+    /// already waited, which showed in profiles of two threads on a million
+    /// keys (BENCHMARKS.md, the `keyed` benchmark's *Earlier
+    /// measurements*). A waiter's poll only reads the line.
     #[cold]
     fn lock_contended(&self) {
         let mut polls = 0;

@@ -56,10 +56,10 @@
 //!   a secret key for keys of up to 15 bytes: ten AES instructions where
 //!   SipHash-1-3 of a `u64` is some eighty, as unpredictable to whoever
 //!   chooses the keys (longer keys, and CPUs without AES instructions, get
-//!   SipHash-1-3, [`RandomSipHash`]). In a raw loop of the same shape (a
-//!   lock, a clock read, a prefetch) a decision took 233 ns with SipHash
-//!   and 152 ns with AES; at a million keys GCRA's `allow` went from
-//!   0.45–0.52× governor's time to 0.36–0.42× (two threads).
+//!   SipHash-1-3, [`RandomSipHash`]). Fewer instructions there let more of
+//!   the next miss overlap this one: BENCHMARKS.md has the two hashers
+//!   side by side in the `keyed` benchmark, and under its *Earlier
+//!   measurements* what led to AES.
 //! * **Yes or no when that is all.** [`check`](KeyedLimiter::check)
 //!   returns a whole [`Decision`]; [`allow`](KeyedLimiter::allow) only
 //!   whether it admits, which for GCRA is a comparison and an addition —
