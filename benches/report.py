@@ -18,6 +18,11 @@ results into one directory, RESULTS, then this. What it reads there:
   criterion one (its Markdown tables are copied);
 * ``machine.json``, and ``failed.txt`` (one suite and log per line).
 
+And from the tree, ``benches/earlier/SUITE.md``: figures measured outside
+a ``make bench`` run (a one-off experiment, a range over many runs) that
+the code's comments cite, each with when and how it was measured; copied
+under that suite's section, so that a new BENCHMARKS.md keeps them.
+
 Standard library only, so it runs with any CPython >= 3.9.
 """
 
@@ -34,6 +39,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMAT = "ratekeeper-bench/1"
+EARLIER = ROOT / "benches" / "earlier"
+EARLIER_HEADING = "### Earlier measurements (not from this run)"
 
 # ---------------------------------------------------------------------------
 # The machine
@@ -355,7 +362,7 @@ def languages_table(suites: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write(results: Path, out: Path) -> None:
+def write(results: Path, out: Path, earlier: Path = EARLIER) -> None:
     m = load(results / "machine.json") if (results / "machine.json").exists() else machine()
     suites = read_results(results)
     quick = (results / "quick").exists()
@@ -365,6 +372,9 @@ def write(results: Path, out: Path) -> None:
         else []
     )
     memory = f"{m['memory_gib']:.0f} GiB" if m.get("memory_gib") else "unknown"
+    kept = {
+        path.stem: path.read_text(encoding="utf-8").strip() for path in sorted(earlier.glob("*.md"))
+    }
     parts = [
         "# ratekeeper benchmarks",
         "",
@@ -377,7 +387,14 @@ def write(results: Path, out: Path) -> None:
         f"**Machine:** {m['cores']} cores, {m['cpu']}, {memory} of memory, {m['os']}. "
         f"{m['rustc']}; {m['python']}; Node {m['node']}; {m['java']}; {m['cc']}.",
         "",
-        "Every figure below comes from this one run; each table compares contenders "
+        "Every figure below comes from this one run"
+        + (
+            ", except those under *Earlier measurements* (kept in `benches/earlier/`, "
+            "each with when and how it was measured)"
+            if kept
+            else ""
+        )
+        + "; each table compares contenders "
         "measured side by side in it. A ratio is a contender's time divided by the "
         "reference's (in bold): above 1, the reference is faster. Absolute times move "
         "with the machine and its neighbours; the ratios are what carries over.",
@@ -410,6 +427,11 @@ def write(results: Path, out: Path) -> None:
             if len(s["tables"]) > 1:
                 parts += [f"### {t['title']}", ""]
             parts += [table_markdown(t), ""]
+        if s["suite"] in kept:
+            parts += [EARLIER_HEADING, "", kept.pop(s["suite"]), ""]
+    for suite, text in kept.items():
+        parts += [f"## Earlier measurements: `{suite}`, which did not run this time", ""]
+        parts += [text, ""]
     if not any(s["suite"].startswith("redis") for s in suites):
         parts += [
             "## Redis",

@@ -114,8 +114,12 @@ class ReportTest(unittest.TestCase):
             "noise\n| keys | ns |\n|---|---|\n| 1000 | 42 |\n"
         )
         (r / "failed.txt").write_text("python failed: see logs/python.txt\n")
+        self.earlier = r / "earlier"
+        self.earlier.mkdir()
+        (self.earlier / "rust-keyed.md").write_text("A keyed figure of 2026-01-01.\n")
+        (self.earlier / "gone.md").write_text("A figure of a suite that did not run.\n")
         self.out = r / "BENCHMARKS.md"
-        report.write(r, self.out)
+        report.write(r, self.out, self.earlier)
         self.text = self.out.read_text()
 
     def test_machine_and_failures(self) -> None:
@@ -148,7 +152,26 @@ class ReportTest(unittest.TestCase):
         assert self.text.index("rust-ratios title") < self.text.index("c title")
         assert self.text.index("c title") < self.text.index("java title")
 
+    def test_earlier_measurements_are_kept_under_their_suite(self) -> None:
+        keyed = self.text.index("## Rust: the `keyed` benchmark\n")
+        earlier = self.text.index(
+            "\n### Earlier measurements (not from this run)\n\nA keyed figure of 2026-01-01.\n"
+        )
+        assert keyed < earlier < self.text.index("## c title")
+        assert (
+            "## Earlier measurements: `gone`, which did not run this time\n\n"
+            "A figure of a suite that did not run.\n" in self.text
+        )
+        assert "this one run, except those under *Earlier measurements*" in self.text
+        # Without any, the report says every figure is from the run.
+        (self.earlier / "rust-keyed.md").unlink()
+        (self.earlier / "gone.md").unlink()
+        report.write(self.dir, self.out, self.earlier)
+        text = self.out.read_text()
+        assert "Earlier measurements" not in text
+        assert "Every figure below comes from this one run; each table" in text
+
     def test_rejects_unknown_formats(self) -> None:
         write_json(self.dir / "other.json", {"format": "something-else"})
         with pytest.raises(SystemExit):
-            report.write(self.dir, self.out)
+            report.write(self.dir, self.out, self.earlier)

@@ -57,7 +57,8 @@ use crate::windows::HeapLogStorage;
 /// default [`RandomAesHash`](super::RandomAesHash): a byte string hashes as
 /// its 8-byte length and then its bytes, so only keys of up to 7 bytes
 /// would fit AES's one block, and the rest would pay for being buffered
-/// before SipHash took them (see BENCHMARKS.md).
+/// before SipHash took them (BENCHMARKS.md, the `keyed` benchmark's
+/// *Earlier measurements*).
 #[derive(Debug)]
 pub struct AnyKeyedLimiter<C: Clock = AnyClock> {
     max_key_bytes: MaxKeyBytes,

@@ -1,5 +1,5 @@
 //! [`GcraKeyState`]: a GCRA key's state in one word, so that a keyed GCRA
-//! slot (a `u64` key and its state) is 16 bytes. The design is in the
+//! slot (a `u64` key and its state) is 16 bytes. How it works is in the
 //! type's docs (public, since it is `<Gcra as KeyedAlgorithm>::State`).
 
 use std::fmt;

@@ -1,13 +1,14 @@
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ratekeeper_core::fixed_window::FixedWindow;
 use ratekeeper_core::gcra::Gcra;
 use ratekeeper_core::token_bucket::TokenBucket;
-use ratekeeper_core::{LimiterSpec, Value};
+use ratekeeper_core::{Argument, Error, LimiterSpec, Value, NEVER};
 
 use super::*;
+use crate::clock::Clock;
 use crate::{AnyClock, ManualClock};
 
 const SEC: i64 = 1_000_000;

@@ -10,11 +10,11 @@
 //! lie between one decision's miss and the next one's prefetch, and the
 //! hash of the next key is most of them: SipHash-1-3 of a `u64` is five
 //! SipRounds, some 80 instructions. AES-128 of one block is ten AES round
-//! instructions. In a raw loop of the same shape as a keyed decision (a
-//! lock, a clock read, a prefetch, a table of 24 MiB) one decision took
-//! 233 ns with SipHash-1-3 and 152 ns with AES-128; a keyed GCRA `allow` at
-//! a million keys went from 0.35–0.52× governor's time to 0.31–0.42×
-//! (`benches/rust/benches/keyed.rs`).
+//! instructions, so more of the next miss overlaps this one. What that is
+//! worth is in BENCHMARKS.md: the `keyed` benchmark
+//! (`benches/rust/benches/keyed.rs`) runs a GCRA limiter under each hasher
+//! side by side, and its *Earlier measurements* give the raw loop of a
+//! keyed decision's shape, and the ranges over many runs, that led here.
 //!
 //! Why AES-128 and not a faster mixing function (foldhash, FxHash, a
 //! multiply): keys often come from the people being limited, and a keyed
@@ -43,12 +43,12 @@
 //!
 //! AES-NI is detected at run time (x86-64); other architectures use
 //! SipHash-1-3 throughout. The tests check the cipher against FIPS-197's
-//! example vector and the fallback against the SipHash in `sip_hash`.
+//! example vector and the fallback against the SipHash in `sip`.
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::OnceLock;
 
-use super::sip_hash::SipHasher13;
+use super::sip::SipHasher13;
 
 /// The longest byte stream hashed as one AES block (the 16th byte holds
 /// the length).

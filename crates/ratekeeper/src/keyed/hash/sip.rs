@@ -8,15 +8,16 @@
 //! key's slot, so the hash is paid in full, in series with the miss that
 //! follows. std's `DefaultHasher` takes every integer through its general
 //! byte-buffering path (a `u64` is written as 8 bytes: a loop over a tail
-//! buffer, on the stack, behind two calls): replacing it (with two smaller
-//! changes) took a keyed GCRA decision at a thousand keys from 1.03×
-//! governor's time to 0.82×. Here a word written at a word boundary — every
-//! integer key, and most of any key made of integers — is one compression
-//! step on four registers; bytes go through the same buffering as std's.
-//! The function is the same (Aumasson and Bernstein's SipHash, one
-//! compression and three finalization rounds, a 128-bit secret key), and so
-//! is its purpose: keys often come from the people being limited, and a
-//! secret-keyed hash keeps them from choosing keys that collide.
+//! buffer, on the stack, behind two calls), a cost that shows even at a
+//! thousand keys, where the table fits the caches (BENCHMARKS.md, the
+//! `keyed` benchmark's *Earlier measurements*). Here a word written at a
+//! word boundary — every integer key, and most of any key made of
+//! integers — is one compression step on four registers; bytes go through
+//! the same buffering as std's. The function is the same (Aumasson and
+//! Bernstein's SipHash, one compression and three finalization rounds, a
+//! 128-bit secret key), and so is its purpose: keys often come from the
+//! people being limited, and a secret-keyed hash keeps them from choosing
+//! keys that collide.
 //!
 //! The tests compare [`Sip<2, 4>`] — the same code with SipHash-2-4's
 //! rounds — with the reference vector of the SipHash paper and with std's
