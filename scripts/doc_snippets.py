@@ -47,7 +47,9 @@ markdown files are every `*.md` git tracks or would track. What checks what
 
 Any other language (or none), or an attribute a language does not take,
 fails `check` (an early stage of scripts/test.sh), so a new block cannot go
-unchecked.
+unchecked. `check` also fails on a relative link, in any markdown file,
+to a file the repository does not have or to a heading the file it names
+does not have, so that moving a document cannot leave links behind.
 
 Two more attributes: `redis` (c, js, python: the block needs a server; it
 runs only under tests/redis/with-redis, with each
@@ -395,6 +397,49 @@ def _missing_paths(block: Block, dirs: set[str]) -> list[str]:
     return missing
 
 
+LINK = re.compile(r"\]\(([^()\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor, as GitHub makes it: lower case, only letters,
+    digits, spaces, hyphens and underscores kept, spaces made hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _prose(text: str) -> str:
+    """The markdown without its code blocks (their lines left empty) and
+    inline code spans."""
+    out: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        m = FENCE.match(line)
+        if m and (not fence or (m.group(2)[0] == fence[0] and len(m.group(2)) >= len(fence))):
+            fence = "" if fence else m.group(2)
+            out.append("")
+        else:
+            out.append("" if fence else re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)
+
+
+def _broken_links(path: str) -> list[str]:
+    """The relative links of a markdown file that name no file of the
+    repository, or no heading of the markdown file they name."""
+    broken = []
+    for n, line in enumerate(_prose((ROOT / path).read_text(encoding="utf-8")).splitlines(), 1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            file, _, anchor = target.partition("#")
+            resolved = (ROOT / path).parent / file if file else ROOT / path
+            if not resolved.exists():
+                broken.append(f"{path}:{n}: a link to {target}, which is not in the repository")
+            elif anchor and resolved.suffix == ".md":
+                headings = re.findall(r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8")), re.M)
+                if anchor not in {_slug(h) for h in headings}:
+                    broken.append(f"{path}:{n}: a link to {target}, a heading {file or path} lacks")
+    return broken
+
+
 def check() -> int:
     errors: list[str] = []
     dirs = _tracked_dirs()
@@ -446,6 +491,8 @@ def check() -> int:
                 errors.append(
                     f"{b.where}: not JSON ({e}); a layout with placeholders is `json template`"
                 )
+    for path in markdown_files():
+        errors.extend(_broken_links(path))
     for error in errors:
         print(error, file=sys.stderr)
     summary = ", ".join(f"{n} {lang or '(none)'}" for lang, n in sorted(counts.items()))
