@@ -1,6 +1,7 @@
 # The two commands of a fresh machine (see README.md):
 #   make demo   builds everything and runs the demo
-#   make test   runs every test (what CI runs)
+#   make test   runs every test (what CI runs): scripts/test.sh, which also
+#               runs only the groups or stages named (scripts/test.sh --list)
 # and the benchmark report:
 #   make bench  runs every benchmark beside its peers, writes BENCHMARKS.md
 #               (scripts/bench.sh --quick: rough figures in a few minutes)

@@ -2,6 +2,7 @@
 """Every fenced code block of the repository's markdown, and how each is checked.
 
     scripts/doc_snippets.py check              every block is of a kind a test checks
+    scripts/doc_snippets.py rust [FILE...]     runs the Rust blocks (rustdoc --test)
     scripts/doc_snippets.py extract LANG DIR   writes LANG's blocks (c, js, ts) as programs
         [--redis URL]                          ... only those that need a Redis, pointed at URL
     scripts/doc_snippets.py run-sh             runs the shell blocks marked `run`
@@ -11,9 +12,10 @@ GitHub shows only the language, rustdoc reads the attributes it knows. The
 markdown files are every `*.md` git tracks or would track. What checks what
 (`KINDS` below is the one list):
 
-* rust: rustdoc. `cargo test` runs every block of a markdown file that a
-  `#[cfg(doctest)]` `include_str!` names (crates/ratekeeper-redis/src/lib.rs
-  hosts the README), and `check` fails on a rust block in a file none names.
+* rust: rustdoc. `rust` builds `ratekeeper-redis` (and so `ratekeeper` and
+  `ratekeeper-core`) with cargo, then runs `rustdoc --test` on every
+  markdown file with a Rust block, against those crates: each block is a
+  doctest, as in a crate's docs (`?` and a last `Ok::<(), E>(())` allowed).
   A block needing a Redis is `rust no_run redis`: rustdoc compiles it but
   cannot point it at the test's server, and `no_run` is refused without
   `redis`, the one reason a block may not run.
@@ -45,7 +47,9 @@ markdown files are every `*.md` git tracks or would track. What checks what
 
 Any other language (or none), or an attribute a language does not take,
 fails `check` (an early stage of scripts/test.sh), so a new block cannot go
-unchecked.
+unchecked. `check` also fails on a relative link, in any markdown file,
+to a file the repository does not have or to a heading the file it names
+does not have, so that moving a document cannot leave links behind.
 
 Two more attributes: `redis` (c, js, python: the block needs a server; it
 runs only under tests/redis/with-redis, with each
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -265,27 +270,97 @@ def c_source(program: Program, redis_url: str | None = None) -> str:
     return _with_url("\n".join([*head, *harness, *body, *checker]) + "\n", redis_url)
 
 
-def doctest_hosts() -> set[str]:
-    """The markdown files a `#[cfg(doctest)]` include_str! hands to rustdoc."""
-    out = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.rs"],
+# The crates a Rust block may use, as cargo names their packages.
+RUST_CRATES = ("ratekeeper-core", "ratekeeper", "ratekeeper-redis")
+
+
+def _rust_externs() -> tuple[list[str], str]:
+    """Builds the crates Rust blocks use (cargo decides whether anything
+    needs doing) and returns rustdoc's `--extern` arguments for them and the
+    folder of their dependencies."""
+    done = subprocess.run(
+        [
+            "cargo",
+            "build",
+            "--locked",
+            "--quiet",
+            "--message-format=json-render-diagnostics",
+            *(f"--package={c}" for c in RUST_CRATES),
+        ],
         cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    hosted: set[str] = set()
-    for rs in filter(None, out.split("\0")):
-        path = ROOT / rs
-        if not path.is_file():
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"cargo build of {', '.join(RUST_CRATES)} failed")
+    externs: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") != "compiler-artifact":
             continue
-        text = path.read_text(encoding="utf-8")
-        if "cfg(doctest)" not in text:
+        manifest = Path(message["manifest_path"]).resolve()
+        if manifest.parent.name not in RUST_CRATES or manifest.parent.parent != ROOT / "crates":
             continue
-        for md in re.findall(r'include_str!\("([^"]+\.md)"\)', text):
-            target = (path.parent / md).resolve()
-            if target.is_file():
-                hosted.add(target.relative_to(ROOT).as_posix())
-    return hosted
+        if "lib" not in message["target"]["kind"]:
+            continue
+        # The rlib in deps/, beside its .rmeta: cargo reports a package it
+        # was asked for by its copy one folder up, which another package
+        # with the same library name (the C binding's) may overwrite.
+        for rmeta in (Path(f) for f in message["filenames"] if f.endswith(".rmeta")):
+            rlib = rmeta.with_suffix(".rlib")
+            if rlib.is_file():
+                externs[message["target"]["name"]] = str(rlib)
+    missing = {c.replace("-", "_") for c in RUST_CRATES} - externs.keys()
+    if missing:
+        raise SystemExit(f"cargo built no rlib for {', '.join(sorted(missing))}")
+    deps = str(Path(next(iter(externs.values()))).parent)
+    return [f"--extern={name}={rlib}" for name, rlib in sorted(externs.items())], deps
+
+
+def _edition() -> str:
+    manifest = (ROOT / "Cargo.toml").read_text(encoding="utf-8")
+    found = re.search(r'^edition\s*=\s*"(\d+)"', manifest, re.MULTILINE)
+    if not found:
+        raise SystemExit("Cargo.toml names no edition")
+    return found.group(1)
+
+
+def run_rust(only: list[str]) -> int:
+    """rustdoc --test on each markdown file that has Rust blocks (or on the
+    files named), against the workspace's own build of the crates."""
+    files = sorted({b.path for b in blocks() if b.lang == "rust"})
+    if only:
+        wanted = {Path(p).resolve().relative_to(ROOT).as_posix() for p in only}
+        unknown = wanted - set(files)
+        if unknown:
+            raise SystemExit(f"no Rust block in {', '.join(sorted(unknown))}")
+        files = [f for f in files if f in wanted]
+    if not files:
+        raise SystemExit("no markdown file has a Rust block")
+    externs, deps = _rust_externs()
+    flags = os.environ.get("RUSTDOCFLAGS", "").split()
+    status = 0
+    for path in files:
+        print(f"--- rustdoc --test {path}", flush=True)
+        done = subprocess.run(
+            [
+                os.environ.get("RUSTDOC", "rustdoc"),
+                "--test",
+                f"--edition={_edition()}",
+                "--crate-name=doc_snippets",
+                f"-Ldependency={deps}",
+                *externs,
+                *flags,
+                path,
+            ],
+            cwd=ROOT,
+            check=False,
+        )
+        if done.returncode != 0:
+            print(f"{path}: a Rust block failed", file=sys.stderr)
+            status = 1
+    return status
 
 
 def _tracked_dirs() -> set[str]:
@@ -322,9 +397,51 @@ def _missing_paths(block: Block, dirs: set[str]) -> list[str]:
     return missing
 
 
+LINK = re.compile(r"\]\(([^()\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor, as GitHub makes it: lower case, only letters,
+    digits, spaces, hyphens and underscores kept, spaces made hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _prose(text: str) -> str:
+    """The markdown without its code blocks (their lines left empty) and
+    inline code spans."""
+    out: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        m = FENCE.match(line)
+        if m and (not fence or (m.group(2)[0] == fence[0] and len(m.group(2)) >= len(fence))):
+            fence = "" if fence else m.group(2)
+            out.append("")
+        else:
+            out.append("" if fence else re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)
+
+
+def _broken_links(path: str) -> list[str]:
+    """The relative links of a markdown file that name no file of the
+    repository, or no heading of the markdown file they name."""
+    broken = []
+    for n, line in enumerate(_prose((ROOT / path).read_text(encoding="utf-8")).splitlines(), 1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            file, _, anchor = target.partition("#")
+            resolved = (ROOT / path).parent / file if file else ROOT / path
+            if not resolved.exists():
+                broken.append(f"{path}:{n}: a link to {target}, which is not in the repository")
+            elif anchor and resolved.suffix == ".md":
+                headings = re.findall(r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8")), re.M)
+                if anchor not in {_slug(h) for h in headings}:
+                    broken.append(f"{path}:{n}: a link to {target}, a heading {file or path} lacks")
+    return broken
+
+
 def check() -> int:
     errors: list[str] = []
-    hosts = doctest_hosts()
     dirs = _tracked_dirs()
     counts: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()  # (markdown file, language)
@@ -357,11 +474,6 @@ def check() -> int:
                 f" (they take: {', '.join(sorted(KINDS[b.lang][1])) or 'nothing'})"
             )
         if b.lang == "rust":
-            if b.path not in hosts:
-                errors.append(
-                    f"{b.where}: a rust block in {b.path}, which no #[cfg(doctest)]"
-                    " include_str! hands to rustdoc"
-                )
             if ("no_run" in b.attrs) != ("redis" in b.attrs):
                 errors.append(f"{b.where}: a rust block is `no_run` exactly when it is `redis`")
         elif b.lang == "sh":
@@ -379,6 +491,8 @@ def check() -> int:
                 errors.append(
                     f"{b.where}: not JSON ({e}); a layout with placeholders is `json template`"
                 )
+    for path in markdown_files():
+        errors.extend(_broken_links(path))
     for error in errors:
         print(error, file=sys.stderr)
     summary = ", ".join(f"{n} {lang or '(none)'}" for lang, n in sorted(counts.items()))
@@ -417,6 +531,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check")
+    rust = sub.add_parser("rust")
+    rust.add_argument("files", nargs="*", metavar="FILE")
     ex = sub.add_parser("extract")
     ex.add_argument("lang", choices=["c", "js", "ts"])
     ex.add_argument("dir", type=Path)
@@ -425,6 +541,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return check()
+    if args.command == "rust":
+        return run_rust(args.files)
     if args.command == "extract":
         return extract(args.lang, args.dir, args.redis)
     return run_sh()

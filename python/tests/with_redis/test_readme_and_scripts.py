@@ -21,7 +21,7 @@ PROGRAMS = doc_snippets.programs("python", redis=True)
 
 
 def test_the_markdown_has_python_blocks_that_need_a_redis() -> None:
-    assert {"README.md", "python/README.md"} <= {p.last.path for p in PROGRAMS}
+    assert {"docs/python.md", "python/README.md"} <= {p.last.path for p in PROGRAMS}
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
@@ -29,8 +29,8 @@ def test_the_block_runs_against_the_server(program: doc_snippets.Program, redis_
     doc_snippets.run_python(program, redis_url)
 
 
-def test_the_readme_redis_example_takes_one_and_handles_asynchronously(redis_url: str) -> None:
-    (example,) = [p for p in PROGRAMS if p.last.path == "README.md"]
+def test_the_guide_redis_example_takes_one_and_handles_asynchronously(redis_url: str) -> None:
+    (example,) = [p for p in PROGRAMS if p.last.path == "docs/python.md"]
     namespace = doc_snippets.run_python(example, redis_url)
     api, crawler, handle = namespace["api"], namespace["crawler"], namespace["handle"]
     assert isinstance(api, RedisLimiter)
