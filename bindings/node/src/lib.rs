@@ -15,7 +15,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `args` | argument checks and unit conversions shared by every class |
-//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
+//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code` (`failure`); arguments' JavaScript names (`names`); the panic boundary (`boundary`) |
 //! | `bound` | native functions bound to one limiter: the call path, measured; the scratch words results come back in |
 //! | `clock` | `ManualClock` and the `clock` option |
 //! | `smooth` | Guava's `RateLimiter` |
