@@ -96,7 +96,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// Runs the body of a native call so that no panic leaves it: a panic
-/// becomes [`Failure::Internal`]. (Keep `R` small — a [`Boxed`] error, not a
+/// becomes [`Failure::Internal`]. (Keep `R` small — a [`Boxed`](super::Boxed) error, not a
 /// [`Failure`]: the result crosses the unwinding boundary through memory.)
 #[inline]
 pub(crate) fn boundary<R>(body: impl FnOnce() -> R) -> Result<R, Failure> {

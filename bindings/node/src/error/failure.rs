@@ -1,6 +1,6 @@
 //! [`Failure`]: why a native call failed, and the JavaScript error each
 //! failure is — its class, `code`, message, `argument` and `value`
-//! ([`describe`]), before it is built as an object ([`super::boundary`]).
+//! ([`describe`]), before it is built as an object ([`boundary`](mod@super::boundary)).
 //! The `code`s are here too, each with the failure it stands for.
 
 use std::borrow::Cow;
@@ -42,7 +42,7 @@ pub(crate) const REDIS_UNSUPPORTED: &str = "ERR_RATEKEEPER_REDIS_UNSUPPORTED";
 
 /// Why a native call failed.
 pub(crate) enum Failure {
-    /// An error of the Rust library: every variant, mapped in [`throw`].
+    /// An error of the Rust library: every variant, mapped in [`throw`](super::throw).
     Library(ratekeeper::Error),
     /// A value of the right type that the binding cannot pass on (a
     /// fractional permit count, a `NaN` duration).

@@ -1,7 +1,7 @@
 //! The one place where failures become JavaScript errors.
 //!
 //! Every error the library can return ([`ratekeeper::Error`], each
-//! [`Argument`]), every argument the binding itself rejects, and every Rust
+//! [`Argument`](ratekeeper::Argument)), every argument the binding itself rejects, and every Rust
 //! panic (caught at the boundary of each native call: a panic must never
 //! unwind into Node) is a [`Failure`], and [`throw`] turns it into the error
 //! the JavaScript caller sees:
@@ -39,7 +39,7 @@
 //! |---|---|
 //! | [`failure`] | [`Failure`], why a call failed; the `code`s; each failure's class, code and message |
 //! | [`names`] | arguments by their JavaScript names and requirements; [`blame`], which names the caller's argument |
-//! | [`boundary`] | the panic guard of every native call; failures thrown, or made a Promise's rejection value |
+//! | [`boundary`](mod@boundary) | the panic guard of every native call; failures thrown, or made a Promise's rejection value |
 //!
 //! The rest of the binding uses them through this module (`crate::error::…`).
 
