@@ -140,7 +140,8 @@ export declare function concurrencyGradient(initialLimit: unknown, minLimit: unk
 export interface ConcurrencyMethods {
   /**
    * Takes a permit if fewer than the limit are out: the decision to
-   * `scratch[0..16]`, an admitted one's permit to `scratch[16..20]`.
+   * `scratch` as a decision record, an admitted one's permit to the four
+   * words from `layout().permit`.
    */
   tryAcquire: () => boolean
   /** Gives a permit back with its outcome; returns the new limit. */
@@ -153,6 +154,43 @@ export interface ConcurrencyMethods {
   inFlight: () => number
   /** See `tryAcquire`. */
   scratch: Float64Array
+}
+
+/**
+ * One decision written as a decision record, as a limiter's calls write
+ * theirs, in scratch words of its own: so that the tests can show that
+ * JavaScript reads back every field as it was written.
+ */
+export declare function decisionRecordForTests(allowed: boolean, limit: bigint, remaining: bigint, retryAfterMicros: bigint, resetAfterMicros: bigint, waitMicros: bigint, windowMicros: bigint): Float64Array
+
+/**
+ * Where each field of a decision is in a decision record, in words from
+ * the record's first: as a double (`…Ms` in milliseconds, `Infinity` for
+ * `NEVER`; counts as numbers) and as an exact 64-bit integer (`…Micros`,
+ * `…Exact`), which JavaScript reads only when `inexact` says so.
+ */
+export interface DecisionWords {
+  /** 1 when the request was admitted, else 0 (a double). */
+  allowed: number
+  limit: number
+  remaining: number
+  retryAfterMs: number
+  resetAfterMs: number
+  waitMs: number
+  windowMs: number
+  /**
+   * 1 when some double above does not give its exact value back (a
+   * count beyond 2^53, a duration beyond about 2^50 µs), else 0.
+   */
+  inexact: number
+  retryAfterMicros: number
+  resetAfterMicros: number
+  waitMicros: number
+  windowMicros: number
+  limitExact: number
+  remainingExact: number
+  /** Words a record takes (some unused): where the next one starts. */
+  size: number
 }
 
 /** The `code` of each kind of error (see `error`). */
@@ -188,12 +226,22 @@ export interface ErrorCodes {
 }
 
 /**
- * An HTTP field's value for decisions: `field` 0 is `RateLimit`, 1
- * `RateLimit-Policy` (one item per name and decision, in order), 2
- * `Retry-After` (of the first decision; `undefined` when there should be
- * none).
+ * An HTTP field's value for decisions: `field` (numbered as
+ * `layout().field`) `RateLimit`, `RateLimit-Policy` (one item per name and
+ * decision, in order), or `Retry-After` (of the first decision;
+ * `undefined` when there should be none).
  */
 export declare function formatField(field: number, names: unknown[], records: BigInt64Array): string | undefined
+
+/** The numbers by which `formatField` is asked for an HTTP field. */
+export interface HeaderFields {
+  /** `RateLimit`. */
+  rateLimit: number
+  /** `RateLimit-Policy`. */
+  rateLimitPolicy: number
+  /** `Retry-After` (any other number asks for it too). */
+  retryAfter: number
+}
 
 /**
  * Creates a keyed limiter of `limit` (an options object with `algorithm`)
@@ -244,6 +292,24 @@ export interface KeyedMethods {
 }
 
 /**
+ * The layouts of the words JavaScript and the native calls share: read
+ * once, when the package's modules load.
+ */
+export declare function layout(): Layout
+
+/** Every layout JavaScript shares with the native calls. */
+export interface Layout {
+  /** A decision record in scratch words. */
+  decision: DecisionWords
+  /** The first word of a concurrency limiter's permit in its scratch words. */
+  permit: number
+  /** An exact record of a decision, as `formatField` takes them. */
+  record: RecordWords
+  /** `formatField`'s fields. */
+  field: HeaderFields
+}
+
+/**
  * The option names of every admission-style algorithm, by algorithm:
  * what the JavaScript classes read from their options, in the order the
  * native module takes them.
@@ -289,6 +355,23 @@ export interface MembershipMethods {
  * `ERR_RATEKEEPER_INTERNAL`, never as a crash.
  */
 export declare function panicForTests(): void
+
+/**
+ * Where each field of a decision is in the exact records `formatField`
+ * takes: a `BigInt64Array` of `size` words per decision, each field an
+ * exact 64-bit integer (`allowed` 1 or 0).
+ */
+export interface RecordWords {
+  allowed: number
+  limit: number
+  remaining: number
+  retryAfterMicros: number
+  resetAfterMicros: number
+  waitMicros: number
+  windowMicros: number
+  /** Words a record takes. */
+  size: number
+}
 
 /**
  * Connects to Redis — one server at `urls` (a string), or a Redis Cluster

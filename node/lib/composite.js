@@ -9,7 +9,7 @@
 
 const native = require('./binding.js');
 const { AdmissionLimiter, views } = require('./admission.js');
-const { decisionAt } = require('./decision.js');
+const { decisionAt, DECISION_WORDS } = require('./decision.js');
 const { LIMITER } = require('./internal.js');
 const { readOptions } = require('./options.js');
 
@@ -68,7 +68,7 @@ class CompositeLimiter extends AdmissionLimiter {
   checkEach(cost) {
     this.#native.checkEach(cost);
     const parts = [];
-    for (let i = 1; i <= this.#native.parts; i++) parts.push(decisionAt(this.#f, this.#big, 16 * i));
+    for (let i = 1; i <= this.#native.parts; i++) parts.push(decisionAt(this.#f, this.#big, DECISION_WORDS * i));
     return { decision: decisionAt(this.#f, this.#big, 0), parts };
   }
 

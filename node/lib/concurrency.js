@@ -18,8 +18,11 @@ const { LIMITER, noPublicConstructor } = require('./internal.js');
 const { readOptions } = require('./options.js');
 const { views } = require('./admission.js');
 
-/** Where the native `tryAcquire` writes a permit (after the decision record). */
-const PERMIT_AT = 16;
+/**
+ * Where the native `tryAcquire` writes a permit, after the decision record
+ * (bindings/node/src/layout.rs).
+ */
+const PERMIT_AT = native.layout().permit;
 
 /**
  * @typedef {'success' | 'dropped' | 'ignored'} Outcome How a request ended:

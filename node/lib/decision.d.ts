@@ -148,10 +148,11 @@ export class Decision {
 export const NEVER: 9223372036854775807n;
 /**
  * The decision record at word `at` of a limiter's scratch words (`f` and
- * `big`: a `Float64Array` and a `BigInt64Array` over them; see
- * bindings/node/src/bound.rs, `DECISION_WORDS`): how the limiters of this
- * package make decisions. Set by `Decision`'s static block, which may call
- * its private constructor.
+ * `big`: a `Float64Array` and a `BigInt64Array` over them; records are
+ * `DECISION_WORDS` apart): how the limiters of this package make
+ * decisions. Set by `Decision`'s static block, which may call its private
+ * constructor.
  * @type {(f: Float64Array, big: BigInt64Array, at: number) => Decision}
  */
 export let decisionAt: (f: Float64Array, big: BigInt64Array, at: number) => Decision;
+export const DECISION_WORDS: number;

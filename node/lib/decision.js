@@ -15,6 +15,35 @@ const native = require('./binding.js');
 const { noPublicConstructor } = require('./internal.js');
 
 /**
+ * Where the native calls write each field of a decision, and where they
+ * read each field of the records `formatField` takes: laid out once, in
+ * bindings/node/src/layout.rs, and read here once, into constants (so
+ * that `decisionAt` reads no property for an offset).
+ */
+const LAYOUT = native.layout();
+const {
+  allowed: ALLOWED,
+  limit: LIMIT,
+  remaining: REMAINING,
+  retryAfterMs: RETRY_AFTER_MS,
+  resetAfterMs: RESET_AFTER_MS,
+  waitMs: WAIT_MS,
+  windowMs: WINDOW_MS,
+  inexact: INEXACT,
+  retryAfterMicros: RETRY_AFTER_MICROS,
+  resetAfterMicros: RESET_AFTER_MICROS,
+  waitMicros: WAIT_MICROS,
+  windowMicros: WINDOW_MICROS,
+  limitExact: LIMIT_EXACT,
+  remainingExact: REMAINING_EXACT,
+  size: DECISION_WORDS,
+} = LAYOUT.decision;
+const RECORD = LAYOUT.record;
+
+/** The HTTP fields `formatField` writes. */
+const { rateLimit: RATE_LIMIT, rateLimitPolicy: RATE_LIMIT_POLICY, retryAfter: RETRY_AFTER } = LAYOUT.field;
+
+/**
  * "Never", in exact microseconds: 2^63 − 1, the library's `NEVER`. In
  * milliseconds it is `Infinity`.
  */
@@ -25,24 +54,19 @@ const CREATE = Symbol('Decision');
 
 /**
  * The decision record at word `at` of a limiter's scratch words (`f` and
- * `big`: a `Float64Array` and a `BigInt64Array` over them; see
- * bindings/node/src/bound.rs, `DECISION_WORDS`): how the limiters of this
- * package make decisions. Set by `Decision`'s static block, which may call
- * its private constructor.
+ * `big`: a `Float64Array` and a `BigInt64Array` over them; records are
+ * `DECISION_WORDS` apart): how the limiters of this package make
+ * decisions. Set by `Decision`'s static block, which may call its private
+ * constructor.
  * @type {(f: Float64Array, big: BigInt64Array, at: number) => Decision}
  */
 let decisionAt;
 
 /**
- * Decisions as `formatField` takes them: seven exact integers each.
+ * Decisions as `formatField` takes them: a record of exact integers each.
  * @type {(decisions: Decision[]) => BigInt64Array}
  */
 let records;
-
-/** The HTTP fields `formatField` writes. */
-const RATE_LIMIT = 0;
-const RATE_LIMIT_POLICY = 1;
-const RETRY_AFTER = 2;
 
 /**
  * The answer to one request, from any admission-style limiter: whether it
@@ -62,7 +86,7 @@ const RETRY_AFTER = 2;
  * }
  */
 class Decision {
-  /** Exact words when some milliseconds are not (see `decisionAt`). */
+  /** The record's words when some milliseconds are not exact (see `decisionAt`). */
   #exact;
 
   /**
@@ -131,22 +155,22 @@ class Decision {
 
   /** `retryAfterMs` in exact microseconds (`NEVER` for never). @type {bigint} */
   get retryAfterMicros() {
-    return exactMicros(this.retryAfterMs, this.#exact, 0);
+    return exactMicros(this.retryAfterMs, this.#exact, RETRY_AFTER_MICROS);
   }
 
   /** `resetAfterMs` in exact microseconds (`NEVER` for never). @type {bigint} */
   get resetAfterMicros() {
-    return exactMicros(this.resetAfterMs, this.#exact, 1);
+    return exactMicros(this.resetAfterMs, this.#exact, RESET_AFTER_MICROS);
   }
 
   /** `waitMs` in exact microseconds. @type {bigint} */
   get waitMicros() {
-    return exactMicros(this.waitMs, this.#exact, 2);
+    return exactMicros(this.waitMs, this.#exact, WAIT_MICROS);
   }
 
   /** `windowMs` in exact microseconds (`NEVER` for never). @type {bigint} */
   get windowMicros() {
-    return exactMicros(this.windowMs, this.#exact, 3);
+    return exactMicros(this.windowMs, this.#exact, WINDOW_MICROS);
   }
 
   /**
@@ -238,29 +262,29 @@ class Decision {
     decisionAt = (f, big, at) =>
       new Decision(
         CREATE,
-        f[at + 7] !== 0,
-        f[at],
-        f[at + 1],
-        f[at + 2],
-        f[at + 3],
-        f[at + 4],
-        f[at + 5],
+        f[at + ALLOWED] !== 0,
+        f[at + LIMIT],
+        f[at + REMAINING],
+        f[at + RETRY_AFTER_MS],
+        f[at + RESET_AFTER_MS],
+        f[at + WAIT_MS],
+        f[at + WINDOW_MS],
         // Only when some milliseconds do not give the microseconds back
         // (beyond ≈ 35 years) or a count is beyond 2^53: rare.
-        f[at + 6] !== 0 ? big.slice(at + 8, at + 14) : undefined,
+        f[at + INEXACT] !== 0 ? big.slice(at, at + DECISION_WORDS) : undefined,
       );
     records = (decisions) => {
-      const out = new BigInt64Array(7 * decisions.length);
+      const out = new BigInt64Array(RECORD.size * decisions.length);
       decisions.forEach((d, i) => {
-        const o = 7 * i;
+        const o = RECORD.size * i;
         const exact = d.#exact;
-        out[o] = d.allowed ? 1n : 0n;
-        out[o + 1] = exact === undefined ? BigInt(d.limit) : exact[4];
-        out[o + 2] = exact === undefined ? BigInt(d.remaining) : exact[5];
-        out[o + 3] = d.retryAfterMicros;
-        out[o + 4] = d.resetAfterMicros;
-        out[o + 5] = d.waitMicros;
-        out[o + 6] = d.windowMicros;
+        out[o + RECORD.allowed] = d.allowed ? 1n : 0n;
+        out[o + RECORD.limit] = exact === undefined ? BigInt(d.limit) : exact[LIMIT_EXACT];
+        out[o + RECORD.remaining] = exact === undefined ? BigInt(d.remaining) : exact[REMAINING_EXACT];
+        out[o + RECORD.retryAfterMicros] = d.retryAfterMicros;
+        out[o + RECORD.resetAfterMicros] = d.resetAfterMicros;
+        out[o + RECORD.waitMicros] = d.waitMicros;
+        out[o + RECORD.windowMicros] = d.windowMicros;
       });
       return out;
     };
@@ -293,15 +317,15 @@ function itemsOf(items) {
 /**
  * Exact microseconds: from the milliseconds (which give them back below
  * about 2^50 µs, checked on the Rust side) or, when they do not, from the
- * exact words.
+ * exact word `word` of the record.
  * @param {number} ms
  * @param {BigInt64Array | undefined} exact
- * @param {number} i
+ * @param {number} word
  * @returns {bigint}
  */
-function exactMicros(ms, exact, i) {
-  if (exact !== undefined) return exact[i];
+function exactMicros(ms, exact, word) {
+  if (exact !== undefined) return exact[word];
   return ms === Infinity ? NEVER : BigInt(Math.round(ms * 1000));
 }
 
-module.exports = { Decision, NEVER, decisionAt };
+module.exports = { Decision, NEVER, decisionAt, DECISION_WORDS };

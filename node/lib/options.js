@@ -5,7 +5,7 @@
  * times more than this. A quick look finds a bad options object (not an
  * object, or an unknown key: a typo such as `warmUpMs` must not quietly
  * make another limiter); the native module then throws the error, so that
- * every error of the package is made in one place (bindings/node/src/error.rs).
+ * every error of the package is made in one place (bindings/node/src/error/).
  * @module
  */
 

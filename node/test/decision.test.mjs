@@ -1,9 +1,15 @@
 // Decision: its fields, its exact microseconds, and the HTTP fields it
 // becomes (draft-ietf-httpapi-ratelimit-headers, RFC 9110's Retry-After).
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
 
 import { codes, CompositeLimiter, Decision, FixedWindow, Gcra, ManualClock, NEVER, TokenBucket } from '../index.mjs';
+
+// The package's internals: the native module and the reader of its records.
+const require = createRequire(import.meta.url);
+const native = require('../lib/binding.js');
+const { decisionAt } = require('../lib/decision.js');
 
 /** redis-cell's example limiter, drained: the next request waits a second. */
 function drained() {
@@ -101,6 +107,56 @@ test('headers: RateLimit-Policy, RateLimit, and Retry-After when a wait helps', 
   const huge = new Gcra({ maxBurst: 0, countPerPeriod: 1, periodMicros: 2n ** 60n + 1n, clock });
   huge.check();
   assert.equal(huge.check().retryAfterHeader(), String((2n ** 60n + 1n + 999_999n) / 1_000_000n));
+});
+
+test('every field Rust writes into a decision record is the field JavaScript reads back', () => {
+  /**
+   * The decision Rust writes for these fields, as a limiter's call would,
+   * read as every limiter's JavaScript reads it.
+   * @param {boolean} allowed
+   * @param {bigint[]} fields limit, remaining, and retry-after, reset-after,
+   *   wait and window in microseconds
+   */
+  const roundTrip = (allowed, ...fields) => {
+    const f = /** @type {Float64Array} */ (native.decisionRecordForTests(allowed, ...fields));
+    return decisionAt(f, new BigInt64Array(f.buffer, f.byteOffset, f.length), 0);
+  };
+  // Every field different from every other, so that a field read from
+  // another's word cannot pass.
+  const exact = roundTrip(false, 11n, 7n, 1_500_000n, 4_200_000n, 700n, 9_000_000n);
+  assert.deepEqual(
+    { ...exact },
+    { allowed: false, limit: 11, remaining: 7, retryAfterMs: 1500, resetAfterMs: 4200, waitMs: 0.7, windowMs: 9000 },
+  );
+  assert.deepEqual(
+    [exact.retryAfterMicros, exact.resetAfterMicros, exact.waitMicros, exact.windowMicros],
+    [1_500_000n, 4_200_000n, 700n, 9_000_000n],
+  );
+  // And back to Rust, which formats the HTTP fields from the record
+  // JavaScript writes for it.
+  assert.deepEqual(exact.headers('x'), { 'RateLimit-Policy': '"x";q=11;w=9', RateLimit: '"x";r=7;t=5', 'Retry-After': '2' });
+  assert.equal(roundTrip(true, 11n, 7n, 0n, 4_200_000n, 700n, 9_000_000n).allowed, true);
+
+  // Beyond what doubles hold: the exact words, each its own.
+  const big = [2n ** 53n + 1n, 2n ** 53n + 3n, 2n ** 60n + 1n, 2n ** 61n + 3n, 2n ** 59n + 5n, 2n ** 62n + 7n];
+  const [limit, remaining, retry, reset, wait, window] = big;
+  const inexact = roundTrip(false, ...big);
+  assert.equal(inexact.allowed, false);
+  assert.deepEqual(
+    [inexact.limit, inexact.remaining, inexact.retryAfterMs, inexact.resetAfterMs, inexact.waitMs, inexact.windowMs],
+    big.map((x, i) => (i < 2 ? Number(x) : Number(x) / 1000)),
+  );
+  assert.deepEqual([inexact.retryAfterMicros, inexact.resetAfterMicros, inexact.waitMicros, inexact.windowMicros], [retry, reset, wait, window]);
+  const secs = (/** @type {bigint} */ micros) => (micros + 999_999n) / 1_000_000n;
+  assert.deepEqual(inexact.headers('x'), {
+    'RateLimit-Policy': `"x";q=${limit};w=${secs(window)}`,
+    RateLimit: `"x";r=${remaining};t=${secs(reset)}`,
+    'Retry-After': `${secs(retry)}`,
+  });
+  // Never, both ways.
+  const never = roundTrip(false, 1n, 0n, NEVER, NEVER, 0n, NEVER);
+  assert.deepEqual([never.retryAfterMs, never.resetAfterMs, never.windowMs, never.isNever], [Infinity, Infinity, Infinity, true]);
+  assert.deepEqual([never.retryAfterMicros, never.windowMicros], [NEVER, NEVER]);
 });
 
 test('several policies in one field, from pairs, a Map or an object', () => {

@@ -23,8 +23,9 @@
 //! a permit — do not become JavaScript objects here: building an object
 //! through Node-API costs a call per property. The limiter writes them into
 //! its [`Scratch`] instead, a few words of its own memory that JavaScript
-//! sees as a `Float64Array` ([`Binder::scratch`]), and the package's
-//! JavaScript reads them right after the call (`node/lib/decision.js`):
+//! sees as a `Float64Array` ([`Binder::scratch`]), at the words `layout`
+//! gives each field, and the package's JavaScript reads them right after
+//! the call (`node/lib/decision.js`, at the same words, from `layout`):
 //! `check()` then costs ≈ 17–25 ns more than `tryAcquire()`, the price of
 //! the `Decision` object (`benches/node`).
 //!
@@ -44,6 +45,7 @@ use ratekeeper::{Decision, NEVER};
 
 use crate::error::{boundary, throw, Boxed, Failure};
 use crate::js::{self, Js};
+use crate::layout::DECISION;
 
 /// The most arguments a bound method reads.
 const MAX_ARGS: usize = 5;
@@ -148,12 +150,9 @@ struct Bound<T> {
 /// to plain ones.
 pub(crate) struct Scratch(Box<[AtomicU64]>);
 
-/// Words per decision record in a [`Scratch`], as doubles: 0 limit, 1
-/// remaining, 2–5 retry-after, reset-after, wait and window in milliseconds
-/// (`NEVER` as `Infinity`), 6 a flag (1 when some of those doubles are not
-/// exact), 7 allowed (0 or 1); then as 64-bit integers: 8–11 the four
-/// durations in exact microseconds, 12–13 the two counts; 14–15 unused.
-pub(crate) const DECISION_WORDS: usize = 16;
+/// Words per decision record in a [`Scratch`]: each field's words are
+/// `layout::DECISION`'s.
+pub(crate) const DECISION_WORDS: usize = DECISION.size as usize;
 
 impl Scratch {
     /// `words` zeroed words.
@@ -171,25 +170,32 @@ impl Scratch {
         self.0[i].store(x as u64, Ordering::Relaxed);
     }
 
-    /// Writes `d` as the decision record at word `at`.
+    /// Writes `d` as the decision record at word `at` (`layout::DECISION`).
     #[inline]
     pub(crate) fn write_decision(&self, at: usize, d: &Decision) {
-        let durations = [d.retry_after_micros, d.reset_after_micros, d.wait_micros, d.window_micros];
-        let counts = [d.limit, d.remaining];
+        let word = |w: u32| at + w as usize;
+        let w = DECISION;
+        let counts = [(w.limit, w.limit_exact, d.limit), (w.remaining, w.remaining_exact, d.remaining)];
+        let durations = [
+            (w.retry_after_ms, w.retry_after_micros, d.retry_after_micros),
+            (w.reset_after_ms, w.reset_after_micros, d.reset_after_micros),
+            (w.wait_ms, w.wait_micros, d.wait_micros),
+            (w.window_ms, w.window_micros, d.window_micros),
+        ];
         let mut inexact = false;
-        for (k, count) in counts.into_iter().enumerate() {
+        for (double, exact, count) in counts {
             inexact |= count > MAX_EXACT_COUNT;
-            self.set_f64(at + k, count as f64);
-            self.set_i64(at + 12 + k, count as i64);
+            self.set_f64(word(double), count as f64);
+            self.set_i64(word(exact), count as i64);
         }
-        for (k, micros) in durations.into_iter().enumerate() {
+        for (double, exact, micros) in durations {
             let ms = millis(micros);
             inexact |= !round_trips(micros, ms);
-            self.set_f64(at + 2 + k, ms);
-            self.set_i64(at + 8 + k, micros);
+            self.set_f64(word(double), ms);
+            self.set_i64(word(exact), micros);
         }
-        self.set_f64(at + 6, if inexact { 1.0 } else { 0.0 });
-        self.set_f64(at + 7, if d.allowed { 1.0 } else { 0.0 });
+        self.set_f64(word(w.inexact), if inexact { 1.0 } else { 0.0 });
+        self.set_f64(word(w.allowed), if d.allowed { 1.0 } else { 0.0 });
     }
 
     fn words(&self) -> &[AtomicU64] {
@@ -578,7 +584,6 @@ mod tests {
 
     #[test]
     fn a_decision_record_holds_every_field() {
-        let scratch = Scratch::new(DECISION_WORDS);
         let d = Decision {
             allowed: true,
             limit: 10,
@@ -588,13 +593,26 @@ mod tests {
             wait_micros: (1 << 60) + 1,
             window_micros: NEVER,
         };
-        scratch.write_decision(0, &d);
-        let f = |i: usize| f64::from_bits(scratch.words()[i].load(Ordering::Relaxed));
-        let i = |i: usize| scratch.words()[i].load(Ordering::Relaxed) as i64;
-        assert_eq!([f(0), f(1), f(2), f(3), f(5), f(7)], [10.0, 3.0, 0.0, 1.5, f64::INFINITY, 1.0]);
-        assert_eq!(f(6), 1.0, "the wait does not survive milliseconds");
-        assert_eq!([i(8), i(9), i(10), i(11), i(12), i(13)], [0, 1_500, (1 << 60) + 1, NEVER, 10, 3]);
-        scratch.write_decision(0, &Decision { wait_micros: 0, allowed: false, ..d });
-        assert_eq!((f(6), f(7)), (0.0, 0.0));
+        // At word 16, as a composite's first part: every word relative.
+        let at = DECISION_WORDS;
+        let scratch = Scratch::new(2 * DECISION_WORDS);
+        scratch.write_decision(at, &d);
+        let f = |w: u32| f64::from_bits(scratch.words()[at + w as usize].load(Ordering::Relaxed));
+        let i = |w: u32| scratch.words()[at + w as usize].load(Ordering::Relaxed) as i64;
+        let w = DECISION;
+        assert_eq!(
+            [f(w.limit), f(w.remaining), f(w.retry_after_ms), f(w.reset_after_ms), f(w.window_ms), f(w.allowed)],
+            [10.0, 3.0, 0.0, 1.5, f64::INFINITY, 1.0]
+        );
+        assert_eq!(f(w.wait_ms), ((1_i64 << 60) + 1) as f64 / 1e3);
+        assert_eq!(f(w.inexact), 1.0, "the wait does not survive milliseconds");
+        assert_eq!(
+            [i(w.retry_after_micros), i(w.reset_after_micros), i(w.wait_micros), i(w.window_micros)],
+            [0, 1_500, (1 << 60) + 1, NEVER]
+        );
+        assert_eq!([i(w.limit_exact), i(w.remaining_exact)], [10, 3]);
+        scratch.write_decision(at, &Decision { wait_micros: 0, allowed: false, ..d });
+        assert_eq!((f(w.inexact), f(w.allowed)), (0.0, 0.0));
+        assert!(scratch.words()[..at].iter().all(|x| x.load(Ordering::Relaxed) == 0), "wrote outside its record");
     }
 }

@@ -20,10 +20,11 @@ use ratekeeper::{
 };
 
 use crate::args;
-use crate::bound::{Args, Binder, Named, Returned, Scratch, DECISION_WORDS};
+use crate::bound::{Args, Binder, Named, Returned, Scratch};
 use crate::clock;
 use crate::error::{blame, guarded, Boxed, Failure, Given};
 use crate::js::Js;
+use crate::layout;
 
 /// One JavaScript concurrency limiter.
 struct Concurrency {
@@ -31,15 +32,17 @@ struct Concurrency {
     scratch: Scratch,
 }
 
-/// Where `tryAcquire` writes the permit: after the decision record.
-const PERMIT_AT: usize = DECISION_WORDS;
+/// Where `tryAcquire` writes the permit: after the decision record
+/// (`layout::PERMIT`).
+const PERMIT_AT: usize = layout::PERMIT as usize;
 
 /// The object the `concurrency…` functions return.
 #[allow(dead_code)]
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ConcurrencyMethods {
     /// Takes a permit if fewer than the limit are out: the decision to
-    /// `scratch[0..16]`, an admitted one's permit to `scratch[16..20]`.
+    /// `scratch` as a decision record, an admitted one's permit to the four
+    /// words from `layout().permit`.
     #[napi(ts_type = "() => boolean")]
     pub try_acquire: (),
     /// Gives a permit back with its outcome; returns the new limit.

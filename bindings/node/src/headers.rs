@@ -2,8 +2,8 @@
 //! `Retry-After` — as the library writes them (`ratekeeper::headers`).
 //!
 //! A JavaScript `Decision` holds numbers; `node/lib/decision.js` hands
-//! them back as exact 64-bit integers, seven per decision in the order of
-//! [`RECORD`], and this formats them.
+//! them back as exact 64-bit integers, a record per decision at the words
+//! of `layout::RECORD`, and this formats them.
 
 use std::ptr;
 
@@ -14,13 +14,10 @@ use ratekeeper::{headers, Decision};
 
 use crate::error::{guarded, Failure};
 use crate::js::{self, Js};
+use crate::layout::{FIELD, RECORD};
 
-/// The fields of a decision as `formatField` takes them, one 64-bit
-/// integer each.
-pub const RECORD: [&str; 7] =
-    ["allowed", "limit", "remaining", "retryAfterMicros", "resetAfterMicros", "waitMicros", "windowMicros"];
-
-/// The decisions in `records` (a `BigInt64Array` of [`RECORD`]s).
+/// The decisions in `records` (a `BigInt64Array` of records laid out as
+/// `layout::RECORD`).
 fn decisions(records: Js) -> Result<Vec<Decision>, Failure> {
     let (mut kind, mut len, mut data) = (0, 0usize, ptr::null_mut());
     // SAFETY: a live value of the running call; fails without side effects
@@ -36,7 +33,8 @@ fn decisions(records: Js) -> Result<Vec<Decision>, Failure> {
             ptr::null_mut(),
         )
     };
-    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::bigint64_array || len % RECORD.len() != 0 {
+    let size = RECORD.size as usize;
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::bigint64_array || len % size != 0 {
         return Err(Failure::Internal("decision records are not a BigInt64Array of whole records".to_owned()));
     }
     let words: &[i64] = if len == 0 {
@@ -47,23 +45,27 @@ fn decisions(records: Js) -> Result<Vec<Decision>, Failure> {
         unsafe { std::slice::from_raw_parts(data.cast::<i64>(), len) }
     };
     Ok(words
-        .chunks_exact(RECORD.len())
-        .map(|w| Decision {
-            allowed: w[0] != 0,
-            limit: w[1] as u64,
-            remaining: w[2] as u64,
-            retry_after_micros: w[3],
-            reset_after_micros: w[4],
-            wait_micros: w[5],
-            window_micros: w[6],
+        .chunks_exact(size)
+        .map(|record| {
+            let word = |w: u32| record[w as usize];
+            let r = RECORD;
+            Decision {
+                allowed: word(r.allowed) != 0,
+                limit: word(r.limit) as u64,
+                remaining: word(r.remaining) as u64,
+                retry_after_micros: word(r.retry_after_micros),
+                reset_after_micros: word(r.reset_after_micros),
+                wait_micros: word(r.wait_micros),
+                window_micros: word(r.window_micros),
+            }
         })
         .collect())
 }
 
-/// An HTTP field's value for decisions: `field` 0 is `RateLimit`, 1
-/// `RateLimit-Policy` (one item per name and decision, in order), 2
-/// `Retry-After` (of the first decision; `undefined` when there should be
-/// none).
+/// An HTTP field's value for decisions: `field` (numbered as
+/// `layout().field`) `RateLimit`, `RateLimit-Policy` (one item per name and
+/// decision, in order), or `Retry-After` (of the first decision;
+/// `undefined` when there should be none).
 #[napi(ts_args_type = "field: number, names: unknown[], records: BigInt64Array", ts_return_type = "string | undefined")]
 pub fn format_field<'env>(
     env: &'env Env,
@@ -81,8 +83,8 @@ pub fn format_field<'env>(
             .collect::<Result<Vec<_>, _>>()?;
         let items: Vec<(&str, Decision)> = names.iter().map(String::as_str).zip(decisions.iter().copied()).collect();
         let text = match field {
-            0 => Some(headers::ratelimit(&items)?),
-            1 => Some(headers::ratelimit_policy(&items)?),
+            f if f == FIELD.rate_limit => Some(headers::ratelimit(&items)?),
+            f if f == FIELD.rate_limit_policy => Some(headers::ratelimit_policy(&items)?),
             _ => decisions.first().and_then(headers::retry_after),
         };
         let value = match text {

@@ -15,7 +15,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `args` | argument checks and unit conversions shared by every class |
-//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code`; the panic boundary |
+//! | `error` | failures → `RangeError`/`TypeError`/`Error` with a stable `code` (`failure`); arguments' JavaScript names (`names`); the panic boundary (`boundary`) |
 //! | `bound` | native functions bound to one limiter: the call path, measured; the scratch words results come back in |
 //! | `clock` | `ManualClock` and the `clock` option |
 //! | `smooth` | Guava's `RateLimiter` |
@@ -28,6 +28,7 @@
 //! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
 //! | `redis` | the distributed limiters of `ratekeeper-redis`: store, exact, leased and divided modes, membership, Guava shared |
 //! | `headers` | the HTTP fields of decisions |
+//! | `layout` | the words results and records are shared in with `node/lib`, laid out once and exported to it |
 //! | `js` | raw JavaScript values for the above |
 //!
 //! A new algorithm is a module like `smooth` — a `#[napi]` create function,
@@ -51,6 +52,7 @@ mod error;
 mod headers;
 mod js;
 mod keyed;
+mod layout;
 mod markers;
 mod promise;
 mod redis;
