@@ -406,9 +406,11 @@ def _slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def _prose(text: str) -> str:
+def _prose(text: str, spans: str = "drop") -> str:
     """The markdown without its code blocks (their lines left empty) and
-    inline code spans."""
+    its inline code spans dropped (`spans="drop"`: links inside them are
+    not links) or kept as plain text (`spans="text"`: as GitHub keeps them
+    in a heading's anchor)."""
     out: list[str] = []
     fence = ""
     for line in text.splitlines():
@@ -417,7 +419,8 @@ def _prose(text: str) -> str:
             fence = "" if fence else m.group(2)
             out.append("")
         else:
-            out.append("" if fence else re.sub(r"`[^`]*`", "", line))
+            kept = r"\1" if spans == "text" else ""
+            out.append("" if fence else re.sub(r"`([^`]*)`", kept, line))
     return "\n".join(out)
 
 
@@ -434,7 +437,7 @@ def _broken_links(path: str) -> list[str]:
             if not resolved.exists():
                 broken.append(f"{path}:{n}: a link to {target}, which is not in the repository")
             elif anchor and resolved.suffix == ".md":
-                headings = re.findall(r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8")), re.M)
+                headings = re.findall(r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8"), "text"), re.M)
                 if anchor not in {_slug(h) for h in headings}:
                     broken.append(f"{path}:{n}: a link to {target}, a heading {file or path} lacks")
     return broken
