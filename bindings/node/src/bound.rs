@@ -2,22 +2,17 @@
 //!
 //! Creating a limiter returns a plain object of functions (`tryAcquire`,
 //! `check`, `rate`, …), each a raw Node-API function whose *callback
-//! data* is that limiter. Measured on this project's machine (one limiter,
-//! release build, a JavaScript loop of a million calls):
-//!
-//! | call path | ns per call |
-//! |---|---|
-//! | a napi-rs class method (`#[napi] impl`) | ≈ 347 |
-//! | a napi-rs function taking an `External` handle | ≈ 191 |
-//! | a napi-rs function doing nothing (its per-call machinery) | ≈ 110–125 |
-//! | a raw Node-API function taking an external, checked against a registry | ≈ 43 |
-//! | a raw Node-API function bound to one limiter, through the method table | ≈ 33–38 |
-//! | **the same with a callback of its own (`tryAcquire`, `check`: see [`Hot`])** | **≈ 26–30** |
-//!
-//! (Of these, ≈ 10 ns is the library reading the clock. Many limiters at one
-//! call site cost more — ≈ 55–65 ns at 100 — since each has its own function
-//! objects; still below any JavaScript peer measured. `benches/node` runs
-//! the peers.)
+//! data* is that limiter. Of the ways to call Rust from JavaScript that were
+//! measured, from slowest to fastest: a napi-rs class method, a napi-rs
+//! function taking an `External` handle, a raw Node-API function taking an
+//! external checked against a registry, a raw function bound to one
+//! limiter through the method table, and that with a callback of its own
+//! (`tryAcquire`, `check`: see [`Hot`]) — the last under a tenth of the
+//! first, since it does no argument unwrapping, no handle lookup and no
+//! dispatch. Many limiters at one call site cost more, since each has its
+//! own function objects. The figures are in BENCHMARKS.md, Node.js section
+//! (its earlier measurements, kept in `benches/earlier/node.md`);
+//! `benches/node` runs the peers.
 //!
 //! Results bigger than a boolean or a number — a `Decision`'s seven fields,
 //! a permit — do not become JavaScript objects here: building an object
@@ -26,8 +21,8 @@
 //! sees as a `Float64Array` ([`Binder::scratch`]), at the words `layout`
 //! gives each field, and the package's JavaScript reads them right after
 //! the call (`node/lib/decision.js`, at the same words, from `layout`):
-//! `check()` then costs ≈ 17–25 ns more than `tryAcquire()`, the price of
-//! the `Decision` object (`benches/node`).
+//! what `check()` costs more than `tryAcquire()` is the price of the
+//! `Decision` object (BENCHMARKS.md, Node.js section).
 //!
 //! It is also safe by construction: the only pointer a call dereferences is
 //! the one this module attached when it created the function, never a value
@@ -499,8 +494,8 @@ unsafe extern "C" fn call<T, const N: usize>(env: sys::napi_env, info: sys::napi
 }
 
 /// The hot path's callback: hot call `W` reading its argument (`N` = 1) or
-/// none (`N` = 0). A callback of its own costs ≈ 26–30 ns a call against
-/// ≈ 38 for a method of the table (measured as in the module docs).
+/// none (`N` = 0). A callback of its own saves the method table's dispatch
+/// on the calls that matter most (figures: BENCHMARKS.md, Node.js).
 unsafe extern "C" fn call_hot<T: Hot, const W: u8, const N: usize>(
     env: sys::napi_env,
     info: sys::napi_callback_info,

@@ -39,9 +39,10 @@
 //! per script), each its own write. Redis starts on the first while the rest are still
 //! being written, and answers it on its own, so the host settles those
 //! checks — and sends the checks they lead to — while Redis runs the rest:
-//! the host and Redis work at the same time instead of in turns. From
-//! Node with 32 checks in flight that took 134k decisions/s to 190k, for
-//! about 0.8 µs more of Redis's time per decision (each run's fixed cost).
+//! the host and Redis work at the same time instead of in turns, for a
+//! little more of Redis's time per decision (each run's fixed cost); the
+//! figures are in BENCHMARKS.md, "Redis from Node.js" (earlier
+//! measurements, `benches/earlier/redis-node.md`).
 //!
 //! ## Failures
 //!

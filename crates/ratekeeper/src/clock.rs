@@ -5,9 +5,10 @@
 //! from an arbitrary origin that never go backwards, and knows how to sleep.
 //!
 //! * [`MonotonicClock`] reads the CPU's invariant time-stamp counter through
-//!   `quanta` (the same clock governor uses): a read costs a few nanoseconds,
-//!   against ~20–25 ns for `std::time::Instant::now`, and the read dominates
-//!   the cost of a rate-limiting decision. Where the TSC is missing or not
+//!   `quanta` (the same clock governor uses): a read is an instruction, not
+//!   a call into the OS's vDSO as `std::time::Instant::now` is, and the read
+//!   dominates the cost of a rate-limiting decision (BENCHMARKS.md, the
+//!   `rate_limiter` benchmark's `clock` group, measures both). Where the TSC is missing or not
 //!   invariant, quanta falls back to the OS monotonic clock by itself.
 //! * [`ManualClock`] moves only when told to, and sleeping on it advances it
 //!   (as Guava's test stopwatch does), so code built on a limiter can be

@@ -6,16 +6,16 @@
 //! Why: handed one by one to the crate's `check_with`, every check is a task
 //! of its own — a wake-up of the runtime's thread from this one, a task
 //! spawned, and (each task running alone) often a write on the connection
-//! of its own. With 32 decisions in flight that thread, not Redis, was the
-//! bottleneck: about 12 µs of its CPU per decision, against 9 µs when a
-//! turn's checks go as one task (whose scripts the multiplexed connection
-//! then sends together) — see benches/redis/node. Sending a limiter's
-//! checks as one GCRA script run then pays the call's fixed costs once, in
-//! Redis and here: with 32 in flight, 0.99× rate-limiter-flexible's
-//! decisions per second became 1.17×, at 4.3 µs of client CPU per decision
-//! instead of 11. (Sending, or settling, a batch in two halves so that this
-//! thread and Redis overlap measured no faster: each round trip's fixed
-//! cost, thread wake-ups included, outweighs the overlap on two cores.)
+//! of its own. With many decisions in flight that thread, not Redis, was
+//! the bottleneck, and it spends less CPU per decision when a turn's checks
+//! go as one task (whose scripts the multiplexed connection then sends
+//! together). Sending a limiter's checks as one GCRA script run then pays
+//! the call's fixed costs once, in Redis and here. (Sending, or settling,
+//! a batch in two halves so that this thread and Redis overlap measured no
+//! faster: each round trip's fixed cost, thread wake-ups included,
+//! outweighs the overlap on two cores.) The figures: BENCHMARKS.md, section
+//! "Redis from Node.js", and its earlier measurements
+//! (`benches/earlier/redis-node.md`); `benches/redis/node` measures it.
 //!
 //! How: `RedisLimiter.check` (node/lib/redis.js) queues a microtask the
 //! first time it is called in a turn, then calls the native `check`, which

@@ -4,10 +4,11 @@
 //!
 //! Why: through the crate's runtime thread, every batch of checks costs two
 //! thread hand-offs (the checks go there, the answers come back through
-//! the thread-safe function), about 35 µs per batch, and the JavaScript
-//! thread and Redis then take turns idling. On this thread, answers settle
-//! their Promises as the socket's bytes arrive, and the next turn's checks
-//! go out on the same turn of the event loop (see benches/redis/node).
+//! the thread-safe function), and the JavaScript thread and Redis then take
+//! turns idling. On this thread, answers settle their Promises as the
+//! socket's bytes arrive, and the next turn's checks go out on the same
+//! turn of the event loop (figures: `benches/earlier/redis-node.md`, in
+//! BENCHMARKS.md's "Redis from Node.js").
 //!
 //! What stays on the crate's connection: a Redis Cluster, TLS and Unix
 //! sockets (no pipe), peeks and the other modes, and every check while the
