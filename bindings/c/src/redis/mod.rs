@@ -26,7 +26,9 @@
 //! |---|---|
 //! | `store` | `rk_redis_store`: connecting, options |
 //! | `membership` | `rk_redis_membership` |
-//! | `exact` | exact mode with its policy; leased mode; divided mode |
+//! | `exact` | exact mode, with its unavailability policy |
+//! | `leased` | leased mode |
+//! | `divided` | divided mode |
 //! | `smooth` | Guava's limiter shared through Redis |
 
 pub mod store;
@@ -34,6 +36,10 @@ pub mod store;
 pub mod membership;
 
 pub mod exact;
+
+pub mod leased;
+
+pub mod divided;
 pub mod smooth;
 
 use core::ffi::c_void;
@@ -41,11 +47,13 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-use ratekeeper::{Argument, Decision, Value};
+use ratekeeper::keyed::{MaxKeyBytes, MAX_KEYS};
+use ratekeeper::{unsigned_from_i64, AnyCore, Argument, Decision, LimiterSpec, Value};
 
-use crate::boundary::record;
+use crate::boundary::{handle, record};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
+use crate::spec::rk_limiter_spec;
 use crate::status::rk_status;
 
 /// What an `_async` decision calls with its outcome: `status` is `RK_OK`
@@ -198,5 +206,32 @@ pub(crate) fn heartbeat_ttl(argument: &'static str, failure: Failure) -> Failure
             Failure::Invalid { argument, value: invalid.value(), requirement: ttl_requirement() }
         }
         other => other,
+    }
+}
+
+/// The limiter's parameters from C, checked as a local limiter's (the
+/// std layer's errors) before anything is sent to Redis.
+///
+/// # Safety
+/// `spec` is NULL or valid for reading.
+pub(crate) unsafe fn checked_spec(spec: *const rk_limiter_spec) -> Result<LimiterSpec, Failure> {
+    // SAFETY: the caller's contract.
+    let spec = unsafe { handle(spec, "spec") }?.to_spec()?;
+    AnyCore::new(&spec)?;
+    Ok(spec)
+}
+
+/// The longest key a limiter takes, from C: 1 to 65536.
+pub(crate) fn max_key_bytes(max_key_bytes: i64) -> Result<MaxKeyBytes, Failure> {
+    let bytes = unsigned_from_i64(Argument::MaxKeyBytes, max_key_bytes)?;
+    Ok(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX))?)
+}
+
+/// A local keyed limiter's bound, as `rk_keyed_options.max_keys`.
+pub(crate) fn max_keys(max_keys: i64) -> Result<usize, Failure> {
+    let keys = unsigned_from_i64(Argument::MaxKeys, max_keys)?;
+    match usize::try_from(keys) {
+        Ok(keys) if (1..=MAX_KEYS).contains(&keys) => Ok(keys),
+        _ => Err(ratekeeper::Error::invalid_uint(Argument::MaxKeys, keys).into()),
     }
 }

@@ -26,14 +26,18 @@
 //! | module | owns |
 //! |---|---|
 //! | `store` | `RedisStore`: connecting, options, closing |
-//! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy; leased mode; divided mode |
+//! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy |
+//! | `leased` | leased mode (`RedisLeasedLimiter`) |
+//! | `divided` | divided mode (`RedisDividedLimiter`) |
 //! | `batch` | the exact-mode checks of one turn of the event loop, sent together |
 //! | `pipe` | a store's own socket on the JavaScript thread, for those checks |
 //! | `membership` | `Membership` |
 //! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
 
 mod batch;
+mod divided;
 mod exact;
+mod leased;
 mod membership;
 mod pipe;
 mod smooth;
@@ -41,7 +45,14 @@ mod store;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::error::Failure;
+use ratekeeper::{AnyCore, LimiterSpec};
+
+use crate::args;
+use crate::bound::{Args, Returned};
+use crate::error::{Boxed, Failure};
+use crate::js::Js;
+use crate::promise::{self, Done};
+use crate::spec;
 
 pub(crate) use store::Store;
 
@@ -79,4 +90,32 @@ impl<T: Clone> Held<T> {
 pub(crate) fn adopt<C: Close + 'static>(store: &Store, child: &Arc<C>) {
     let weak: Weak<dyn Close> = Arc::downgrade(child) as Weak<dyn Close>;
     store.adopt(weak);
+}
+
+/// The limit a constructor was given (an options object with
+/// `algorithm`), checked as a local limiter's.
+pub(super) fn limit(value: Js) -> Result<LimiterSpec, Failure> {
+    let (algorithm, values) = spec::part(value, "limit")?;
+    Ok(spec::build(algorithm, &values, AnyCore::new)?.0)
+}
+
+/// A limiter's or group's name: any string (the crate escapes it).
+pub(super) fn name(value: Js, argument: &'static str) -> Result<String, Failure> {
+    value.string().ok_or(Failure::WrongType { argument, value, expected: "a string" })
+}
+
+/// A Promise of the decision for the key and cost in `args`, which `check`
+/// arranges through one of the crate's callback forms.
+pub(super) fn decide<L: Clone>(
+    args: &Args,
+    held: &Held<L>,
+    check: impl FnOnce(&L, Vec<u8>, u64, Done),
+) -> Result<Returned, Boxed> {
+    let promise = promise::promise(args.env, |done| {
+        let key = args::with_key(args.get(0), <[u8]>::to_vec)?;
+        let cost = args::cost_or_one(args.passed(1))?;
+        check(&held.get()?, key, cost, done);
+        Ok(())
+    })?;
+    Ok(Returned::Value(promise))
 }
