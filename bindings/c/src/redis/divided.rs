@@ -6,10 +6,10 @@
 use core::ffi::c_char;
 
 use ratekeeper::cost_from_i64;
-use ratekeeper_redis::RedisDividedLimiter;
+use ratekeeper_redis::{RedisDividedLimiter, RedisOption};
 
 use super::store::rk_redis_store;
-use super::{checked_spec, duration, heartbeat_ttl, max_key_bytes, max_keys, not_in_callback, ttl_requirement};
+use super::{checked_spec, max_key_bytes, max_keys, not_in_callback};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::rk_decision;
 use crate::spec::rk_limiter_spec;
@@ -38,11 +38,12 @@ pub struct rk_redis_divided_limiter {
 /// `rk_redis_divided_limiter_free()`, which leaves the group.
 ///
 /// Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
-/// `heartbeat_ttl_micros` under 3000, a `max_keys` not between 1 and 2^40,
-/// or a `name` that is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or
-/// `RK_REDIS_ERROR` when the first heartbeat fails; `RK_UNSUPPORTED` from a
-/// callback; `RK_NULL_POINTER` when `store`, `name`, `spec` or
-/// `out_limiter` is NULL.
+/// `heartbeat_ttl_micros` not between 3000 and 86400000000 (3 ms to a
+/// day), a `max_keys` not between 1 and 2^40, or a `name` that is not
+/// UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
+/// first heartbeat fails; `RK_UNSUPPORTED` from a callback;
+/// `RK_NULL_POINTER` when `store`, `name`, `spec` or `out_limiter` is
+/// NULL.
 ///
 /// # Safety
 /// As `rk_redis_limiter_new()`.
@@ -65,11 +66,10 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_new(
                 Out::required(out_limiter, "out_limiter")?,
             )
         };
-        let ttl = duration("heartbeat_ttl_micros", heartbeat_ttl_micros, 0, ttl_requirement())?;
+        let ttl = RedisOption::HeartbeatTtl.from_micros(heartbeat_ttl_micros)?;
         let max_keys = self::max_keys(max_keys)?;
         not_in_callback()?;
-        let limiter = RedisDividedLimiter::new(&store.store, name, spec, ttl, max_keys)
-            .map_err(|e| heartbeat_ttl("heartbeat_ttl_micros", e.into()))?;
+        let limiter = RedisDividedLimiter::new(&store.store, name, spec, ttl, max_keys)?;
         out.write(Box::into_raw(Box::new(rk_redis_divided_limiter { limiter })));
         Ok(())
     })

@@ -4,12 +4,13 @@
 //! a local limiter's, it answers with an `rk_decision`.
 
 use core::ffi::{c_char, c_void};
+use std::time::Duration;
 
 use ratekeeper::{cost_from_i64, unsigned_from_i64, Argument};
 use ratekeeper_redis::RedisLeasedLimiter;
 
 use super::store::rk_redis_store;
-use super::{checked_spec, duration, max_key_bytes, not_in_callback, rk_decision_callback, Callback};
+use super::{checked_spec, max_key_bytes, not_in_callback, rk_decision_callback, Callback};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::rk_decision;
 use crate::spec::rk_limiter_spec;
@@ -66,7 +67,8 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_new(
             )
         };
         let batch = unsigned_from_i64(Argument::Batch, batch)?;
-        let lease = duration("lease_micros", lease_micros, 1, "must be at least 1 microsecond")?;
+        // The crate refuses a lease of 0 (as `lease_micros`).
+        let lease = Duration::from_micros(unsigned_from_i64(Argument::Lease, lease_micros)?);
         let limiter = RedisLeasedLimiter::new(&store.store, name, spec, batch, lease)?;
         out.write(Box::into_raw(Box::new(rk_redis_leased_limiter { limiter })));
         Ok(())

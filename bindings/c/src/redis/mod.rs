@@ -21,6 +21,9 @@
 //! `RK_TIMEOUT`, `RK_REDIS_ERROR`, `RK_PROTOCOL_ERROR`, `RK_UNSUPPORTED`;
 //! see `failure.rs`), never `RK_INVALID_ARGUMENT`: a bad argument to a
 //! Redis limiter is the same error as to a local one, and nothing is sent.
+//! The options only these limiters take (a store's timeouts, a heartbeat
+//! or idle TTL) are checked by the crate (`ratekeeper_redis::RedisOption`),
+//! from the microseconds given here, and reported under the C names.
 //!
 //! | module | owns |
 //! |---|---|
@@ -48,7 +51,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use ratekeeper::keyed::{MaxKeyBytes, MAX_KEYS};
-use ratekeeper::{unsigned_from_i64, AnyCore, Argument, Decision, LimiterSpec, Value};
+use ratekeeper::{unsigned_from_i64, AnyCore, Argument, Decision, LimiterSpec};
 
 use crate::boundary::{handle, record};
 use crate::decision::rk_decision;
@@ -174,38 +177,6 @@ impl Callback<WaitFn> {
             // SAFETY: the caller's contract on the callback.
             unsafe { callback(user_data, status, reserved, wait) }
         });
-    }
-}
-
-/// A duration argument in whole microseconds that must be at least
-/// `min` (the crate takes `Duration`s, which cannot be negative).
-pub(crate) fn duration(
-    argument: &'static str,
-    micros: i64,
-    min: i64,
-    requirement: &'static str,
-) -> Result<Duration, Failure> {
-    if micros < min {
-        return Err(Failure::Invalid { argument, value: Value::Int(micros), requirement });
-    }
-    Ok(Duration::from_micros(micros as u64))
-}
-
-/// What a heartbeat TTL must be: the library's (a heartbeat every third
-/// of it).
-pub(crate) fn ttl_requirement() -> &'static str {
-    Argument::Ttl.requirement()
-}
-
-/// A heartbeat TTL: the crate refuses one under 3 ms (a heartbeat every
-/// third of it) as its `ttl` argument; here it gets the C parameter's
-/// name, `argument`.
-pub(crate) fn heartbeat_ttl(argument: &'static str, failure: Failure) -> Failure {
-    match failure {
-        Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) if invalid.argument() == Argument::Ttl => {
-            Failure::Invalid { argument, value: invalid.value(), requirement: ttl_requirement() }
-        }
-        other => other,
     }
 }
 
