@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use ratekeeper::LimiterSpec;
-use ratekeeper_redis::RedisDividedLimiter;
+use ratekeeper_redis::{RedisDividedLimiter, RedisOption};
 
 use super::store::{store_arg, PyRedisStore};
 use super::{max_keys_arg, Close, Held};
@@ -17,16 +17,12 @@ use crate::decision::PyDecision;
 use crate::errors::from_redis;
 use crate::limiter::{spec_repr, template_spec};
 
-/// A heartbeat TTL from 3 ms (a beat every millisecond) to a day.
-const MAX_TTL_MICROS: i64 = 86_400_000_000;
-const TTL_REQUIREMENT: &str = "must be between 0.003 and 86400 seconds";
-
 /// Divided mode: this process joins the group ``name`` (it heartbeats into
-/// Redis every third of ``heartbeat_ttl``, and counts as live until
-/// ``heartbeat_ttl`` after its last beat) and enforces ``limit ÷ live
-/// nodes`` on its own, per key, for at most ``max_keys`` keys — with no
-/// round trip per decision, so ``check`` never waits. Keys are as a
-/// ``KeyedLimiter``'s, of at most ``max_key_bytes`` bytes.
+/// Redis every third of ``heartbeat_ttl``, 3 ms to a day, and counts as
+/// live until ``heartbeat_ttl`` after its last beat) and enforces ``limit
+/// ÷ live nodes`` on its own, per key, for at most ``max_keys`` keys —
+/// with no round trip per decision, so ``check`` never waits. Keys are as
+/// a ``KeyedLimiter``'s, of at most ``max_key_bytes`` bytes.
 ///
 /// The shares add up to the whole limit when traffic is spread evenly over
 /// the nodes; a busy node is refused while an idle one has room. While
@@ -70,7 +66,7 @@ impl PyRedisDividedLimiter {
         let store = store_arg(store)?;
         let name = args::text(name, "name")?;
         let spec = template_spec(template)?;
-        let ttl = args::bounded_duration(heartbeat_ttl, "heartbeat_ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
+        let ttl = args::redis_option(heartbeat_ttl, RedisOption::HeartbeatTtl)?;
         let max_keys = max_keys_arg(max_keys)?;
         let max_key_bytes = args::max_key_bytes(max_key_bytes)?;
         let shared = store.get().get(py)?;
