@@ -4,16 +4,14 @@
 //! mode's.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue};
 use napi_derive::napi;
-use ratekeeper::Argument;
-use ratekeeper_redis::RedisDividedLimiter;
+use ratekeeper_redis::{RedisDividedLimiter, RedisOption};
 
 use super::store::store_of;
-use super::{adopt, limit, name, Close, Held};
+use super::{adopt, limit, name, required_option_duration, Close, Held};
 use crate::args;
 use crate::bound::{Binder, Named, Returned, Scratch, DECISION_WORDS};
 use crate::error::{blame_later, guarded, Failure, Kept};
@@ -97,16 +95,15 @@ pub fn redis_divided_create<'env>(
         let redis = store.get()?;
         let name = self::name(js(name), "name")?;
         let spec = self::limit(js(limit))?;
-        let (ttl, ttl_given) = args::required_duration(
+        let ttl = required_option_duration(
+            RedisOption::HeartbeatTtl,
             js(heartbeat_ttl_ms),
             js(heartbeat_ttl_micros),
             ("heartbeatTtlMs", "heartbeatTtlMicros"),
-            Argument::Ttl,
         )?;
         let (max_keys, keys_given) = keyed::max_keys(js(max_keys))?;
         let bound = args::max_key_bytes(js(max_key_bytes))?;
-        let kept: Vec<Kept> = [Kept::keep(ttl_given), Kept::keep(keys_given)].into_iter().flatten().collect();
-        let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
+        let kept: Vec<Kept> = Kept::keep(keys_given).into_iter().collect();
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let joined = RedisDividedLimiter::new(&redis, &name, spec, ttl, max_keys).map(|l| l.max_key_bytes(bound));
             Box::new(move |cx| {

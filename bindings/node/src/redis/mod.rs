@@ -10,7 +10,9 @@
 //! crate's blocking-only calls (connecting, joining a group) — runs on
 //! libuv's thread pool (see `promise`). Errors are the crate's, mapped in
 //! `error` (stable codes `ERR_RATEKEEPER_REDIS_…`, distinct from the
-//! argument errors every limiter shares).
+//! argument errors every limiter shares). The options only these limiters
+//! take (a store's timeouts, a heartbeat or idle TTL) are checked by the
+//! crate ([`option_duration`]) and refused as any argument is.
 //!
 //! ## Closing
 //!
@@ -44,10 +46,12 @@ mod smooth;
 mod store;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
 use ratekeeper::{AnyCore, LimiterSpec};
+use ratekeeper_redis::RedisOption;
 
-use crate::args;
+use crate::args::{self, Duration as Given};
 use crate::bound::{Args, Returned};
 use crate::error::{Boxed, Failure};
 use crate::js::Js;
@@ -118,4 +122,43 @@ pub(super) fn decide<L: Clone>(
         Ok(())
     })?;
     Ok(Returned::Value(promise))
+}
+
+/// An option only a Redis limiter takes (`option`: a store's timeout, a
+/// heartbeat or idle TTL), given in milliseconds (`names.0`) or in exact
+/// microseconds (`names.1`), one or neither (`None`): converted here — the
+/// milliseconds by the library's rule for durations, rounded to the
+/// nearest microsecond, `NaN`, an infinity or a negative value being none
+/// — and checked by the crate, whose refusal is a `RangeError` naming the
+/// option and showing the value as the caller gave them, with the crate's
+/// requirement.
+pub(super) fn option_duration(
+    option: RedisOption,
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+) -> Result<Option<Duration>, Failure> {
+    let (argument, value, whole) = match args::duration(ms, micros, names)? {
+        None => return Ok(None),
+        Some(Given::Millis(value, x)) => (names.0, value, ratekeeper::micros_from_millis(x).filter(|_| x >= 0.0)),
+        Some(Given::Micros(m)) => (names.1, micros, Some(m)),
+    };
+    match whole.map(|m| option.from_micros(m)) {
+        Some(Ok(duration)) => Ok(Some(duration)),
+        Some(Err(_)) | None => Err(Failure::OutOfRange { argument, value, requirement: option.requirement() }),
+    }
+}
+
+/// [`option_duration`] for an option the caller must give.
+pub(super) fn required_option_duration(
+    option: RedisOption,
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+) -> Result<Duration, Failure> {
+    option_duration(option, ms, micros, names)?.ok_or(Failure::WrongType {
+        argument: names.0,
+        value: ms,
+        expected: "a number",
+    })
 }
