@@ -672,7 +672,8 @@ typedef uint32_t rk_color;
 /**
  * How a store connects, and how long a decision may take, for
  * `rk_redis_store_connect()`. Every field may be 0 for its default, so a
- * designated initializer sets only what it changes:
+ * designated initializer sets only what it changes; any other value is
+ * between 1 and 3600000000 (an hour):
  *
  * ```c
  * rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
@@ -682,18 +683,20 @@ typedef struct {
   /**
    * The longest one decision may take, reconnection included; past it
    * the call fails with `RK_TIMEOUT` (or the limiter's unavailability
-   * policy decides). 0: 100 ms.
+   * policy decides). At most an hour; 0: 100 ms.
    */
   int64_t timeout_micros;
   /**
-   * The longest one attempt to connect may take. 0: 250 ms.
+   * The longest one attempt to connect may take. At most an hour; 0:
+   * 250 ms.
    */
   int64_t connect_timeout_micros;
   /**
    * After Redis failed to answer, decisions stop trying it for this long
    * and fail at once with `RK_UNAVAILABLE` (so a dead server costs no
-   * timeouts); then the next one tries again. 0: 200 ms, so decisions
-   * are back on Redis well within a second of it answering.
+   * timeouts); then the next one tries again. At most an hour; 0:
+   * 200 ms, so decisions are back on Redis well within a second of it
+   * answering.
    */
   int64_t retry_interval_micros;
 } rk_redis_store_options;
@@ -2280,11 +2283,11 @@ rk_status rk_trtcm_tokens(const rk_trtcm *marker,
  * `options`: NULL for the defaults (100 ms per decision).
  *
  * Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
- * UTF-8, or an option is negative; `RK_UNAVAILABLE` when the server
- * cannot be reached (refused, unreachable), `RK_TIMEOUT` when it does not
- * answer in time, `RK_REDIS_ERROR` when it refuses the connection (a
- * wrong password, say); `RK_NULL_POINTER` when `url` or `out_store` is
- * NULL.
+ * UTF-8, or an option is negative or beyond an hour; `RK_UNAVAILABLE`
+ * when the server cannot be reached (refused, unreachable), `RK_TIMEOUT`
+ * when it does not answer in time, `RK_REDIS_ERROR` when it refuses the
+ * connection (a wrong password, say); `RK_NULL_POINTER` when `url` or
+ * `out_store` is NULL.
  *
  * # Safety
  * `url` is NULL or a NUL-terminated string; `options` is NULL or valid
@@ -2343,10 +2346,11 @@ rk_status rk_redis_store_is_down(const rk_redis_store *store,
  * membership in `*out_membership`. Blocks for the first heartbeat. Free
  * it with `rk_redis_membership_free()`.
  *
- * Returns `RK_INVALID_ARGUMENT` when `ttl_micros` is under 3000 or `group`
- * is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
- * first heartbeat fails; `RK_UNSUPPORTED` from a callback;
- * `RK_NULL_POINTER` when `store`, `group` or `out_membership` is NULL.
+ * Returns `RK_INVALID_ARGUMENT` when `ttl_micros` is not between 3000 and
+ * 86400000000 (3 ms to a day) or `group` is not UTF-8; `RK_UNAVAILABLE`,
+ * `RK_TIMEOUT` or `RK_REDIS_ERROR` when the first heartbeat fails;
+ * `RK_UNSUPPORTED` from a callback; `RK_NULL_POINTER` when `store`,
+ * `group` or `out_membership` is NULL.
  *
  * # Safety
  * `store` is NULL or a live store; `group` is NULL or a NUL-terminated
@@ -2686,11 +2690,12 @@ rk_status rk_redis_leased_limiter_check_async(const rk_redis_leased_limiter *lim
  * `rk_redis_divided_limiter_free()`, which leaves the group.
  *
  * Returns `RK_INVALID_ARGUMENT` for a spec `rk_limiter_new()` refuses, a
- * `heartbeat_ttl_micros` under 3000, a `max_keys` not between 1 and 2^40,
- * or a `name` that is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or
- * `RK_REDIS_ERROR` when the first heartbeat fails; `RK_UNSUPPORTED` from a
- * callback; `RK_NULL_POINTER` when `store`, `name`, `spec` or
- * `out_limiter` is NULL.
+ * `heartbeat_ttl_micros` not between 3000 and 86400000000 (3 ms to a
+ * day), a `max_keys` not between 1 and 2^40, or a `name` that is not
+ * UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
+ * first heartbeat fails; `RK_UNSUPPORTED` from a callback;
+ * `RK_NULL_POINTER` when `store`, `name`, `spec` or `out_limiter` is
+ * NULL.
  *
  * # Safety
  * As `rk_redis_limiter_new()`.

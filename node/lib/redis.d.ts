@@ -3,7 +3,7 @@ export type StoreOptions = {
      * The longest any one decision may take,
      * reconnection included; past it the call fails with
      * `ERR_RATEKEEPER_REDIS_TIMEOUT` and the limiter's `whenUnavailable`
-     * policy decides. Default 100.
+     * policy decides. Above 0, at most an hour. Default 100.
      */
     timeoutMs?: number | undefined;
     /**
@@ -12,7 +12,7 @@ export type StoreOptions = {
     timeoutMicros?: number | bigint | undefined;
     /**
      * The longest one attempt to connect
-     * may take. Default 250.
+     * may take. Above 0, at most an hour. Default 250.
      */
     connectTimeoutMs?: number | undefined;
     /**
@@ -24,7 +24,7 @@ export type StoreOptions = {
      * decisions stop trying it for this long (failing at once with
      * `ERR_RATEKEEPER_REDIS_UNAVAILABLE`, or deciding by the policy), so that
      * a dead server costs no timeouts; then the next decision tries again.
-     * Default 200.
+     * 0 to an hour. Default 200.
      */
     retryIntervalMs?: number | undefined;
     /**
@@ -96,8 +96,8 @@ export type LeasedOptions = {
 export type DividedOptions = {
     /**
      * How long a node counts as live after
-     * its last heartbeat (it heartbeats every third of it), in milliseconds;
-     * at least 3.
+     * its last heartbeat (it heartbeats every third of it), in milliseconds:
+     * 3 to a day (86400000).
      */
     heartbeatTtlMs?: number | undefined;
     /**
@@ -118,7 +118,8 @@ export type DividedOptions = {
 export type MembershipOptions = {
     /**
      * How long a node counts as live after its last
-     * heartbeat (it heartbeats every third of it), in milliseconds; at least 3.
+     * heartbeat (it heartbeats every third of it), in milliseconds: 3 to a
+     * day (86400000).
      */
     ttlMs?: number | undefined;
     /**
@@ -147,8 +148,8 @@ export type RedisRateLimiterOptions = {
     maxBurstSeconds?: number | undefined;
     /**
      * Lets the shared state expire after this
-     * long unused (default: never). A limiter recreated after that starts
-     * afresh, as a new Guava limiter does.
+     * long unused, above 0 (default: never). A limiter recreated after that
+     * starts afresh, as a new Guava limiter does.
      */
     idleTtlMs?: number | undefined;
     /**
@@ -161,16 +162,16 @@ export type RedisRateLimiterOptions = {
  * @property {number} [timeoutMs] The longest any one decision may take,
  *   reconnection included; past it the call fails with
  *   `ERR_RATEKEEPER_REDIS_TIMEOUT` and the limiter's `whenUnavailable`
- *   policy decides. Default 100.
+ *   policy decides. Above 0, at most an hour. Default 100.
  * @property {number | bigint} [timeoutMicros] The same in exact microseconds.
  * @property {number} [connectTimeoutMs] The longest one attempt to connect
- *   may take. Default 250.
+ *   may take. Above 0, at most an hour. Default 250.
  * @property {number | bigint} [connectTimeoutMicros] The same in exact microseconds.
  * @property {number} [retryIntervalMs] After Redis failed to answer,
  *   decisions stop trying it for this long (failing at once with
  *   `ERR_RATEKEEPER_REDIS_UNAVAILABLE`, or deciding by the policy), so that
  *   a dead server costs no timeouts; then the next decision tries again.
- *   Default 200.
+ *   0 to an hour. Default 200.
  * @property {number | bigint} [retryIntervalMicros] The same in exact microseconds.
  */
 /**
@@ -377,8 +378,8 @@ export class RedisLeasedLimiter {
 /**
  * @typedef {object} DividedOptions
  * @property {number} [heartbeatTtlMs] How long a node counts as live after
- *   its last heartbeat (it heartbeats every third of it), in milliseconds;
- *   at least 3.
+ *   its last heartbeat (it heartbeats every third of it), in milliseconds:
+ *   3 to a day (86400000).
  * @property {number | bigint} [heartbeatTtlMicros] The same in exact
  *   microseconds. Give one or the other.
  * @property {number | bigint} maxKeys The most keys this node holds.
@@ -441,7 +442,8 @@ export class RedisDividedLimiter {
 /**
  * @typedef {object} MembershipOptions
  * @property {number} [ttlMs] How long a node counts as live after its last
- *   heartbeat (it heartbeats every third of it), in milliseconds; at least 3.
+ *   heartbeat (it heartbeats every third of it), in milliseconds: 3 to a
+ *   day (86400000).
  * @property {number | bigint} [ttlMicros] The same in exact microseconds.
  *   Give one or the other.
  */
@@ -500,8 +502,8 @@ export class Membership {
  * @property {number} [coldFactor] For a warming-up limiter (default 3).
  * @property {number} [maxBurstSeconds] For a bursty limiter (default 1).
  * @property {number} [idleTtlMs] Lets the shared state expire after this
- *   long unused (default: never). A limiter recreated after that starts
- *   afresh, as a new Guava limiter does.
+ *   long unused, above 0 (default: never). A limiter recreated after that
+ *   starts afresh, as a new Guava limiter does.
  * @property {number | bigint} [idleTtlMicros] The same in exact microseconds.
  */
 /**

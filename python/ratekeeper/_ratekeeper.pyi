@@ -402,7 +402,12 @@ class KeyedLimiter:
 
 # A duration: seconds or a timedelta, whole microseconds up to 2**63 - 1
 # (NaN, infinite, negative or longer raises InvalidArgumentError; a timeout
-# alone may be negative, "do not wait", or infinite, "no deadline").
+# alone may be negative, "do not wait", or infinite, "no deadline"). The
+# Redis options have the domains of ratekeeper-redis's RedisOption, as in
+# every language: a store's timeout and connect_timeout above 0 and at most
+# an hour, its retry_interval 0 to an hour, a heartbeat ttl (Membership's
+# ttl, RedisDividedLimiter's heartbeat_ttl) 3 ms to a day, an idle_ttl
+# above 0.
 _Seconds: TypeAlias = float | timedelta
 _WhenUnavailable: TypeAlias = Literal["error", "fail_closed", "fail_open", "local_share"]
 

@@ -96,7 +96,7 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         waiting at most ``connect_timeout`` (GIL released). Raises
         ``RedisUnavailableError`` (or ``RedisTimeoutError``) when it cannot.
         Defaults: ``timeout`` 0.1 s, ``connect_timeout`` 0.25 s,
-        ``retry_interval`` 0.2 s."""
+        ``retry_interval`` 0.2 s; each at most an hour."""
         return cls(
             url, timeout=timeout, connect_timeout=connect_timeout, retry_interval=retry_interval
         )
@@ -248,8 +248,9 @@ class Membership(_ratekeeper.Membership, _Closes):
     @classmethod
     def join(cls, store: RedisStore, group: str, ttl: float | timedelta) -> Self:
         """Joins ``group`` as a new node, heartbeating every third of
-        ``ttl``; blocks for the first heartbeat (GIL released) and raises
-        ``RedisUnavailableError`` if Redis cannot be reached."""
+        ``ttl`` (3 ms to a day); blocks for the first heartbeat (GIL
+        released) and raises ``RedisUnavailableError`` if Redis cannot be
+        reached."""
         return cls(store, group, ttl)
 
     @classmethod

@@ -564,6 +564,12 @@ static void test_invalid_arguments(void) {
   CHECK_STR(rk_last_error_argument(), "ttl_micros");
   CHECK_STATUS(rk_redis_membership_join(store, name("g"), -1, &m), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "ttl_micros");
+  /* At most a day, as in every language; the domain is the crate's. */
+  CHECK_STATUS(rk_redis_membership_join(store, name("g"), 86400000001, &m), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "ttl_micros");
+  CHECK_STR(rk_last_error_message(),
+            "rk_redis_membership_join: invalid argument ttl_micros = 86400000001: must be between 3 milliseconds "
+            "and a day (3000 to 86400000000 microseconds)");
   CHECK_STATUS(rk_redis_membership_join(store, NULL, 3000000, &m), RK_NULL_POINTER);
   CHECK_STR(rk_last_error_argument(), "group");
   CHECK(m == (rk_redis_membership *)&good);
@@ -580,6 +586,11 @@ static void test_invalid_arguments(void) {
 
   rk_redis_divided_limiter *dl = NULL;
   CHECK_STATUS(rk_redis_divided_limiter_new(store, name("dv"), &good, 1000, 10, &dl), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "heartbeat_ttl_micros");
+  CHECK_STR(rk_last_error_message(),
+            "rk_redis_divided_limiter_new: invalid argument heartbeat_ttl_micros = 1000: must be between 3 "
+            "milliseconds and a day (3000 to 86400000000 microseconds)");
+  CHECK_STATUS(rk_redis_divided_limiter_new(store, name("dv"), &good, 86400000001, 10, &dl), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "heartbeat_ttl_micros");
   CHECK_STATUS(rk_redis_divided_limiter_new(store, name("dv"), &good, 3000000, 0, &dl), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "max_keys");
@@ -617,13 +628,24 @@ static void test_invalid_arguments(void) {
   CHECK_DOUBLE(rate, 1.0);
   rk_redis_rate_limiter_free(r);
 
-  /* Stores: a URL that is not Redis's, negative options, an empty list. */
+  /* Stores: a URL that is not Redis's, negative options or beyond an hour,
+     an empty list. */
   rk_redis_store *s = NULL;
   CHECK_STATUS(rk_redis_store_connect("http://localhost/", NULL, &s), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "url");
   rk_redis_store_options options = {.retry_interval_micros = -1};
   CHECK_STATUS(rk_redis_store_connect(required_env("RATEKEEPER_REDIS_URL"), &options, &s), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "retry_interval_micros");
+  options = (rk_redis_store_options){.timeout_micros = 3600000001};
+  CHECK_STATUS(rk_redis_store_connect(required_env("RATEKEEPER_REDIS_URL"), &options, &s), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "timeout_micros");
+  CHECK_STR(rk_last_error_message(),
+            "rk_redis_store_connect: invalid argument timeout_micros = 3600000001: must be above 0 and at most an "
+            "hour (1 to 3600000000 microseconds)");
+  options = (rk_redis_store_options){.timeout_micros = 3600000000, .connect_timeout_micros = 2000000};
+  CHECK_OK(rk_redis_store_connect(required_env("RATEKEEPER_REDIS_URL"), &options, &s));
+  rk_redis_store_free(s);
+  s = NULL;
   CHECK_STATUS(rk_redis_store_connect_cluster(NULL, 0, NULL, &s), RK_INVALID_ARGUMENT);
   CHECK_STR(rk_last_error_argument(), "nodes_len");
   CHECK_STATUS(rk_redis_store_connect(NULL, NULL, &s), RK_NULL_POINTER);

@@ -6,6 +6,7 @@ use core::fmt;
 use std::any::Any;
 
 use ratekeeper::{Argument, Error, Value};
+use ratekeeper_redis::RedisOption;
 
 use crate::status::rk_status;
 
@@ -80,11 +81,17 @@ impl From<Error> for Failure {
 }
 
 /// A Redis limiter's error: its invalid arguments are the std layer's,
-/// mapped as every other limiter's.
+/// mapped as every other limiter's; its invalid options are the crate's
+/// own, named as their C parameters ([`c_option_name`]).
 impl From<ratekeeper_redis::Error> for Failure {
     fn from(error: ratekeeper_redis::Error) -> Self {
         match error {
             ratekeeper_redis::Error::Invalid(e) => Failure::Library(e),
+            ratekeeper_redis::Error::InvalidOption(invalid) => Failure::Invalid {
+                argument: c_option_name(invalid.option()),
+                value: invalid.value(),
+                requirement: invalid.requirement(),
+            },
             other => Failure::Redis(other),
         }
     }
@@ -100,7 +107,7 @@ fn redis_status(error: &ratekeeper_redis::Error) -> rk_status {
         E::Unsupported(_) => rk_status::RK_UNSUPPORTED,
         E::Protocol(_) => rk_status::RK_PROTOCOL_ERROR,
         e if e.is_unavailability() => rk_status::RK_UNAVAILABLE,
-        E::Invalid(_) => rk_status::RK_INVALID_ARGUMENT,
+        E::Invalid(_) | E::InvalidOption(_) => rk_status::RK_INVALID_ARGUMENT,
         _ => rk_status::RK_REDIS_ERROR,
     }
 }
@@ -204,6 +211,21 @@ pub fn c_name(argument: Argument) -> &'static str {
     }
 }
 
+/// A Redis option's name as the C parameter that carries it: every one is
+/// a duration, given in whole microseconds.
+pub fn c_option_name(option: RedisOption) -> &'static str {
+    match option {
+        RedisOption::Timeout => "timeout_micros",
+        RedisOption::ConnectTimeout => "connect_timeout_micros",
+        RedisOption::RetryInterval => "retry_interval_micros",
+        RedisOption::Ttl => "ttl_micros",
+        RedisOption::HeartbeatTtl => "heartbeat_ttl_micros",
+        RedisOption::IdleTtl => "idle_ttl_micros",
+        // An option added later, until it is named here.
+        other => other.name(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +286,23 @@ mod tests {
         let f = Failure::in_element("limits", 2, Error::invalid_int(Argument::Limit, 0));
         assert_eq!((f.status(), f.argument()), (rk_status::RK_INVALID_ARGUMENT, Some("limit")));
         assert_eq!(described(&f), "limits[2]: invalid argument limit = 0: must be between 1 and 9223372036854775807");
+    }
+
+    #[test]
+    fn redis_options_are_named_as_in_the_header_with_the_crates_requirement() {
+        let f = Failure::from(RedisOption::Timeout.from_micros(3_600_000_001).unwrap_err());
+        assert_eq!((f.status(), f.argument()), (rk_status::RK_INVALID_ARGUMENT, Some("timeout_micros")));
+        assert_eq!(
+            described(&f),
+            "invalid argument timeout_micros = 3600000001: must be above 0 and at most an hour (1 to 3600000000 microseconds)"
+        );
+        for &option in RedisOption::ALL {
+            let name = c_option_name(option);
+            assert_eq!(name, format!("{}_micros", option.name()), "{option:?}");
+            let f = Failure::from(option.from_micros(-1).unwrap_err());
+            assert_eq!((f.status(), f.argument()), (rk_status::RK_INVALID_ARGUMENT, Some(name)));
+            assert!(described(&f).ends_with(option.requirement()), "{}", described(&f));
+        }
     }
 
     #[test]

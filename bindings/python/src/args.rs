@@ -41,6 +41,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
 use ratekeeper::{Argument, Error};
+use ratekeeper_redis::RedisOption;
 
 use crate::errors::{from_rust, invalid_named, invalid_value, wrong_type};
 
@@ -183,27 +184,23 @@ fn seconds_named(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Seconds> {
     }
 }
 
-/// A length of time the library takes as it is, with no [`Argument`] of
-/// its own (a store's timeouts, a membership's TTL): seconds or a
-/// `timedelta`, whole microseconds from `min_micros` to `max_micros`, else
-/// an `InvalidArgumentError` naming `name` with `requirement`.
-pub fn bounded_duration(
-    obj: &Bound<'_, PyAny>,
-    name: &str,
-    min_micros: i64,
-    max_micros: i64,
-    requirement: &str,
-) -> PyResult<Duration> {
-    let micros = match seconds_named(obj, name)? {
+/// An option only a shared limiter takes (a store's timeouts, a heartbeat
+/// or idle TTL: [`RedisOption`]): seconds or a `timedelta`, converted here
+/// to whole microseconds and checked by the Redis crate, whose refusal is
+/// an `InvalidArgumentError` naming the option (its Rust name is Python's)
+/// with the crate's requirement and the value as given.
+pub fn redis_option(obj: &Bound<'_, PyAny>, option: RedisOption) -> PyResult<Duration> {
+    let micros = match seconds_named(obj, option.name())? {
         // Truncated to whole microseconds, as every duration here; NaN,
-        // infinite, negative or too long is no duration.
+        // infinite or negative (even when it truncates to 0) is no
+        // duration, and neither is one beyond the `i64` range.
         Seconds::Float(secs) => ratekeeper::micros_from_secs(secs).filter(|_| secs >= 0.0),
         Seconds::Micros(micros) => Some(micros),
         Seconds::Overflow { .. } => None,
     };
-    match micros {
-        Some(micros) if (min_micros..=max_micros).contains(&micros) => Ok(Duration::from_micros(micros as u64)),
-        _ => Err(invalid_named(name, obj, requirement)),
+    match micros.map(|micros| option.from_micros(micros)) {
+        Some(Ok(duration)) => Ok(duration),
+        Some(Err(_)) | None => Err(invalid_named(option.name(), obj, option.requirement())),
     }
 }
 

@@ -239,10 +239,19 @@ fn redis_timeout_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 }
 
 /// The Python exception for an error of a Redis limiter: its argument
-/// errors exactly as [`from_rust`] maps the local limiters', the others as
-/// the `Redis*` types and `UnsupportedError`.
+/// errors exactly as [`from_rust`] maps the local limiters', its invalid
+/// options (a store's timeout, a heartbeat TTL) as `InvalidArgumentError`s
+/// too, under the option's name, the others as the `Redis*` types and
+/// `UnsupportedError`.
 pub fn from_redis(py: Python<'_>, error: ratekeeper_redis::Error) -> PyErr {
     use ratekeeper_redis::Error as E;
+    if let E::InvalidOption(invalid) = &error {
+        let value = match invalid.value() {
+            Value::Float(v) => PyFloat::new(py, v).into_any(),
+            Value::Int(v) => PyInt::new(py, v).into_any(),
+        };
+        return argument_error(invalid_argument_error(py), invalid.to_string(), invalid.name(), value);
+    }
     let ty = match &error {
         E::Invalid(_) => None,
         E::Unsupported(_) => Some(unsupported_error(py)),

@@ -19,6 +19,7 @@ use ratekeeper::{AnyClock, Decision, LimiterSpec};
 
 use crate::error::Error;
 use crate::membership::Membership;
+use crate::options::RedisOption;
 use crate::share::LocalShare;
 use crate::store::RedisStore;
 
@@ -32,8 +33,9 @@ pub struct RedisDividedLimiter {
 }
 
 impl RedisDividedLimiter {
-    /// Joins group `name` (heartbeats every third of `heartbeat_ttl`) and
-    /// enforces this node's share of `spec`, for at most `max_keys` keys.
+    /// Joins group `name` (heartbeats every third of `heartbeat_ttl`, 3 ms
+    /// to a day: [`RedisOption::HeartbeatTtl`]) and enforces this node's
+    /// share of `spec`, for at most `max_keys` keys.
     pub fn new(
         store: &RedisStore,
         name: &str,
@@ -41,7 +43,8 @@ impl RedisDividedLimiter {
         heartbeat_ttl: Duration,
         max_keys: usize,
     ) -> Result<Self, Error> {
-        let membership = Arc::new(Membership::join(store, name, heartbeat_ttl)?);
+        let heartbeat_ttl = RedisOption::HeartbeatTtl.check(heartbeat_ttl)?;
+        let membership = Arc::new(Membership::join_checked(store, name, heartbeat_ttl)?);
         let share = Arc::new(LocalShare::new(
             Arc::clone(&membership),
             spec,

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::options::InvalidOption;
+
 /// What went wrong talking to a shared limiter.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -9,6 +11,10 @@ pub enum Error {
     /// A bad argument: the same checks, and the same error, as the local
     /// limiters. Nothing was sent to Redis.
     Invalid(ratekeeper_core::Error),
+    /// An option only a shared limiter takes (a store's timeout, a
+    /// heartbeat TTL: [`RedisOption`](crate::RedisOption)) outside its
+    /// domain. Nothing was sent to Redis.
+    InvalidOption(InvalidOption),
     /// Redis could not be reached or answered with an error.
     Redis(redis::RedisError),
     /// Redis did not answer within the store's timeout.
@@ -51,6 +57,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Invalid(e) => e.fmt(f),
+            Error::InvalidOption(e) => e.fmt(f),
             Error::Redis(e) => write!(f, "redis: {e}"),
             Error::Timeout => f.write_str("redis did not answer within the timeout"),
             Error::Unavailable => f.write_str("redis is unavailable (it failed moments ago; retrying shortly)"),
@@ -65,7 +72,11 @@ impl std::error::Error for Error {
         match self {
             Error::Invalid(e) => Some(e),
             Error::Redis(e) => Some(e),
-            Error::Protocol(_) | Error::Timeout | Error::Unavailable | Error::Unsupported(_) => None,
+            Error::InvalidOption(_)
+            | Error::Protocol(_)
+            | Error::Timeout
+            | Error::Unavailable
+            | Error::Unsupported(_) => None,
         }
     }
 }

@@ -20,6 +20,9 @@
 //!   caller drives from its own event loop (the Node binding's), sans I/O.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
+//! * [`RedisOption`] — the options only these limiters take (a store's
+//!   timeouts, a heartbeat TTL), each with its domain, checked here for
+//!   every language.
 
 mod divided;
 mod error;
@@ -28,6 +31,7 @@ mod frame;
 mod keys;
 mod leased;
 mod membership;
+mod options;
 mod pipe;
 mod reply;
 mod scripts;
@@ -40,6 +44,7 @@ pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};
 pub use leased::RedisLeasedLimiter;
 pub use membership::Membership;
+pub use options::{InvalidOption, RedisOption};
 pub use pipe::{Answered, Requests, ScriptPipe};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};

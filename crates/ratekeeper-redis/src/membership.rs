@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::keys;
+use crate::options::RedisOption;
 use crate::scripts::{self, TimeSource};
 use crate::store::RedisStore;
 
@@ -50,12 +51,17 @@ impl Inner {
 
 impl Membership {
     /// Joins `group` as a new node (a random id), heartbeating every third of
-    /// `ttl`. Errors if Redis cannot be reached for the first heartbeat.
+    /// `ttl` (3 ms to a day: [`RedisOption::Ttl`]). Errors if Redis cannot
+    /// be reached for the first heartbeat.
     pub fn join(store: &RedisStore, group: &str, ttl: Duration) -> Result<Self, Error> {
-        let ttl_micros = ratekeeper::micros_from_duration(ratekeeper::Argument::Ttl, ttl)?;
-        if ttl_micros < 3_000 {
-            return Err(ratekeeper::Error::invalid_int(ratekeeper::Argument::Ttl, ttl_micros).into());
-        }
+        Self::join_checked(store, group, RedisOption::Ttl.check(ttl)?)
+    }
+
+    /// [`join`](Self::join) with a TTL its caller checked, as its own
+    /// option (a divided limiter's `heartbeat_ttl`).
+    pub(crate) fn join_checked(store: &RedisStore, group: &str, ttl: Duration) -> Result<Self, Error> {
+        // Within a day: no overflow.
+        let ttl_micros = ttl.as_micros() as i64;
         let inner = Arc::new(Inner {
             store: store.clone(),
             key: format!("rk:{{{}}}:nodes", keys::escape(group.as_bytes())),

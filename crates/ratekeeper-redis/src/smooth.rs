@@ -34,6 +34,7 @@ use ratekeeper_core::{SmoothKind, SmoothRateLimiter};
 
 use crate::error::Error;
 use crate::keys;
+use crate::options::RedisOption;
 use crate::reply::{self, Reply};
 use crate::scripts::{self, TimeSource};
 use crate::store::RedisStore;
@@ -300,7 +301,8 @@ impl RedisRateLimiterBuilder {
     }
 
     /// Lets the state expire after this long unused (default: never; see
-    /// the module docs for why recreation is not free).
+    /// the module docs for why recreation is not free): at least 1 µs
+    /// ([`RedisOption::IdleTtl`]), checked by [`connect`](Self::connect).
     pub fn idle_ttl(mut self, ttl: Duration) -> Self {
         self.idle_ttl = Some(ttl);
         self
@@ -330,7 +332,9 @@ impl RedisRateLimiterBuilder {
                 ("warming", warmup_micros.to_string(), reply::double_arg(cold_factor))
             }
         };
-        let idle_ttl_millis = self.idle_ttl.map_or(0, |t| t.as_millis().max(1));
+        let idle_ttl = self.idle_ttl.map(|t| RedisOption::IdleTtl.check(t)).transpose()?;
+        // Whole milliseconds for `PEXPIRE`; 0: never expires.
+        let idle_ttl_millis = idle_ttl.map_or(0, |t| t.as_millis().max(1));
         #[cfg(feature = "test-clock")]
         let time = if self.test_clock.is_some() { TimeSource::Argument } else { TimeSource::Server };
         #[cfg(not(feature = "test-clock"))]

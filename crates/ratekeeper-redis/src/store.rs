@@ -79,24 +79,41 @@ use redis::{Script, Value};
 use tokio::runtime::Runtime;
 
 use crate::error::Error;
+use crate::options::RedisOption;
 
-/// How a store connects, and how long a decision may take.
+/// How a store connects, and how long a decision may take. Each field's
+/// domain is its [`RedisOption`]'s: [`RedisStore::connect`] refuses a
+/// value outside it ([`Error::InvalidOption`]) before connecting.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// The longest any one decision may take, reconnection included. Past
     /// it the call fails with [`Error::Timeout`] and the limiter's
-    /// unavailability policy decides. Default: 100 ms.
+    /// unavailability policy decides. Above 0, at most an hour. Default:
+    /// 100 ms.
     pub timeout: Duration,
-    /// The longest one attempt to connect may take. Default: 250 ms.
+    /// The longest one attempt to connect may take. Above 0, at most an
+    /// hour. Default: 250 ms.
     pub connect_timeout: Duration,
     /// After Redis failed to answer (an I/O error, a refused connection, a
     /// cluster that is down, a timeout with nothing answered since — see
     /// the module docs: one slow call is not enough), decisions stop trying
     /// it for this long and fail at once with [`Error::Unavailable`] — so
     /// that a dead server costs each decision nothing, not a timeout — then
-    /// the next decision tries again. Default: 200 ms, so decisions are back on
-    /// Redis well within a second of it answering again.
+    /// the next decision tries again. 0 to an hour. Default: 200 ms, so
+    /// decisions are back on Redis well within a second of it answering
+    /// again.
     pub retry_interval: Duration,
+}
+
+impl StoreOptions {
+    /// The options if every field is within its domain, else the error
+    /// naming the first that is not.
+    pub fn checked(self) -> Result<Self, Error> {
+        RedisOption::Timeout.check(self.timeout)?;
+        RedisOption::ConnectTimeout.check(self.connect_timeout)?;
+        RedisOption::RetryInterval.check(self.retry_interval)?;
+        Ok(self)
+    }
 }
 
 impl Default for StoreOptions {
@@ -489,8 +506,10 @@ impl DirectConnections {
 
 impl RedisStore {
     /// Connects to one server (`redis://host:port/db`), waiting at most
-    /// `options.connect_timeout` for the first connection.
+    /// `options.connect_timeout` for the first connection. Options outside
+    /// their domains are refused first ([`StoreOptions::checked`]).
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
+        let options = options.checked()?;
         let client = redis::Client::open(url)?;
         let direct = DirectConnections::new(&client)?;
         let config = ConnectionManagerConfig::new()
@@ -524,6 +543,7 @@ impl RedisStore {
     #[cfg(any(test, feature = "fuzzing"))]
     #[doc(hidden)]
     pub fn unconnected(url: &str, options: StoreOptions) -> Result<Self, Error> {
+        let options = options.checked()?;
         let client = redis::Client::open(url)?;
         let direct = DirectConnections::new(&client)?;
         // The manager's background task is spawned on the crate's runtime.
@@ -548,8 +568,10 @@ impl RedisStore {
     }
 
     /// Connects to a Redis Cluster through any of its nodes
-    /// (`redis://host:port`).
+    /// (`redis://host:port`). Options are checked as by
+    /// [`connect`](Self::connect).
     pub fn connect_cluster(nodes: &[&str], options: StoreOptions) -> Result<Self, Error> {
+        let options = options.checked()?;
         let client = redis::cluster::ClusterClient::builder(nodes.iter().copied())
             .connection_timeout(options.connect_timeout)
             .response_timeout(options.timeout)

@@ -280,6 +280,32 @@ test('invalid arguments: the same RangeErrors and TypeErrors as local limiters; 
   assert.throws(() => new RedisStore(), (e) => e instanceof TypeError);
 });
 
+test("a store's options are at most an hour, as in every language, refused under their own names", async () => {
+  const HOUR_ABOVE_0 = 'must be above 0 and at most an hour (1 to 3600000000 microseconds)';
+  const refusals = [
+    [{ timeoutMs: 3_600_001 }, 'timeoutMs', 3_600_001, HOUR_ABOVE_0],
+    [{ timeoutMicros: 3_600_000_001n }, 'timeoutMicros', 3_600_000_001n, HOUR_ABOVE_0],
+    [{ connectTimeoutMs: 3_600_000.5 }, 'connectTimeoutMs', 3_600_000.5, HOUR_ABOVE_0],
+    [{ retryIntervalMs: 2 ** 32 }, 'retryIntervalMs', 2 ** 32, 'must be between 0 and an hour (0 to 3600000000 microseconds)'],
+  ];
+  for (const [options, argument, value, requirement] of refusals) {
+    let error;
+    try {
+      await RedisStore.connect(url, options);
+    } catch (e) {
+      error = e;
+    }
+    check(error, RANGE, argument, value);
+    assert.ok(error.message.endsWith(`: ${requirement}`), error.message);
+    // Refused before connecting: nothing listens on port 1.
+    await assert.rejects(RedisStore.connect('redis://127.0.0.1:1/', options), (e) => e.argument === argument);
+  }
+  const widest = await RedisStore.connect(url, { timeoutMs: 3_600_000, retryIntervalMicros: 3_600_000_000n });
+  assert.equal(widest.timeoutMs, 3_600_000);
+  assert.equal(widest.retryIntervalMs, 3_600_000);
+  widest.close();
+});
+
 test('a store that cannot connect rejects with ERR_RATEKEEPER_REDIS_UNAVAILABLE', async () => {
   // Port 1: nothing listens there.
   await assert.rejects(

@@ -165,6 +165,12 @@ test('membership: invalid arguments', async () => {
   await rejects(Membership.join(store, group, { ttlMs: 1 }), RANGE, 'ttlMs', 1);
   await rejects(Membership.join(store, group, { ttlMicros: 2999n }), RANGE, 'ttlMicros', 2999n);
   await rejects(Membership.join(store, group, { ttlMs: -1 }), RANGE, 'ttlMs', -1);
+  // At most a day, as in every language; the requirement is the crate's.
+  await rejects(Membership.join(store, group, { ttlMs: 86_400_001 }), RANGE, 'ttlMs', 86_400_001);
+  await rejects(Membership.join(store, group, { ttlMicros: 86_400_000_001n }), RANGE, 'ttlMicros', 86_400_000_001n);
+  await assert.rejects(Membership.join(store, group, { ttlMicros: 2999n }), {
+    message: 'invalid argument ttlMicros = 2999n: must be between 3 milliseconds and a day (3000 to 86400000000 microseconds)',
+  });
   await rejects(Membership.join(store, group, {}), TYPE, 'ttlMs', undefined, false);
   await rejects(Membership.join(store, 7, { ttlMs: 1000 }), TYPE, 'group', 7);
   await rejects(Membership.join('redis://x', group, { ttlMs: 1000 }), TYPE, 'store', 'redis://x');
@@ -205,6 +211,11 @@ test('divided: invalid arguments', async () => {
   const name = unique('divided-invalid');
   const limit = { algorithm: 'fixedWindow', limit: 10, windowMs: 1e9 };
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 1, maxKeys: 10 }), RANGE, 'heartbeatTtlMs', 1);
+  await assert.rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 1, maxKeys: 10 }), {
+    message: 'invalid argument heartbeatTtlMs = 1: must be between 3 milliseconds and a day (3000 to 86400000000 microseconds)',
+  });
+  const overADay = { heartbeatTtlMicros: 86_400_000_001n, maxKeys: 10 };
+  await rejects(RedisDividedLimiter.create(store, name, limit, overADay), RANGE, 'heartbeatTtlMicros', 86_400_000_001n);
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 300, maxKeys: 0 }), RANGE, 'maxKeys', 0);
   await rejects(RedisDividedLimiter.create(store, name, limit, { heartbeatTtlMs: 300 }), TYPE, 'maxKeys', undefined);
   await rejects(RedisDividedLimiter.create(store, name, 'x', { heartbeatTtlMs: 300, maxKeys: 1 }), TYPE, 'limit', 'x');

@@ -219,6 +219,26 @@ def test_join_async_and_refresh_async(store: RedisStore, name: str) -> None:
     assert asyncio.run(main()) == (2, 2)
 
 
+TTL_REQUIREMENT = "must be between 3 milliseconds and a day (3000 to 86400000000 microseconds)"
+
+
+def test_heartbeat_ttls_have_the_redis_crates_domain_in_every_language(
+    store: RedisStore, name: str
+) -> None:
+    # The domain and its words are ratekeeper-redis's (RedisOption), the
+    # same from C and Node.js; each TTL under its own name.
+    for ttl, shown in [(0.002, "0.002"), (86_400.000001, "86400.000001")]:
+        with pytest.raises(InvalidArgumentError) as raised:
+            Membership.join(store, name, ttl)
+        assert str(raised.value) == f"invalid argument ttl = {shown}: {TTL_REQUIREMENT}"
+        with pytest.raises(InvalidArgumentError) as raised:
+            RedisDividedLimiter(store, name, FixedWindow(1, 1.0), heartbeat_ttl=ttl, max_keys=10)
+        assert str(raised.value) == f"invalid argument heartbeat_ttl = {shown}: {TTL_REQUIREMENT}"
+        assert raised.value.argument == "heartbeat_ttl"
+    with Membership.join(store, name, timedelta(days=1)) as member:
+        assert member.ttl == 86_400.0
+
+
 @pytest.mark.parametrize(
     ("args", "argument", "kind"),
     [

@@ -98,6 +98,41 @@ def test_invalid_arguments(
     assert isinstance(raised.value, ValueError if kind is InvalidArgumentError else TypeError)
 
 
+HOUR_ABOVE_0 = "must be above 0 and at most an hour (1 to 3600000000 microseconds)"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "shown", "requirement"),
+    [
+        ({"timeout": 3600.000001}, "3600.000001", HOUR_ABOVE_0),
+        ({"timeout": 0}, "0", HOUR_ABOVE_0),
+        (
+            {"connect_timeout": timedelta(hours=1, microseconds=1)},
+            "datetime.timedelta(seconds=3600, microseconds=1)",
+            HOUR_ABOVE_0,
+        ),
+        (
+            {"retry_interval": 3601},
+            "3601",
+            "must be between 0 and an hour (0 to 3600000000 microseconds)",
+        ),
+    ],
+)
+def test_options_have_the_redis_crates_domain_in_every_language(
+    redis_url: str, kwargs: dict[str, Any], shown: str, requirement: str
+) -> None:
+    # The domain and its words are ratekeeper-redis's (RedisOption), the
+    # same from C and Node.js; the value is shown as given.
+    ((argument, _),) = kwargs.items()
+    with pytest.raises(InvalidArgumentError) as raised:
+        RedisStore.connect(redis_url, **kwargs)
+    assert str(raised.value) == f"invalid argument {argument} = {shown}: {requirement}"
+    assert raised.value.argument == argument
+    hour = RedisStore.connect(redis_url, timeout=3600, retry_interval=timedelta(hours=1))
+    assert (hour.timeout, hour.retry_interval) == (3600.0, 3600.0)
+    hour.close()
+
+
 def test_invalid_cluster_arguments() -> None:
     with pytest.raises(InvalidArgumentError, match="urls = \\[\\]: must name at least one node"):
         RedisStore.connect_cluster([])

@@ -5,10 +5,10 @@
 use core::ffi::c_char;
 use std::sync::Arc;
 
-use ratekeeper_redis::Membership;
+use ratekeeper_redis::{Membership, RedisOption};
 
+use super::not_in_callback;
 use super::store::rk_redis_store;
-use super::{duration, heartbeat_ttl, not_in_callback, ttl_requirement};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::decision::write_text;
 use crate::status::rk_status;
@@ -37,10 +37,11 @@ pub struct rk_redis_membership {
 /// membership in `*out_membership`. Blocks for the first heartbeat. Free
 /// it with `rk_redis_membership_free()`.
 ///
-/// Returns `RK_INVALID_ARGUMENT` when `ttl_micros` is under 3000 or `group`
-/// is not UTF-8; `RK_UNAVAILABLE`, `RK_TIMEOUT` or `RK_REDIS_ERROR` when the
-/// first heartbeat fails; `RK_UNSUPPORTED` from a callback;
-/// `RK_NULL_POINTER` when `store`, `group` or `out_membership` is NULL.
+/// Returns `RK_INVALID_ARGUMENT` when `ttl_micros` is not between 3000 and
+/// 86400000000 (3 ms to a day) or `group` is not UTF-8; `RK_UNAVAILABLE`,
+/// `RK_TIMEOUT` or `RK_REDIS_ERROR` when the first heartbeat fails;
+/// `RK_UNSUPPORTED` from a callback; `RK_NULL_POINTER` when `store`,
+/// `group` or `out_membership` is NULL.
 ///
 /// # Safety
 /// `store` is NULL or a live store; `group` is NULL or a NUL-terminated
@@ -57,10 +58,9 @@ pub unsafe extern "C" fn rk_redis_membership_join(
         let (store, group, out) = unsafe {
             (handle(store, "store")?, text::c_str(group, "group")?, Out::required(out_membership, "out_membership")?)
         };
-        let ttl = duration("ttl_micros", ttl_micros, 0, ttl_requirement())?;
+        let ttl = RedisOption::Ttl.from_micros(ttl_micros)?;
         not_in_callback()?;
-        let membership =
-            Membership::join(&store.store, group, ttl).map_err(|e| heartbeat_ttl("ttl_micros", e.into()))?;
+        let membership = Membership::join(&store.store, group, ttl)?;
         out.write(Box::into_raw(Box::new(rk_redis_membership { membership: Arc::new(membership) })));
         Ok(())
     })

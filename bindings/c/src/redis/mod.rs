@@ -21,12 +21,17 @@
 //! `RK_TIMEOUT`, `RK_REDIS_ERROR`, `RK_PROTOCOL_ERROR`, `RK_UNSUPPORTED`;
 //! see `failure.rs`), never `RK_INVALID_ARGUMENT`: a bad argument to a
 //! Redis limiter is the same error as to a local one, and nothing is sent.
+//! The options only these limiters take (a store's timeouts, a heartbeat
+//! or idle TTL) are checked by the crate (`ratekeeper_redis::RedisOption`),
+//! from the microseconds given here, and reported under the C names.
 //!
 //! | module | owns |
 //! |---|---|
 //! | `store` | `rk_redis_store`: connecting, options |
 //! | `membership` | `rk_redis_membership` |
-//! | `exact` | exact mode with its policy; leased mode; divided mode |
+//! | `exact` | exact mode, with its unavailability policy |
+//! | `leased` | leased mode |
+//! | `divided` | divided mode |
 //! | `smooth` | Guava's limiter shared through Redis |
 
 pub mod store;
@@ -34,6 +39,10 @@ pub mod store;
 pub mod membership;
 
 pub mod exact;
+
+pub mod leased;
+
+pub mod divided;
 pub mod smooth;
 
 use core::ffi::c_void;
@@ -41,11 +50,13 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-use ratekeeper::{Argument, Decision, Value};
+use ratekeeper::keyed::{MaxKeyBytes, MAX_KEYS};
+use ratekeeper::{unsigned_from_i64, AnyCore, Argument, Decision, LimiterSpec};
 
-use crate::boundary::record;
+use crate::boundary::{handle, record};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
+use crate::spec::rk_limiter_spec;
 use crate::status::rk_status;
 
 /// What an `_async` decision calls with its outcome: `status` is `RK_OK`
@@ -169,34 +180,29 @@ impl Callback<WaitFn> {
     }
 }
 
-/// A duration argument in whole microseconds that must be at least
-/// `min` (the crate takes `Duration`s, which cannot be negative).
-pub(crate) fn duration(
-    argument: &'static str,
-    micros: i64,
-    min: i64,
-    requirement: &'static str,
-) -> Result<Duration, Failure> {
-    if micros < min {
-        return Err(Failure::Invalid { argument, value: Value::Int(micros), requirement });
-    }
-    Ok(Duration::from_micros(micros as u64))
+/// The limiter's parameters from C, checked as a local limiter's (the
+/// std layer's errors) before anything is sent to Redis.
+///
+/// # Safety
+/// `spec` is NULL or valid for reading.
+pub(crate) unsafe fn checked_spec(spec: *const rk_limiter_spec) -> Result<LimiterSpec, Failure> {
+    // SAFETY: the caller's contract.
+    let spec = unsafe { handle(spec, "spec") }?.to_spec()?;
+    AnyCore::new(&spec)?;
+    Ok(spec)
 }
 
-/// What a heartbeat TTL must be: the library's (a heartbeat every third
-/// of it).
-pub(crate) fn ttl_requirement() -> &'static str {
-    Argument::Ttl.requirement()
+/// The longest key a limiter takes, from C: 1 to 65536.
+pub(crate) fn max_key_bytes(max_key_bytes: i64) -> Result<MaxKeyBytes, Failure> {
+    let bytes = unsigned_from_i64(Argument::MaxKeyBytes, max_key_bytes)?;
+    Ok(MaxKeyBytes::new(usize::try_from(bytes).unwrap_or(usize::MAX))?)
 }
 
-/// A heartbeat TTL: the crate refuses one under 3 ms (a heartbeat every
-/// third of it) as its `ttl` argument; here it gets the C parameter's
-/// name, `argument`.
-pub(crate) fn heartbeat_ttl(argument: &'static str, failure: Failure) -> Failure {
-    match failure {
-        Failure::Library(ratekeeper::Error::InvalidArgument(invalid)) if invalid.argument() == Argument::Ttl => {
-            Failure::Invalid { argument, value: invalid.value(), requirement: ttl_requirement() }
-        }
-        other => other,
+/// A local keyed limiter's bound, as `rk_keyed_options.max_keys`.
+pub(crate) fn max_keys(max_keys: i64) -> Result<usize, Failure> {
+    let keys = unsigned_from_i64(Argument::MaxKeys, max_keys)?;
+    match usize::try_from(keys) {
+        Ok(keys) if (1..=MAX_KEYS).contains(&keys) => Ok(keys),
+        _ => Err(ratekeeper::Error::invalid_uint(Argument::MaxKeys, keys).into()),
     }
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{wait_as_seconds, Argument};
-use ratekeeper_redis::{RedisRateLimiter, RedisRateLimiterBuilder};
+use ratekeeper_redis::{RedisOption, RedisRateLimiter, RedisRateLimiterBuilder};
 
 use super::store::rk_redis_store;
-use super::{duration, not_in_callback, rk_wait_callback, Callback};
+use super::{not_in_callback, rk_wait_callback, Callback};
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::failure::Failure;
 use crate::rate_limiter::{micros, timeout};
@@ -44,7 +44,7 @@ fn connect(
 ) -> Result<(), Failure> {
     let builder = match idle_ttl_micros {
         0 => builder,
-        micros => builder.idle_ttl(duration("idle_ttl_micros", micros, 1, "must not be negative (0: never expire)")?),
+        micros => builder.idle_ttl(RedisOption::IdleTtl.from_micros(micros)?),
     };
     not_in_callback()?;
     let limiter = builder.connect(&store.store)?;

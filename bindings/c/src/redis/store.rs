@@ -4,9 +4,9 @@
 use core::ffi::c_char;
 use std::time::Duration;
 
-use ratekeeper_redis::{RedisStore, StoreOptions};
+use ratekeeper_redis::{RedisOption, RedisStore, StoreOptions};
 
-use super::{duration, not_in_callback};
+use super::not_in_callback;
 use crate::boundary::{guard, guard_void, handle, Out};
 use crate::failure::Failure;
 use crate::status::rk_status;
@@ -14,7 +14,8 @@ use crate::text;
 
 /// How a store connects, and how long a decision may take, for
 /// `rk_redis_store_connect()`. Every field may be 0 for its default, so a
-/// designated initializer sets only what it changes:
+/// designated initializer sets only what it changes; any other value is
+/// between 1 and 3600000000 (an hour):
 ///
 /// ```c
 /// rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
@@ -24,28 +25,31 @@ use crate::text;
 pub struct rk_redis_store_options {
     /// The longest one decision may take, reconnection included; past it
     /// the call fails with `RK_TIMEOUT` (or the limiter's unavailability
-    /// policy decides). 0: 100 ms.
+    /// policy decides). At most an hour; 0: 100 ms.
     pub timeout_micros: i64,
-    /// The longest one attempt to connect may take. 0: 250 ms.
+    /// The longest one attempt to connect may take. At most an hour; 0:
+    /// 250 ms.
     pub connect_timeout_micros: i64,
     /// After Redis failed to answer, decisions stop trying it for this long
     /// and fail at once with `RK_UNAVAILABLE` (so a dead server costs no
-    /// timeouts); then the next one tries again. 0: 200 ms, so decisions
-    /// are back on Redis well within a second of it answering.
+    /// timeouts); then the next one tries again. At most an hour; 0:
+    /// 200 ms, so decisions are back on Redis well within a second of it
+    /// answering.
     pub retry_interval_micros: i64,
 }
 
 impl rk_redis_store_options {
     fn to_options(self) -> Result<StoreOptions, Failure> {
         let defaults = StoreOptions::default();
-        let field = |argument, micros: i64, default: Duration| match micros {
+        // The crate checks each value, and names it (`failure::c_option_name`).
+        let field = |option: RedisOption, micros: i64, default: Duration| match micros {
             0 => Ok(default),
-            micros => duration(argument, micros, 1, "must not be negative (0 for the default)"),
+            micros => option.from_micros(micros),
         };
         Ok(StoreOptions {
-            timeout: field("timeout_micros", self.timeout_micros, defaults.timeout)?,
-            connect_timeout: field("connect_timeout_micros", self.connect_timeout_micros, defaults.connect_timeout)?,
-            retry_interval: field("retry_interval_micros", self.retry_interval_micros, defaults.retry_interval)?,
+            timeout: field(RedisOption::Timeout, self.timeout_micros, defaults.timeout)?,
+            connect_timeout: field(RedisOption::ConnectTimeout, self.connect_timeout_micros, defaults.connect_timeout)?,
+            retry_interval: field(RedisOption::RetryInterval, self.retry_interval_micros, defaults.retry_interval)?,
         })
     }
 }
@@ -85,11 +89,11 @@ fn connect_failure(argument: &'static str, error: ratekeeper_redis::Error) -> Fa
 /// `options`: NULL for the defaults (100 ms per decision).
 ///
 /// Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
-/// UTF-8, or an option is negative; `RK_UNAVAILABLE` when the server
-/// cannot be reached (refused, unreachable), `RK_TIMEOUT` when it does not
-/// answer in time, `RK_REDIS_ERROR` when it refuses the connection (a
-/// wrong password, say); `RK_NULL_POINTER` when `url` or `out_store` is
-/// NULL.
+/// UTF-8, or an option is negative or beyond an hour; `RK_UNAVAILABLE`
+/// when the server cannot be reached (refused, unreachable), `RK_TIMEOUT`
+/// when it does not answer in time, `RK_REDIS_ERROR` when it refuses the
+/// connection (a wrong password, say); `RK_NULL_POINTER` when `url` or
+/// `out_store` is NULL.
 ///
 /// # Safety
 /// `url` is NULL or a NUL-terminated string; `options` is NULL or valid
@@ -213,6 +217,36 @@ mod tests {
                 rk_status::RK_INVALID_ARGUMENT
             );
             assert_eq!(last_argument().as_deref(), Some("timeout_micros"));
+            // Beyond an hour, refused before connecting (nothing listens on
+            // port 1: connecting would be RK_UNAVAILABLE).
+            for options in [
+                rk_redis_store_options { timeout_micros: 3_600_000_001, ..Default::default() },
+                rk_redis_store_options { connect_timeout_micros: 3_600_000_001, ..Default::default() },
+                rk_redis_store_options { retry_interval_micros: 3_600_000_001, ..Default::default() },
+            ] {
+                assert_eq!(
+                    rk_redis_store_connect(c"redis://127.0.0.1:1/".as_ptr(), &options, &mut store),
+                    rk_status::RK_INVALID_ARGUMENT,
+                    "{}",
+                    last_message()
+                );
+                let argument = last_argument().unwrap();
+                assert!(argument.ends_with("_micros"), "{argument}");
+                let message = last_message();
+                let named = format!("rk_redis_store_connect: invalid argument {argument} = 3600000001: must be ");
+                assert!(message.starts_with(&named), "{message}");
+                assert!(
+                    message.ends_with("an hour (1 to 3600000000 microseconds)") || argument == "retry_interval_micros"
+                );
+                assert!(message.ends_with(" to 3600000000 microseconds)"), "{message}");
+            }
+            let options = rk_redis_store_options { retry_interval_micros: 3_600_000_001, ..Default::default() };
+            let nodes = [c"redis://127.0.0.1:1".as_ptr()];
+            assert_eq!(
+                rk_redis_store_connect_cluster(nodes.as_ptr(), 1, &options, &mut store),
+                rk_status::RK_INVALID_ARGUMENT
+            );
+            assert_eq!(last_argument().as_deref(), Some("retry_interval_micros"));
             assert_eq!(rk_redis_store_connect(null(), null(), &mut store), rk_status::RK_NULL_POINTER);
             assert_eq!(last_argument().as_deref(), Some("url"));
             assert_eq!(rk_redis_store_connect_cluster(null(), 0, null(), &mut store), rk_status::RK_INVALID_ARGUMENT);

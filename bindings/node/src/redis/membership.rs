@@ -4,19 +4,16 @@
 //! so they run on libuv's thread pool.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
-use ratekeeper::Argument;
-use ratekeeper_redis::Membership;
+use ratekeeper_redis::{Membership, RedisOption};
 
 use super::store::store_of;
-use super::{adopt, Close, Held};
-use crate::args;
+use super::{adopt, required_option_duration, Close, Held};
 use crate::bound::{Binder, Named, Returned, Tagged};
-use crate::error::{blame_later, guarded, Failure, Kept};
+use crate::error::{guarded, Failure};
 use crate::js::{self, Js};
 use crate::promise::{self, Answer};
 
@@ -107,13 +104,11 @@ pub fn redis_membership_join<'env>(
             value: group_value,
             expected: "a string",
         })?;
-        let (ttl, given) = args::required_duration(js(ttl_ms), js(ttl_micros), ("ttlMs", "ttlMicros"), Argument::Ttl)?;
-        let kept: Vec<Kept> = Kept::keep(given).into_iter().collect();
-        let ttl = Duration::from_micros(u64::try_from(ttl).unwrap_or(0));
+        let ttl = required_option_duration(RedisOption::Ttl, js(ttl_ms), js(ttl_micros), ("ttlMs", "ttlMicros"))?;
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let joined = Membership::join(&redis, &group, ttl);
             Box::new(move |cx| {
-                let membership = blame_later(joined, &kept)?;
+                let membership = joined?;
                 let node_id = js::string(cx.env, membership.node_id())?;
                 let target = Arc::new(Member { membership: Held::new(Arc::new(membership), "this Membership") });
                 adopt(&store, &target);

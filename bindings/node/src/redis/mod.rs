@@ -10,7 +10,9 @@
 //! crate's blocking-only calls (connecting, joining a group) — runs on
 //! libuv's thread pool (see `promise`). Errors are the crate's, mapped in
 //! `error` (stable codes `ERR_RATEKEEPER_REDIS_…`, distinct from the
-//! argument errors every limiter shares).
+//! argument errors every limiter shares). The options only these limiters
+//! take (a store's timeouts, a heartbeat or idle TTL) are checked by the
+//! crate ([`option_duration`]) and refused as any argument is.
 //!
 //! ## Closing
 //!
@@ -26,22 +28,35 @@
 //! | module | owns |
 //! |---|---|
 //! | `store` | `RedisStore`: connecting, options, closing |
-//! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy; leased mode; divided mode |
+//! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy |
+//! | `leased` | leased mode (`RedisLeasedLimiter`) |
+//! | `divided` | divided mode (`RedisDividedLimiter`) |
 //! | `batch` | the exact-mode checks of one turn of the event loop, sent together |
 //! | `pipe` | a store's own socket on the JavaScript thread, for those checks |
 //! | `membership` | `Membership` |
 //! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
 
 mod batch;
+mod divided;
 mod exact;
+mod leased;
 mod membership;
 mod pipe;
 mod smooth;
 mod store;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
-use crate::error::Failure;
+use ratekeeper::{AnyCore, LimiterSpec};
+use ratekeeper_redis::RedisOption;
+
+use crate::args::{self, Duration as Given};
+use crate::bound::{Args, Returned};
+use crate::error::{Boxed, Failure};
+use crate::js::Js;
+use crate::promise::{self, Done};
+use crate::spec;
 
 pub(crate) use store::Store;
 
@@ -79,4 +94,71 @@ impl<T: Clone> Held<T> {
 pub(crate) fn adopt<C: Close + 'static>(store: &Store, child: &Arc<C>) {
     let weak: Weak<dyn Close> = Arc::downgrade(child) as Weak<dyn Close>;
     store.adopt(weak);
+}
+
+/// The limit a constructor was given (an options object with
+/// `algorithm`), checked as a local limiter's.
+pub(super) fn limit(value: Js) -> Result<LimiterSpec, Failure> {
+    let (algorithm, values) = spec::part(value, "limit")?;
+    Ok(spec::build(algorithm, &values, AnyCore::new)?.0)
+}
+
+/// A limiter's or group's name: any string (the crate escapes it).
+pub(super) fn name(value: Js, argument: &'static str) -> Result<String, Failure> {
+    value.string().ok_or(Failure::WrongType { argument, value, expected: "a string" })
+}
+
+/// A Promise of the decision for the key and cost in `args`, which `check`
+/// arranges through one of the crate's callback forms.
+pub(super) fn decide<L: Clone>(
+    args: &Args,
+    held: &Held<L>,
+    check: impl FnOnce(&L, Vec<u8>, u64, Done),
+) -> Result<Returned, Boxed> {
+    let promise = promise::promise(args.env, |done| {
+        let key = args::with_key(args.get(0), <[u8]>::to_vec)?;
+        let cost = args::cost_or_one(args.passed(1))?;
+        check(&held.get()?, key, cost, done);
+        Ok(())
+    })?;
+    Ok(Returned::Value(promise))
+}
+
+/// An option only a Redis limiter takes (`option`: a store's timeout, a
+/// heartbeat or idle TTL), given in milliseconds (`names.0`) or in exact
+/// microseconds (`names.1`), one or neither (`None`): converted here — the
+/// milliseconds by the library's rule for durations, rounded to the
+/// nearest microsecond, `NaN`, an infinity or a negative value being none
+/// — and checked by the crate, whose refusal is a `RangeError` naming the
+/// option and showing the value as the caller gave them, with the crate's
+/// requirement.
+pub(super) fn option_duration(
+    option: RedisOption,
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+) -> Result<Option<Duration>, Failure> {
+    let (argument, value, whole) = match args::duration(ms, micros, names)? {
+        None => return Ok(None),
+        Some(Given::Millis(value, x)) => (names.0, value, ratekeeper::micros_from_millis(x).filter(|_| x >= 0.0)),
+        Some(Given::Micros(m)) => (names.1, micros, Some(m)),
+    };
+    match whole.map(|m| option.from_micros(m)) {
+        Some(Ok(duration)) => Ok(Some(duration)),
+        Some(Err(_)) | None => Err(Failure::OutOfRange { argument, value, requirement: option.requirement() }),
+    }
+}
+
+/// [`option_duration`] for an option the caller must give.
+pub(super) fn required_option_duration(
+    option: RedisOption,
+    ms: Js,
+    micros: Js,
+    names: (&'static str, &'static str),
+) -> Result<Duration, Failure> {
+    option_duration(option, ms, micros, names)?.ok_or(Failure::WrongType {
+        argument: names.0,
+        value: ms,
+        expected: "a number",
+    })
 }

@@ -20,11 +20,11 @@ use napi::{Env, JsValue};
 use napi_derive::napi;
 use ratekeeper::core::SmoothKind;
 use ratekeeper::wait_as_seconds;
-use ratekeeper_redis::{RedisRateLimiter, RedisStore};
+use ratekeeper_redis::{RedisOption, RedisRateLimiter, RedisStore};
 
 use super::store::store_of;
-use super::{adopt, Close, Held};
-use crate::args::{self, Duration as GivenDuration};
+use super::{adopt, option_duration, Close, Held};
+use crate::args;
 use crate::bound::{Args, Binder, Named, Returned};
 use crate::error::{guarded, Boxed, Failure};
 use crate::js::{self, Js};
@@ -201,23 +201,9 @@ pub fn redis_smooth_create<'env>(
                 .warmup(Duration::from_micros(u64::try_from(warmup_micros).unwrap_or(0)))
                 .cold_factor(cold_factor),
         };
-        const TTL_REQUIREMENT: &str = "must be between 1 and 9223372036854775807 microseconds";
-        match args::duration(js(idle_ttl_ms), js(idle_ttl_micros), ("idleTtlMs", "idleTtlMicros"))? {
-            None => {}
-            Some(GivenDuration::Millis(value, ms)) => {
-                let micros = ratekeeper::micros_from_millis(ms).unwrap_or(0);
-                if micros <= 0 {
-                    return Err(Failure::OutOfRange { argument: "idleTtlMs", value, requirement: TTL_REQUIREMENT });
-                }
-                builder = builder.idle_ttl(Duration::from_micros(micros as u64));
-            }
-            Some(GivenDuration::Micros(micros)) => {
-                if micros <= 0 {
-                    let value = js(idle_ttl_micros);
-                    return Err(Failure::OutOfRange { argument: "idleTtlMicros", value, requirement: TTL_REQUIREMENT });
-                }
-                builder = builder.idle_ttl(Duration::from_micros(micros as u64));
-            }
+        let names = ("idleTtlMs", "idleTtlMicros");
+        if let Some(ttl) = option_duration(RedisOption::IdleTtl, js(idle_ttl_ms), js(idle_ttl_micros), names)? {
+            builder = builder.idle_ttl(ttl);
         }
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let connected = builder.connect(&redis);

@@ -1,19 +1,18 @@
 //! `RedisStore`: one multiplexed, reconnecting connection to Redis or a
 //! Redis Cluster (`ratekeeper_redis::RedisStore`). `redisConnect` checks
-//! the URLs and options here, connects on libuv's thread pool (the crate
-//! connects only blocking) and resolves to the store's bound functions.
+//! the URLs here and the options through the crate (`option_duration`),
+//! connects on libuv's thread pool (the crate connects only blocking) and
+//! resolves to the store's bound functions.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
 
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
-use ratekeeper_redis::{RedisStore, ScriptPipe, StoreOptions};
+use ratekeeper_redis::{RedisOption, RedisStore, ScriptPipe, StoreOptions};
 use redis::IntoConnectionInfo;
 
-use super::{pipe, Close, Held};
-use crate::args::{self, Duration as Given};
+use super::{option_duration, pipe, Close, Held};
 use crate::bound::{Binder, Named, Returned, Tagged};
 use crate::error::{guarded, Failure};
 use crate::js::Js;
@@ -148,30 +147,6 @@ fn url(value: Js, argument: &'static str) -> Result<String, Failure> {
     }
 }
 
-/// A store option's duration (`names`: milliseconds, microseconds),
-/// `default` when absent: finite, not negative, and positive if `positive`.
-fn duration(
-    ms: Js,
-    micros: Js,
-    names: (&'static str, &'static str),
-    default: Duration,
-    positive: bool,
-) -> Result<Duration, Failure> {
-    let requirement = if positive { "must be finite and positive" } else { "must be finite and not negative" };
-    let (argument, value, micros) = match args::duration(ms, micros, names)? {
-        None => return Ok(default),
-        Some(Given::Millis(value, x)) => match ratekeeper::micros_from_millis(x) {
-            Some(micros) => (names.0, value, micros),
-            None => return Err(Failure::OutOfRange { argument: names.0, value, requirement }),
-        },
-        Some(Given::Micros(m)) => (names.1, micros, m),
-    };
-    match u64::try_from(micros) {
-        Ok(m) if m > 0 || !positive => Ok(Duration::from_micros(m)),
-        _ => Err(Failure::OutOfRange { argument, value, requirement }),
-    }
-}
-
 /// Connects to Redis — one server at `urls` (a string), or a Redis Cluster
 /// through any of `urls` (an array) when `cluster` — and resolves to the
 /// store's bound functions. Options arrive one by one (`undefined` when
@@ -207,27 +182,27 @@ pub fn redis_connect<'env>(
         };
         let defaults = StoreOptions::default();
         let options = StoreOptions {
-            timeout: duration(
+            timeout: option_duration(
+                RedisOption::Timeout,
                 js(timeout_ms),
                 js(timeout_micros),
                 ("timeoutMs", "timeoutMicros"),
-                defaults.timeout,
-                true,
-            )?,
-            connect_timeout: duration(
+            )?
+            .unwrap_or(defaults.timeout),
+            connect_timeout: option_duration(
+                RedisOption::ConnectTimeout,
                 js(connect_timeout_ms),
                 js(connect_timeout_micros),
                 ("connectTimeoutMs", "connectTimeoutMicros"),
-                defaults.connect_timeout,
-                true,
-            )?,
-            retry_interval: duration(
+            )?
+            .unwrap_or(defaults.connect_timeout),
+            retry_interval: option_duration(
+                RedisOption::RetryInterval,
                 js(retry_interval_ms),
                 js(retry_interval_micros),
                 ("retryIntervalMs", "retryIntervalMicros"),
-                defaults.retry_interval,
-                false,
-            )?,
+            )?
+            .unwrap_or(defaults.retry_interval),
         };
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let connected = if cluster {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use ratekeeper_redis::Membership;
+use ratekeeper_redis::{Membership, RedisOption};
 
 use super::store::store_arg;
 use super::{Close, Held};
@@ -15,13 +15,9 @@ use crate::args;
 use crate::errors::from_redis;
 use crate::float_repr;
 
-/// A heartbeat TTL from 3 ms (a beat every millisecond) to a day.
-const MAX_TTL_MICROS: i64 = 86_400_000_000;
-const TTL_REQUIREMENT: &str = "must be between 0.003 and 86400 seconds";
-
 /// This process's place in a group of nodes sharing limits: it heartbeats
 /// into Redis in the background (every third of ``ttl``, seconds or a
-/// ``timedelta``), and ``nodes`` is the group's live count as last read,
+/// ``timedelta`` from 3 ms to a day), and ``nodes`` is the group's live count as last read,
 /// kept while Redis is away. A node that stops heartbeating drops out
 /// ``ttl`` after its last beat.
 ///
@@ -62,7 +58,7 @@ impl PyMembership {
     ) -> PyResult<Self> {
         let store = store_arg(store)?;
         let group = args::text(group, "group")?;
-        let ttl = args::bounded_duration(ttl, "ttl", 3_000, MAX_TTL_MICROS, TTL_REQUIREMENT)?;
+        let ttl = args::redis_option(ttl, RedisOption::Ttl)?;
         let shared = store.get().get(py)?;
         let membership = py.detach(|| Membership::join(&shared, &group, ttl)).map_err(|e| from_redis(py, e))?;
         let node_id = membership.node_id().to_owned();

@@ -1,6 +1,7 @@
 //! The distributed limiters of `ratekeeper-redis` for Python: the store
-//! ([`store`]), exact, leased and divided mode ([`limiters`]), membership
-//! ([`membership`]) and Guava's limiter shared through Redis ([`smooth`]).
+//! ([`store`]), exact mode ([`exact`]), leased mode ([`leased`]), divided
+//! mode ([`divided`]), membership ([`membership`]) and Guava's limiter
+//! shared through Redis ([`smooth`]).
 //!
 //! Every call that needs Redis has two forms:
 //!
@@ -30,7 +31,9 @@
 //! it. Closing twice does nothing more. Node's objects close alike
 //! (`ERR_RATEKEEPER_CLOSED`).
 
-pub mod limiters;
+pub mod divided;
+pub mod exact;
+pub mod leased;
 pub mod membership;
 pub mod smooth;
 pub mod store;
@@ -42,7 +45,10 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyCFunction;
+use ratekeeper::Argument;
 
+use crate::args;
+use crate::decision::PyDecision;
 use crate::errors::{closed_error, from_redis, rate_limit_error_with};
 
 /// A crate object (a store, a limiter, a membership) of the process that
@@ -188,9 +194,9 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let exiting = wrap_pyfunction!(interpreter_exiting, module)?;
     py.import("atexit")?.call_method1("register", (exiting,))?;
     module.add_class::<store::PyRedisStore>()?;
-    module.add_class::<limiters::PyRedisLimiter>()?;
-    module.add_class::<limiters::PyRedisLeasedLimiter>()?;
-    module.add_class::<limiters::PyRedisDividedLimiter>()?;
+    module.add_class::<exact::PyRedisLimiter>()?;
+    module.add_class::<leased::PyRedisLeasedLimiter>()?;
+    module.add_class::<divided::PyRedisDividedLimiter>()?;
     module.add_class::<membership::PyMembership>()?;
     module.add_class::<smooth::PyRedisRateLimiter>()?;
     Ok(())
@@ -263,4 +269,16 @@ impl Pending {
             std::mem::forget(this);
         }
     }
+}
+
+/// A decision as the future's result.
+pub(crate) fn decision_object(py: Python<'_>, decision: ratekeeper::Decision) -> PyResult<Bound<'_, PyAny>> {
+    Ok(PyDecision(decision).into_pyobject(py)?.into_any())
+}
+
+/// A `max_keys` argument, as a `usize`.
+pub(crate) fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let max = args::count(obj, Argument::MaxKeys)?;
+    usize::try_from(max)
+        .map_err(|_| crate::errors::from_rust(obj.py(), ratekeeper::Error::invalid_uint(Argument::MaxKeys, max)))
 }

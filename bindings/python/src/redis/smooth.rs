@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyString};
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{wait_as_seconds, Argument};
-use ratekeeper_redis::{RedisRateLimiter, RedisStore};
+use ratekeeper_redis::{RedisOption, RedisRateLimiter, RedisStore};
 
 use super::store::{store_arg, PyRedisStore};
 use super::{Close, Held, Pending};
@@ -34,9 +34,9 @@ fn seconds_object(py: Python<'_>, wait: Duration) -> PyResult<Bound<'_, PyAny>> 
 /// Made with ``RedisRateLimiter.create(store, name, permits_per_second,
 /// warmup=None, ...)``, with the arguments of ``RateLimiter.create``: the
 /// first process creates the shared state, later ones join it and keep its
-/// rate and parameters. ``idle_ttl`` (seconds) lets the state expire after
-/// that long unused (default: never; one recreated afterwards starts afresh,
-/// as a new Guava limiter does).
+/// rate and parameters. ``idle_ttl`` (seconds, above 0) lets the state
+/// expire after that long unused (default: never; one recreated afterwards
+/// starts afresh, as a new Guava limiter does).
 ///
 /// The methods are those of ``RateLimiter``; each is a round trip (GIL
 /// released; at most the store's ``timeout``) and may raise
@@ -101,7 +101,7 @@ impl PyRedisRateLimiter {
             }
         }
         if let Some(ttl) = idle_ttl.filter(|t| !t.is_none()) {
-            builder = builder.idle_ttl(args::bounded_duration(ttl, "idle_ttl", 1, i64::MAX, "must be positive")?);
+            builder = builder.idle_ttl(args::redis_option(ttl, RedisOption::IdleTtl)?);
         }
         let shared = store.get().get(py)?;
         let limiter = py.detach(|| builder.connect(&shared)).map_err(|e| from_redis(py, e))?;

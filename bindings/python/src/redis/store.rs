@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use ratekeeper_redis::{RedisStore, StoreOptions};
+use ratekeeper_redis::{RedisOption, RedisStore, StoreOptions};
 use redis::IntoConnectionInfo;
 
 use super::{Close, Held};
@@ -18,9 +18,6 @@ use crate::float_repr;
 
 /// What a URL must be.
 const URL_REQUIREMENT: &str = "must be a Redis URL such as 'redis://127.0.0.1:6379/0'";
-/// The longest timeout or retry interval a store takes: an hour is already
-/// far beyond any use, and keeps every deadline the client computes finite.
-const MAX_MICROS: i64 = 3_600_000_000;
 
 /// A connection to Redis, or to a Redis Cluster, that any number of
 /// limiters and threads share: one multiplexed connection on which their
@@ -37,7 +34,8 @@ const MAX_MICROS: i64 = 3_600_000_000;
 /// connect; after Redis failed to answer, decisions do not try it for
 /// ``retry_interval`` (``RedisUnavailableError`` at once, or the policy), so
 /// a dead server costs no timeouts. Durations are seconds or
-/// ``timedelta``s.
+/// ``timedelta``s, each at most an hour (``timeout`` and
+/// ``connect_timeout`` above 0).
 ///
 /// A store belongs to the process that connected it: after ``os.fork()``
 /// (``multiprocessing``, pre-forking servers) connect a new one in the child.
@@ -105,13 +103,9 @@ fn url_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
     }
 }
 
-fn option(obj: Option<&Bound<'_, PyAny>>, name: &str, default: Duration, min_micros: i64) -> PyResult<Duration> {
-    let requirement =
-        if min_micros > 0 { "must be positive and at most 3600 seconds" } else { "must be between 0 and 3600 seconds" };
-    match obj {
-        None => Ok(default),
-        Some(obj) => args::bounded_duration(obj, name, min_micros, MAX_MICROS, requirement),
-    }
+/// A store option, `default` when not given; its domain is the crate's.
+fn option(obj: Option<&Bound<'_, PyAny>>, option: RedisOption, default: Duration) -> PyResult<Duration> {
+    obj.map_or(Ok(default), |obj| args::redis_option(obj, option))
 }
 
 #[pymethods]
@@ -152,9 +146,9 @@ impl PyRedisStore {
         };
         let defaults = StoreOptions::default();
         let options = StoreOptions {
-            timeout: option(timeout, "timeout", defaults.timeout, 1)?,
-            connect_timeout: option(connect_timeout, "connect_timeout", defaults.connect_timeout, 1)?,
-            retry_interval: option(retry_interval, "retry_interval", defaults.retry_interval, 0)?,
+            timeout: option(timeout, RedisOption::Timeout, defaults.timeout)?,
+            connect_timeout: option(connect_timeout, RedisOption::ConnectTimeout, defaults.connect_timeout)?,
+            retry_interval: option(retry_interval, RedisOption::RetryInterval, defaults.retry_interval)?,
         };
         let connect_timeout = options.connect_timeout;
         let connected = py.detach(|| {
