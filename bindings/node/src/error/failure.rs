@@ -99,6 +99,17 @@ impl From<ratekeeper_redis::Error> for Failure {
         match error {
             // A bad argument is the same error as for a local limiter.
             ratekeeper_redis::Error::Invalid(invalid) => Failure::Library(invalid),
+            // The bindings check options before the crate does
+            // (`redis::option_duration`), so this is a fallback: still a
+            // `RangeError` naming the option, its value in microseconds.
+            ratekeeper_redis::Error::InvalidOption(invalid) => Failure::OutOfRangeLater {
+                argument: super::names::redis_option_names(invalid.option()).1,
+                value: match invalid.value() {
+                    ratekeeper::Value::Int(i) => Primitive::BigInt(i),
+                    ratekeeper::Value::Float(x) => Primitive::Number(x),
+                },
+                requirement: invalid.requirement(),
+            },
             other => Failure::Redis(other),
         }
     }

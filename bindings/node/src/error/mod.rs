@@ -52,4 +52,6 @@ pub(crate) use failure::{
     Boxed, Failure, AT_CAPACITY, CLOSED, INTERNAL, INVALID_ARGUMENT, INVALID_ARG_TYPE, INVALID_OPTION, REDIS_ERROR,
     REDIS_PROTOCOL, REDIS_TIMEOUT, REDIS_UNAVAILABLE, REDIS_UNSUPPORTED,
 };
-pub(crate) use names::{blame, blame_later, blame_redis, camel_case, requirement, Given, Kept, PERMITS_REQUIREMENT};
+pub(crate) use names::{
+    blame, blame_later, blame_redis, camel_case, redis_option_names, requirement, Given, Kept, PERMITS_REQUIREMENT,
+};

@@ -206,3 +206,38 @@ mod tests {
         assert_eq!(camel_case("rate"), "rate");
     }
 }
+
+/// The JavaScript spellings of a Redis-only option: in milliseconds, and in
+/// exact microseconds (`timeoutMs`, `timeoutMicros`). The crate names the
+/// option ([`RedisOption::name`](ratekeeper_redis::RedisOption::name)); this
+/// is the one place the package's spelling of it is written.
+pub(crate) const fn redis_option_names(option: ratekeeper_redis::RedisOption) -> (&'static str, &'static str) {
+    use ratekeeper_redis::RedisOption as O;
+    match option {
+        O::Timeout => ("timeoutMs", "timeoutMicros"),
+        O::ConnectTimeout => ("connectTimeoutMs", "connectTimeoutMicros"),
+        O::RetryInterval => ("retryIntervalMs", "retryIntervalMicros"),
+        O::Ttl => ("ttlMs", "ttlMicros"),
+        O::HeartbeatTtl => ("heartbeatTtlMs", "heartbeatTtlMicros"),
+        O::IdleTtl => ("idleTtlMs", "idleTtlMicros"),
+        // `RedisOption` is non-exhaustive: an option added to the crate
+        // without a spelling here is caught by the test below.
+        _ => ("options", "options"),
+    }
+}
+
+#[cfg(test)]
+mod redis_option_tests {
+    use super::redis_option_names;
+
+    #[test]
+    fn every_redis_option_has_a_spelling_of_its_own() {
+        let mut seen = std::collections::HashSet::new();
+        for &option in ratekeeper_redis::RedisOption::ALL {
+            let (ms, micros) = redis_option_names(option);
+            assert!(ms.ends_with("Ms") && micros.ends_with("Micros"), "{option:?}");
+            assert_eq!(ms.trim_end_matches("Ms"), micros.trim_end_matches("Micros"), "{option:?}");
+            assert!(seen.insert(ms), "{option:?} shares {ms}");
+        }
+    }
+}

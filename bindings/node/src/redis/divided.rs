@@ -95,12 +95,7 @@ pub fn redis_divided_create<'env>(
         let redis = store.get()?;
         let name = self::name(js(name), "name")?;
         let spec = self::limit(js(limit))?;
-        let ttl = required_option_duration(
-            RedisOption::HeartbeatTtl,
-            js(heartbeat_ttl_ms),
-            js(heartbeat_ttl_micros),
-            ("heartbeatTtlMs", "heartbeatTtlMicros"),
-        )?;
+        let ttl = required_option_duration(RedisOption::HeartbeatTtl, js(heartbeat_ttl_ms), js(heartbeat_ttl_micros))?;
         let (max_keys, keys_given) = keyed::max_keys(js(max_keys))?;
         let bound = args::max_key_bytes(js(max_key_bytes))?;
         let kept: Vec<Kept> = Kept::keep(keys_given).into_iter().collect();

@@ -104,7 +104,7 @@ pub fn redis_membership_join<'env>(
             value: group_value,
             expected: "a string",
         })?;
-        let ttl = required_option_duration(RedisOption::Ttl, js(ttl_ms), js(ttl_micros), ("ttlMs", "ttlMicros"))?;
+        let ttl = required_option_duration(RedisOption::Ttl, js(ttl_ms), js(ttl_micros))?;
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let joined = Membership::join(&redis, &group, ttl);
             Box::new(move |cx| {

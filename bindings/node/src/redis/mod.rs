@@ -53,7 +53,7 @@ use ratekeeper_redis::RedisOption;
 
 use crate::args::{self, Duration as Given};
 use crate::bound::{Args, Returned};
-use crate::error::{Boxed, Failure};
+use crate::error::{redis_option_names, Boxed, Failure};
 use crate::js::Js;
 use crate::promise::{self, Done};
 use crate::spec;
@@ -125,19 +125,16 @@ pub(super) fn decide<L: Clone>(
 }
 
 /// An option only a Redis limiter takes (`option`: a store's timeout, a
-/// heartbeat or idle TTL), given in milliseconds (`names.0`) or in exact
-/// microseconds (`names.1`), one or neither (`None`): converted here — the
+/// heartbeat or idle TTL), given in milliseconds (`timeoutMs`) or in exact
+/// microseconds (`timeoutMicros`: [`redis_option_names`] spells them), one
+/// or neither (`None`): converted here — the
 /// milliseconds by the library's rule for durations, rounded to the
 /// nearest microsecond, `NaN`, an infinity or a negative value being none
 /// — and checked by the crate, whose refusal is a `RangeError` naming the
 /// option and showing the value as the caller gave them, with the crate's
 /// requirement.
-pub(super) fn option_duration(
-    option: RedisOption,
-    ms: Js,
-    micros: Js,
-    names: (&'static str, &'static str),
-) -> Result<Option<Duration>, Failure> {
+pub(super) fn option_duration(option: RedisOption, ms: Js, micros: Js) -> Result<Option<Duration>, Failure> {
+    let names = redis_option_names(option);
     let (argument, value, whole) = match args::duration(ms, micros, names)? {
         None => return Ok(None),
         Some(Given::Millis(value, x)) => (names.0, value, ratekeeper::micros_from_millis(x).filter(|_| x >= 0.0)),
@@ -150,14 +147,9 @@ pub(super) fn option_duration(
 }
 
 /// [`option_duration`] for an option the caller must give.
-pub(super) fn required_option_duration(
-    option: RedisOption,
-    ms: Js,
-    micros: Js,
-    names: (&'static str, &'static str),
-) -> Result<Duration, Failure> {
-    option_duration(option, ms, micros, names)?.ok_or(Failure::WrongType {
-        argument: names.0,
+pub(super) fn required_option_duration(option: RedisOption, ms: Js, micros: Js) -> Result<Duration, Failure> {
+    option_duration(option, ms, micros)?.ok_or(Failure::WrongType {
+        argument: redis_option_names(option).0,
         value: ms,
         expected: "a number",
     })

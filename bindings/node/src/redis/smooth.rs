@@ -201,8 +201,7 @@ pub fn redis_smooth_create<'env>(
                 .warmup(Duration::from_micros(u64::try_from(warmup_micros).unwrap_or(0)))
                 .cold_factor(cold_factor),
         };
-        let names = ("idleTtlMs", "idleTtlMicros");
-        if let Some(ttl) = option_duration(RedisOption::IdleTtl, js(idle_ttl_ms), js(idle_ttl_micros), names)? {
+        if let Some(ttl) = option_duration(RedisOption::IdleTtl, js(idle_ttl_ms), js(idle_ttl_micros))? {
             builder = builder.idle_ttl(ttl);
         }
         let promise = promise::blocking(env.raw(), move || -> Answer {

@@ -182,25 +182,18 @@ pub fn redis_connect<'env>(
         };
         let defaults = StoreOptions::default();
         let options = StoreOptions {
-            timeout: option_duration(
-                RedisOption::Timeout,
-                js(timeout_ms),
-                js(timeout_micros),
-                ("timeoutMs", "timeoutMicros"),
-            )?
-            .unwrap_or(defaults.timeout),
+            timeout: option_duration(RedisOption::Timeout, js(timeout_ms), js(timeout_micros))?
+                .unwrap_or(defaults.timeout),
             connect_timeout: option_duration(
                 RedisOption::ConnectTimeout,
                 js(connect_timeout_ms),
                 js(connect_timeout_micros),
-                ("connectTimeoutMs", "connectTimeoutMicros"),
             )?
             .unwrap_or(defaults.connect_timeout),
             retry_interval: option_duration(
                 RedisOption::RetryInterval,
                 js(retry_interval_ms),
                 js(retry_interval_micros),
-                ("retryIntervalMs", "retryIntervalMicros"),
             )?
             .unwrap_or(defaults.retry_interval),
         };
