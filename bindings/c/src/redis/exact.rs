@@ -15,7 +15,7 @@ use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, Wh
 use super::membership::rk_redis_membership;
 use super::store::rk_redis_store;
 use super::{duration, heartbeat_ttl, not_in_callback, rk_decision_callback, ttl_requirement, Callback};
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::spec::rk_limiter_spec;
@@ -146,12 +146,9 @@ pub unsafe extern "C" fn rk_redis_limiter_new(
 /// not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_limiter_free(limiter: *mut rk_redis_limiter) {
-    guard_void("rk_redis_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_redis_limiter_free", limiter) }
 }
 
 /// Sets what decisions do when Redis cannot answer:
@@ -489,12 +486,9 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_set_max_key_bytes(
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_leased_limiter_free(limiter: *mut rk_redis_leased_limiter) {
-    guard_void("rk_redis_leased_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_leased_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_leased_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_redis_leased_limiter_free", limiter) }
 }
 
 /// Admits `cost` units for the key from this process's lease, or takes a
@@ -630,12 +624,9 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_new(
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_divided_limiter_free(limiter: *mut rk_redis_divided_limiter) {
-    guard_void("rk_redis_divided_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_divided_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_divided_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_redis_divided_limiter_free", limiter) }
 }
 
 /// Decides `cost` units for the key with this node's share, in
