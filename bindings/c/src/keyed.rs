@@ -402,6 +402,8 @@ mod tests {
     use core::ptr::{null, null_mut};
 
     fn check(limiter: *const rk_keyed_limiter, key: &[u8]) -> (rk_decision, bool) {
+        // SAFETY: an rk_decision is a bool and integers, for which all
+        // zero bytes are a valid value (false and 0s).
         let mut d = unsafe { core::mem::zeroed() };
         let mut full = true;
         // SAFETY: live limiter, key and out-parameters.
