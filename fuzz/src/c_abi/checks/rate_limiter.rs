@@ -38,7 +38,9 @@ impl World {
                     &["permits_per_second", "warmup_micros", "cold_factor"],
                 )
             } else {
-                let valid = rate > 0.0 && burst_seconds >= 0.0 && burst_seconds.is_finite();
+                // A burst is a duration: at most i64::MAX microseconds
+                // (2^63 µs, as a double, is the first too long).
+                let valid = rate > 0.0 && burst_seconds >= 0.0 && burst_seconds * 1e6 < 9_223_372_036_854_775_808.0;
                 (
                     "rk_rate_limiter_new_bursty",
                     rk_rate_limiter_new_bursty(rate, burst_seconds, clock_ptr, out(&mut ptr, null_out)),
