@@ -11,6 +11,7 @@ use core::fmt;
 use core::ptr::NonNull;
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use crate::failure::Failure;
 use crate::status::rk_status;
@@ -51,6 +52,44 @@ pub fn guard_void(function: &'static str, body: impl FnOnce()) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(body)) {
         record(function, &Failure::Panic(payload));
     }
+}
+
+/// The body of every `_free` of a handle made by `Box::into_raw` (after
+/// rustls-ffi's `free_box`): `NULL` does nothing; otherwise the box is
+/// dropped inside the panic guard, since dropping a handle runs code that
+/// could panic (a Redis membership leaves its group, a limiter's last
+/// reference drops every key's state), and a panic must not unwind into C.
+///
+/// # Safety
+/// `ptr` is NULL or came from `Box::into_raw` of a `Box<T>` that has not
+/// been freed since, and no other call is using it.
+pub(crate) unsafe fn free_box<T>(function: &'static str, ptr: *mut T) {
+    if ptr.is_null() {
+        return;
+    }
+    guard_void(function, || {
+        // SAFETY: not NULL (checked above), and the caller's contract: a
+        // live box that nothing else uses, so taking it back is sound.
+        drop(unsafe { Box::from_raw(ptr) });
+    });
+}
+
+/// As [`free_box`], for a handle that is one reference of an `Arc` (made
+/// by `Arc::into_raw`; other references, such as a reservation's or a
+/// permit's, keep the value alive).
+///
+/// # Safety
+/// `ptr` is NULL or came from `Arc::into_raw` of an `Arc<T>` whose
+/// reference has not been released since, and no other call is using it.
+pub(crate) unsafe fn free_arc<T>(function: &'static str, ptr: *const T) {
+    if ptr.is_null() {
+        return;
+    }
+    guard_void(function, || {
+        // SAFETY: not NULL (checked above), and the caller's contract: the
+        // pointer owns one reference of a live Arc, which this releases.
+        drop(unsafe { Arc::from_raw(ptr) });
+    });
 }
 
 /// Stores `failure` as this thread's last error; returns its status. Kept
@@ -230,6 +269,37 @@ pub(crate) mod tests {
         assert_eq!(last_argument(), None);
         guard_void("rk_test_free", || panic!("in free"));
         assert!(last_message().starts_with("rk_test_free: panic"), "{}", last_message());
+    }
+
+    #[test]
+    fn freeing_ignores_null_and_guards_the_drop() {
+        struct PanicsOnDrop;
+        impl Drop for PanicsOnDrop {
+            fn drop(&mut self) {
+                panic!("deliberate, in drop");
+            }
+        }
+        let _ = guard("rk_before", || Err(Failure::NullPointer { argument: "x" }));
+        // SAFETY: NULL is always accepted.
+        unsafe { free_box::<PanicsOnDrop>("rk_null_free", core::ptr::null_mut()) };
+        // SAFETY: as above.
+        unsafe { free_arc::<PanicsOnDrop>("rk_null_free", core::ptr::null()) };
+        assert_eq!(last_message(), "rk_before: x is NULL", "freeing NULL touched nothing");
+
+        // SAFETY: a box just made, used by nothing else.
+        unsafe { free_box("rk_box_free", Box::into_raw(Box::new(PanicsOnDrop))) };
+        assert_eq!(last_message(), "rk_box_free: panic (a bug in ratekeeper, please report it): deliberate, in drop");
+
+        let shared = Arc::new(PanicsOnDrop);
+        let handle = Arc::into_raw(Arc::clone(&shared));
+        let _ = guard("rk_before", || Err(Failure::NullPointer { argument: "x" }));
+        // SAFETY: one reference, from Arc::into_raw just above.
+        unsafe { free_arc("rk_arc_free", handle) };
+        assert_eq!(Arc::strong_count(&shared), 1, "the handle's reference was released");
+        assert_eq!(last_message(), "rk_before: x is NULL", "releasing a reference did not drop the value");
+        // SAFETY: the last reference, from Arc::into_raw.
+        unsafe { free_arc("rk_arc_free", Arc::into_raw(shared)) };
+        assert!(last_message().starts_with("rk_arc_free: panic"), "{}", last_message());
     }
 
     #[test]

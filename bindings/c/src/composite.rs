@@ -4,7 +4,7 @@
 
 use ratekeeper::{cost_from_i64, AnyClock, AnyCore, CompositeLimiter, LimiterSpec};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
@@ -88,12 +88,9 @@ pub unsafe extern "C" fn rk_composite_limiter_new(
 /// has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_composite_limiter_free(limiter: *mut rk_composite_limiter) {
-    guard_void("rk_composite_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_composite_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_composite_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_composite_limiter_free", limiter) }
 }
 
 /// How many limits the composite has, in `*out_len`.

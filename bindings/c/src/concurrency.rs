@@ -18,7 +18,7 @@ use ratekeeper::{
     Permit, Value,
 };
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_arc, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
@@ -282,13 +282,9 @@ pub unsafe extern "C" fn rk_concurrency_limiter_new_aimd(
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_concurrency_limiter_free(limiter: *mut rk_concurrency_limiter) {
-    guard_void("rk_concurrency_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: the caller's reference, from
-            // Arc::into_raw in create.
-            drop(unsafe { Arc::from_raw(limiter.cast_const()) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or the caller's reference, from
+    // Arc::into_raw in create, that no other call is using.
+    unsafe { free_arc("rk_concurrency_limiter_free", limiter) }
 }
 
 /// Takes a permit if fewer than the limit are in flight. Stores a new

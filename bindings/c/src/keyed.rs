@@ -17,7 +17,7 @@ use core::ffi::c_char;
 use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyKeyedLimiter, Argument, KeyedOptions, Value, WhenFull};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
@@ -160,12 +160,9 @@ pub unsafe extern "C" fn rk_keyed_limiter_new(
 /// not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_keyed_limiter_free(limiter: *mut rk_keyed_limiter) {
-    guard_void("rk_keyed_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_keyed_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_keyed_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_keyed_limiter_free", limiter) }
 }
 
 /// Admits a request of `cost` units for the key of `key_len` bytes at
@@ -405,6 +402,8 @@ mod tests {
     use core::ptr::{null, null_mut};
 
     fn check(limiter: *const rk_keyed_limiter, key: &[u8]) -> (rk_decision, bool) {
+        // SAFETY: an rk_decision is a bool and integers, for which all
+        // zero bytes are a valid value (false and 0s).
         let mut d = unsafe { core::mem::zeroed() };
         let mut full = true;
         // SAFETY: live limiter, key and out-parameters.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use ratekeeper::{cost_from_i64, AnyClock, AnyLimiter, TokenBucket};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_arc, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
@@ -335,13 +335,9 @@ pub unsafe extern "C" fn rk_limiter_new_sliding_window_counter(
 /// been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_limiter_free(limiter: *mut rk_limiter) {
-    guard_void("rk_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: the caller's reference, from
-            // Arc::into_raw in rk_limiter::create.
-            drop(unsafe { Arc::from_raw(limiter.cast_const()) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or the caller's reference, from
+    // Arc::into_raw in rk_limiter::create, that no other call is using.
+    unsafe { free_arc("rk_limiter_free", limiter) }
 }
 
 /// Admits a request of `cost` units now if the limit allows it, consuming

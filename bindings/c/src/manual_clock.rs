@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ratekeeper::{AnyClock, Argument, ManualClock, Value};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::failure::Failure;
 use crate::status::rk_status;
 
@@ -61,12 +61,9 @@ pub unsafe extern "C" fn rk_manual_clock_new(out_clock: *mut *mut rk_manual_cloc
 /// freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_manual_clock_free(clock: *mut rk_manual_clock) {
-    guard_void("rk_manual_clock_free", || {
-        if !clock.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_manual_clock_new.
-            drop(unsafe { Box::from_raw(clock) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_manual_clock_new that
+    // no other call is using.
+    unsafe { free_box("rk_manual_clock_free", clock) }
 }
 
 /// Moves the clock forward by `micros` microseconds, saturating at

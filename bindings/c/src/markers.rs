@@ -4,7 +4,7 @@
 
 use ratekeeper::{unsigned_from_i64, AnyClock, Argument, Color, SrTcm, TrTcm, Value};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
 use crate::status::rk_status;
@@ -124,12 +124,9 @@ pub unsafe extern "C" fn rk_srtcm_new(
 /// freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_srtcm_free(marker: *mut rk_srtcm) {
-    guard_void("rk_srtcm_free", || {
-        if !marker.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_srtcm_new.
-            drop(unsafe { Box::from_raw(marker) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_srtcm_new that
+    // no other call is using.
+    unsafe { free_box("rk_srtcm_free", marker) }
 }
 
 /// Marks a packet of `bytes` now, colour-blind (RFC 2697 §3), in
@@ -246,12 +243,9 @@ pub unsafe extern "C" fn rk_trtcm_new(
 /// freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_trtcm_free(marker: *mut rk_trtcm) {
-    guard_void("rk_trtcm_free", || {
-        if !marker.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_trtcm_new.
-            drop(unsafe { Box::from_raw(marker) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_trtcm_new that
+    // no other call is using.
+    unsafe { free_box("rk_trtcm_free", marker) }
 }
 
 /// Marks a packet of `bytes` now, colour-blind (RFC 2698 §3), in

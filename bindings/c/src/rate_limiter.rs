@@ -10,7 +10,7 @@ use std::time::Duration;
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{wait_as_seconds, AnyClock, RateLimiter, SmoothRateLimiter};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::failure::Failure;
 use crate::manual_clock::rk_manual_clock;
 use crate::status::rk_status;
@@ -141,12 +141,9 @@ pub unsafe extern "C" fn rk_rate_limiter_new_warming_up(
 /// not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_rate_limiter_free(limiter: *mut rk_rate_limiter) {
-    guard_void("rk_rate_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_rate_limiter_new_*.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_rate_limiter_new_* that
+    // no other call is using.
+    unsafe { free_box("rk_rate_limiter_free", limiter) }
 }
 
 /// Guava's `acquire(permits)`: takes `permits`, blocking the calling thread

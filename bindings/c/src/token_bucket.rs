@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ratekeeper::{cost_from_i64, unsigned_from_i64, Argument, Reservation};
 
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::limiter::rk_limiter;
 use crate::rate_limiter::{micros, timeout};
@@ -158,12 +158,9 @@ pub unsafe extern "C" fn rk_reservation_cancel(reservation: *const rk_reservatio
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_reservation_free(reservation: *mut rk_reservation) {
-    guard_void("rk_reservation_free", || {
-        if !reservation.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_token_bucket_reserve.
-            drop(unsafe { Box::from_raw(reservation) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_token_bucket_reserve that
+    // no other call is using.
+    unsafe { free_box("rk_reservation_free", reservation) }
 }
 
 /// Go's `WaitN(ctx, cost)` with a deadline `timeout_micros` from now: when

@@ -457,12 +457,12 @@ unsafe extern "C" fn release_target<T>(_env: sys::napi_env, _data: *mut c_void, 
 unsafe extern "C" fn call<T, const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut args = Args { env, read: N, argc: N, argv: [ptr::null_mut(); MAX_ARGS] };
     let mut data = ptr::null_mut();
-    // SAFETY: `info` is this call's; `argv` has room for `N <= MAX_ARGS`
-    // values (missing ones read as `undefined`); `argc` becomes the number
-    // the caller passed.
     // A method of no arguments asks for none: Node-API then skips copying
     // them.
     let argv = if N == 0 { ptr::null_mut() } else { args.argv.as_mut_ptr() };
+    // SAFETY: `info` is this call's; `argv` has room for `N <= MAX_ARGS`
+    // values (missing ones read as `undefined`); `argc` becomes the number
+    // the caller passed.
     let status = unsafe { sys::napi_get_cb_info(env, info, &mut args.argc, argv, ptr::null_mut(), &mut data) };
     let outcome = boundary(|| {
         js::check(env, status, "read arguments")?;

@@ -252,9 +252,10 @@ impl Js {
         (0..len)
             .map(|i| {
                 let mut element = ptr::null_mut();
-                // SAFETY: as above; a hole reads as `undefined`.
                 check(
                     self.env,
+                    // SAFETY: as above, a live array of the running call; a
+                    // hole reads as `undefined`.
                     unsafe { sys::napi_get_element(self.env, self.raw, i, &mut element) },
                     "array element",
                 )?;

@@ -10,7 +10,7 @@ use ratekeeper_redis::{RedisDividedLimiter, RedisOption};
 
 use super::store::rk_redis_store;
 use super::{checked_spec, max_key_bytes, max_keys, not_in_callback};
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::spec::rk_limiter_spec;
 use crate::status::rk_status;
@@ -84,12 +84,9 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_new(
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_divided_limiter_free(limiter: *mut rk_redis_divided_limiter) {
-    guard_void("rk_redis_divided_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_divided_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_divided_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_redis_divided_limiter_free", limiter) }
 }
 
 /// Decides `cost` units for the key with this node's share, in

@@ -12,7 +12,7 @@ use ratekeeper_redis::{RedisLimiter, WhenUnavailable};
 use super::membership::rk_redis_membership;
 use super::store::rk_redis_store;
 use super::{checked_spec, max_key_bytes, max_keys, not_in_callback, rk_decision_callback, Callback};
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::rk_decision;
 use crate::failure::Failure;
 use crate::spec::rk_limiter_spec;
@@ -113,12 +113,9 @@ pub unsafe extern "C" fn rk_redis_limiter_new(
 /// not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_limiter_free(limiter: *mut rk_redis_limiter) {
-    guard_void("rk_redis_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_limiter_new.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_limiter_new that
+    // no other call is using.
+    unsafe { free_box("rk_redis_limiter_free", limiter) }
 }
 
 /// Sets what decisions do when Redis cannot answer:

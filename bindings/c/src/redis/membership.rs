@@ -9,7 +9,7 @@ use ratekeeper_redis::{Membership, RedisOption};
 
 use super::not_in_callback;
 use super::store::rk_redis_store;
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::decision::write_text;
 use crate::status::rk_status;
 use crate::text;
@@ -76,12 +76,9 @@ pub unsafe extern "C" fn rk_redis_membership_join(
 /// that has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_membership_free(membership: *mut rk_redis_membership) {
-    guard_void("rk_redis_membership_free", || {
-        if !membership.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_membership_join.
-            drop(unsafe { Box::from_raw(membership) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_membership_join that
+    // no other call is using.
+    unsafe { free_box("rk_redis_membership_free", membership) }
 }
 
 /// The live nodes of the group as last read (at least 1: this one), in

@@ -12,7 +12,7 @@ use ratekeeper_redis::{RedisOption, RedisRateLimiter, RedisRateLimiterBuilder};
 
 use super::store::rk_redis_store;
 use super::{not_in_callback, rk_wait_callback, Callback};
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::failure::Failure;
 use crate::rate_limiter::{micros, timeout};
 use crate::status::rk_status;
@@ -137,12 +137,9 @@ pub unsafe extern "C" fn rk_redis_rate_limiter_new_warming_up(
 /// has not been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_rate_limiter_free(limiter: *mut rk_redis_rate_limiter) {
-    guard_void("rk_redis_rate_limiter_free", || {
-        if !limiter.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_rate_limiter_new_*.
-            drop(unsafe { Box::from_raw(limiter) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_rate_limiter_new_* that
+    // no other call is using.
+    unsafe { free_box("rk_redis_rate_limiter_free", limiter) }
 }
 
 /// Guava's `acquire(permits)` on the shared limiter: takes `permits` (one

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ratekeeper_redis::{RedisOption, RedisStore, StoreOptions};
 
 use super::not_in_callback;
-use crate::boundary::{guard, guard_void, handle, Out};
+use crate::boundary::{free_box, guard, handle, Out};
 use crate::failure::Failure;
 use crate::status::rk_status;
 use crate::text;
@@ -168,12 +168,9 @@ pub unsafe extern "C" fn rk_redis_store_connect_cluster(
 /// been freed, and no other call is using it.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_store_free(store: *mut rk_redis_store) {
-    guard_void("rk_redis_store_free", || {
-        if !store.is_null() {
-            // SAFETY: the caller's contract: a live box from rk_redis_store_connect*.
-            drop(unsafe { Box::from_raw(store) });
-        }
-    })
+    // SAFETY: the caller's contract: NULL or a live box from rk_redis_store_connect* that
+    // no other call is using.
+    unsafe { free_box("rk_redis_store_free", store) }
 }
 
 /// Whether Redis failed to answer within the last retry interval (so that
