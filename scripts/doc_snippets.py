@@ -437,7 +437,9 @@ def _broken_links(path: str) -> list[str]:
             if not resolved.exists():
                 broken.append(f"{path}:{n}: a link to {target}, which is not in the repository")
             elif anchor and resolved.suffix == ".md":
-                headings = re.findall(r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8"), "text"), re.M)
+                headings = re.findall(
+                    r"^#+\s+(.*)$", _prose(resolved.read_text("utf-8"), "text"), re.M
+                )
                 if anchor not in {_slug(h) for h in headings}:
                     broken.append(f"{path}:{n}: a link to {target}, a heading {file or path} lacks")
     return broken
