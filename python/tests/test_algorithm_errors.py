@@ -170,7 +170,7 @@ def test_messages_show_durations_as_passed_and_their_real_bounds() -> None:
     assert str(e) == f"invalid argument window = inf: must be between 1 and {DURATION}"
     e = invalid(lambda: ConcurrencyLimiter(1).sample(math.nan, 1), "rtt")
     assert str(e) == f"invalid argument rtt = NaN: must be between 0 and {DURATION}"
-    # Each names the bound of the call that refused it (issue 21).
+    # Each names the bound of the call that refused it.
     e = invalid(lambda: SlidingLog(MAX_SLIDING_LOG_LIMIT + 1, 1.0), "limit")
     assert str(e) == "invalid argument limit = 1048577: must be between 1 and 1048576"
     e = invalid(lambda: SlidingLog(-1, 1.0), "limit")

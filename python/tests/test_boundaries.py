@@ -1,4 +1,4 @@
-"""The language boundary under stress (issue 9): an asyncio task cancelled
+"""The language boundary under stress: an asyncio task cancelled
 before or during its wait leaks no permit and counts none twice; many
 Python threads hammering one limiter never get more than its bound, and
 blocking waits from many threads (the GIL released and taken back each

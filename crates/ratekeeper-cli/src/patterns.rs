@@ -6,8 +6,8 @@
 //! * `poisson:rate=R,duration=D,seed=N` — exponential gaps of mean 1/R.
 //! * `bursts:size=N,every=P,duration=D[,spread=S]` — N requests at once
 //!   (or spread evenly over S) every P.
-//! * `boundary:limit=N,window=W[,spread=S,edge=E]` — the design's boundary
-//!   attack: N requests in the last S before a window edge (at E, default
+//! * `boundary:limit=N,window=W[,spread=S,edge=E]` — the boundary
+//!   attack (docs/simulate.md): N requests in the last S before a window edge (at E, default
 //!   W) and N in the first S after it (S defaults to W/100). A fixed
 //!   window admits all 2N within 2S; a sliding window admits N.
 //! * `ramp:from=R0,to=R1,duration=D` — the rate rising (or falling)

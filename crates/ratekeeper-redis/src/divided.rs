@@ -1,4 +1,5 @@
-//! [`RedisDividedLimiter`]: the design's divided mode.
+//! [`RedisDividedLimiter`]: divided mode, where each node enforces its
+//! share of the limit (docs/redis.md, "The modes").
 //!
 //! Every node joins the limiter's group ([`Membership`]: heartbeats into
 //! Redis with a TTL) and enforces `limit ÷ live nodes` on its own, per key

@@ -1,5 +1,6 @@
-//! [`RedisLeasedLimiter`]: the design's "each node takes a batch of tokens
-//! and spends them locally".
+//! [`RedisLeasedLimiter`]: leased mode, where each node takes a batch of
+//! units from the shared limiter and spends them locally (docs/redis.md,
+//! "The modes").
 //!
 //! One round trip to the shared limiter (GCRA or the token bucket, in
 //! Redis) takes up to `batch` units at once — a *lease* — and the node then

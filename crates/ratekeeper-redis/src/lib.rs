@@ -11,10 +11,10 @@
 //! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
 //!   fixed window, the sliding window counter and the sliding log, per user
 //!   key, each deciding as the in-process limiter would.
-//! * [`RedisLeasedLimiter`] — the design's leases: one round trip takes a
+//! * [`RedisLeasedLimiter`] — leased mode: one round trip takes a
 //!   batch of units that a node then spends locally, with the over-time
 //!   bound and the losses stated in its docs.
-//! * [`RedisDividedLimiter`] — the design's divided mode: nodes heartbeat
+//! * [`RedisDividedLimiter`] — divided mode: nodes heartbeat
 //!   into Redis and each enforces `limit ÷ live nodes` locally.
 //! * [`ScriptPipe`] — [`RedisLimiter`]'s checks on a connection the
 //!   caller drives from its own event loop (the Node binding's), sans I/O.

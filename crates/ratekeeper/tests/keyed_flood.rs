@@ -463,8 +463,9 @@ fn longest_keys_at_the_bound_stay_within_max_bytes() {
 
 /// A sliding log's storage grows with use, not with its limit: keys seen
 /// once each under a limit of 2^20 hold a few words and one small ring,
-/// not 16 MiB each (issue #21: 100 such keys grew a process by 1.6 GiB):
-/// a few hundred bytes each, the table's slots included.
+/// not 16 MiB each (when it was allocated up front, 100 such keys grew a
+/// process by 1.6 GiB): a few hundred bytes each, the table's slots
+/// included.
 #[test]
 fn sliding_logs_seen_once_hold_room_for_what_they_hold() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

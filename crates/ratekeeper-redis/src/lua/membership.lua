@@ -1,4 +1,4 @@
--- Heartbeats of the nodes sharing a limit (the design's divided mode): each
+-- Heartbeats of the nodes sharing a limit (divided mode, docs/redis.md): each
 -- node keeps itself in a sorted set, scored by when its heartbeat runs out;
 -- the live nodes are those whose heartbeat has not.
 --
