@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use ratekeeper::{
     AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue, LimiterSpec,
-    TokenBucket,
+    ParameterValue, TokenBucket,
 };
 
 use crate::args::Cost;
@@ -195,42 +195,25 @@ impl PyLimiter {
     }
 }
 
-/// The class a spec makes, and its arguments: `Gcra(max_burst=4, ...)`.
+/// The class a spec makes (the registry's display name), and its
+/// arguments: `Gcra(max_burst=4, ...)`.
 pub(crate) fn spec_repr(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
-    let class = match spec {
-        LimiterSpec::TokenBucket { .. } => "TokenBucket",
-        LimiterSpec::Gcra { .. } => "Gcra",
-        LimiterSpec::LeakyBucketMeter { .. } => "LeakyBucketMeter",
-        LimiterSpec::LeakyBucketQueue { .. } => "LeakyBucketQueue",
-        LimiterSpec::FixedWindow { .. } => "FixedWindow",
-        LimiterSpec::SlidingWindow { .. } => "SlidingWindow",
-        LimiterSpec::SlidingLog { .. } => "SlidingLog",
-        LimiterSpec::SlidingWindowCounter { .. } => "SlidingWindowCounter",
-    };
-    Ok(format!("{class}({})", spec_arguments(py, spec)?))
+    Ok(format!("{}({})", spec.kind().display_name(), spec_arguments(py, spec)?))
 }
 
-/// A spec's constructor arguments, durations in seconds.
+/// A spec's constructor arguments, by the registry's parameter names,
+/// durations in seconds.
 fn spec_arguments(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
-    let secs = |micros: i64| float_repr(py, micros as f64 / 1e6);
-    Ok(match *spec {
-        LimiterSpec::TokenBucket { rate, burst } => format!("rate={}, burst={burst}", float_repr(py, rate)?),
-        LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
-            format!("max_burst={max_burst}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
-        }
-        LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
-            format!("capacity={capacity}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
-        }
-        LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
-            format!("capacity={capacity}, interval={}", secs(interval_micros)?)
-        }
-        LimiterSpec::FixedWindow { limit, window_micros }
-        | LimiterSpec::SlidingLog { limit, window_micros }
-        | LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
-            format!("limit={limit}, window={}", secs(window_micros)?)
-        }
-        LimiterSpec::SlidingWindow { limit, window_micros, sub_windows } => {
-            format!("limit={limit}, window={}, sub_windows={sub_windows}", secs(window_micros)?)
-        }
-    })
+    let arguments = spec
+        .values()
+        .map(|(parameter, value)| {
+            let value = match value {
+                ParameterValue::Rate(rate) => float_repr(py, rate)?,
+                ParameterValue::Count(count) => count.to_string(),
+                ParameterValue::Micros(micros) => float_repr(py, micros as f64 / 1e6)?,
+            };
+            Ok(format!("{}={value}", parameter.name()))
+        })
+        .collect::<PyResult<Vec<String>>>()?;
+    Ok(arguments.join(", "))
 }
