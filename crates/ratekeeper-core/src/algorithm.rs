@@ -311,6 +311,9 @@ mod tests {
                         assert!(!p.argument().is_float(), "{a}: {}", p.name());
                     }
                 }
+                if p.default().is_some() {
+                    assert_eq!(p.kind(), ParameterKind::Count, "{a}: only a count has a default");
+                }
                 for q in &a.parameters()[i + 1..] {
                     assert_ne!(p.name(), q.name(), "{a}");
                 }
