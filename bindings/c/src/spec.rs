@@ -256,6 +256,38 @@ mod tests {
         }
     }
 
+    /// The header (generated from this crate, and checked for drift by CI)
+    /// against the registry: each algorithm's `RK_ALGORITHM_*`, its name in
+    /// `rk_algorithm_name()`'s documentation, and its typed constructor
+    /// `rk_limiter_new_<wire name>` taking its parameters in order, by their
+    /// wire names.
+    #[test]
+    fn the_header_declares_every_algorithm() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include/ratekeeper.h");
+        let header = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for algorithm in Algorithm::ALL {
+            let wire = algorithm.wire_name();
+            let define = format!("#define RK_ALGORITHM_{} {}\n", wire.to_uppercase(), code(*algorithm));
+            assert!(header.contains(&define), "no {define:?}");
+            assert!(header.contains(&format!("`\"{wire}\"`")), "rk_algorithm_name() does not name {wire}");
+            let start = format!("rk_status rk_limiter_new_{wire}(");
+            let at = header.find(&start).unwrap_or_else(|| panic!("no {start}"));
+            let arguments = &header[at + start.len()..];
+            let arguments = words(&arguments[..arguments.find(')').unwrap()]);
+            let mut expected: Vec<String> = algorithm
+                .parameters()
+                .iter()
+                .map(|p| match p.kind() {
+                    ratekeeper::ParameterKind::Rate => format!("double {}", p.wire_name()),
+                    _ => format!("int64_t {}", p.wire_name()),
+                })
+                .collect();
+            expected.extend(["const rk_manual_clock *clock".to_owned(), "rk_limiter **out_limiter".to_owned()]);
+            assert_eq!(arguments, expected.join(", "), "{start}");
+        }
+    }
+
     #[test]
     fn a_spec_converts_and_refuses_what_its_algorithm_does_not_use() {
         let spec =
