@@ -11,9 +11,33 @@
 //! `tests/conformance/algorithms.json`, which the vector generator writes
 //! from this registry.
 //!
-//! Adding an algorithm starts here: a variant, its wire name and its
-//! parameters; then the compiler points at every `match` that must learn
-//! it, and the drift tests at every file in another language.
+//! ## Adding an algorithm
+//!
+//! It starts here: a variant, its wire name and its parameters. Then:
+//!
+//! * the core: its module (with [`Admission`](crate::Admission), and
+//!   [`Packed`](crate::Packed) and [`Full`](crate::Full) for a fixed-size
+//!   state), and its arms in [`LimiterSpec`](crate::LimiterSpec)
+//!   (`kind`, `read`, `values`, `divided`), which the compiler asks for;
+//! * the std layer: its thread-safe limiter, one line in `any_limiter.rs`
+//!   and one in `keyed/any.rs` (and `keyed/algorithm.rs` for a packed
+//!   state);
+//! * Redis: its script under `lua/`, named in `scripts.rs` (or not, if it
+//!   does not run there);
+//! * its vectors: a module of `tests/conformance/generate`, then
+//!   `cargo run -p ratekeeper-vectors`, which also rewrites
+//!   `tests/conformance/algorithms.json`; a row in FORMAT.md;
+//! * each language's class and constructor: the C API's `RK_ALGORITHM_*`
+//!   and `rk_limiter_new_<name>` (and a field of `rk_limiter_spec` for a new
+//!   parameter name), the C conformance runner's branch; the Node.js class
+//!   and its options type (with its exports and `LimitOptions`); the
+//!   Python class, its stub and its export. The tests of each language fail
+//!   until they match this registry.
+//!
+//! Derived from the registry, and left alone: the bindings' parameter
+//! reading and name tables (`rk_limiter_spec`, `limiterKeys()`, Python's
+//! `repr`), the command line's `--limiter`, the Rust, Python and Node.js
+//! conformance runners, and the Redis limiter's script arguments and keys.
 
 use core::fmt;
 use core::str::FromStr;
