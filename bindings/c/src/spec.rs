@@ -4,8 +4,7 @@
 //! API's counts and fields become an algorithm's parameters, shared by
 //! `rk_limiter_new()`, the typed constructors and the composite limiter.
 
-use std::ffi::{CStr, CString};
-use std::sync::LazyLock;
+use std::ffi::CStr;
 
 use ratekeeper::{unsigned_from_i64, Algorithm, LimiterSpec, Parameter, ParameterSource, Value};
 
@@ -106,13 +105,10 @@ fn algorithm_of_code(value: rk_algorithm) -> Option<Algorithm> {
 
 /// An algorithm's name as the conformance vectors, the other languages
 /// and `rk_algorithm_name()` spell it (the registry's wire name, with its
-/// NUL); `None` for a value that is not an `RK_ALGORITHM_*`.
+/// NUL: static, never allocated); `None` for a value that is not an
+/// `RK_ALGORITHM_*`.
 pub(crate) fn algorithm_name(algorithm: rk_algorithm) -> Option<&'static CStr> {
-    /// The wire names with a NUL, made once, in the order of `Algorithm::ALL`.
-    static NAMES: LazyLock<Vec<CString>> =
-        LazyLock::new(|| Algorithm::ALL.iter().map(|a| CString::new(a.wire_name()).unwrap_or_default()).collect());
-    let index = Algorithm::ALL.iter().position(|a| Some(*a) == algorithm_of_code(algorithm))?;
-    NAMES.get(index).map(CString::as_c_str)
+    algorithm_of_code(algorithm).map(Algorithm::wire_name_cstr)
 }
 
 /// The `RK_ALGORITHM_*` of a limiter built from `spec`.

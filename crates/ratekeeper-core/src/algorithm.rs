@@ -39,6 +39,7 @@
 //! `repr`), the command line's `--limiter`, the Rust, Python and Node.js
 //! conformance runners, and the Redis limiter's script arguments and keys.
 
+use core::ffi::CStr;
 use core::fmt;
 use core::str::FromStr;
 
@@ -168,6 +169,20 @@ macro_rules! algorithms {
                 }
             }
 
+            /// [`wire_name`](Self::wire_name) with a NUL: what a C API hands
+            /// out (`rk_algorithm_name()`) without allocating.
+            pub const fn wire_name_cstr(self) -> &'static CStr {
+                match self {
+                    $(Algorithm::$variant => {
+                        const NAME: &CStr = match CStr::from_bytes_with_nul(concat!($wire, "\0").as_bytes()) {
+                            Ok(name) => name,
+                            Err(_) => panic!("a wire name holds no NUL"),
+                        };
+                        NAME
+                    })*
+                }
+            }
+
             /// The name of its limiter type in Rust, Python and
             /// JavaScript: `"TokenBucket"`, `"Gcra"`, …
             pub const fn display_name(self) -> &'static str {
@@ -294,6 +309,7 @@ mod tests {
             assert_eq!(Algorithm::from_wire_name(a.wire_name()), Some(*a));
             assert_eq!(a.wire_name().parse::<Algorithm>(), Ok(*a));
             assert_eq!(a.to_string(), a.wire_name());
+            assert_eq!(a.wire_name_cstr().to_str(), Ok(a.wire_name()));
             for b in &Algorithm::ALL[i + 1..] {
                 assert_ne!(a.wire_name(), b.wire_name());
                 assert_ne!(a.display_name(), b.display_name());
