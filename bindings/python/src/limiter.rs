@@ -12,11 +12,11 @@
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use ratekeeper::{
-    AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue, LimiterSpec,
-    ParameterValue, TokenBucket,
+    Algorithm, AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue,
+    LimiterSpec, Parameter, ParameterKind, ParameterSource, ParameterValue, TokenBucket,
 };
 
-use crate::args::Cost;
+use crate::args::{self, Cost};
 use crate::clock::{self, PyManualClock};
 use crate::decision::PyDecision;
 use crate::errors::{from_rust, from_rust_passed, internal, wrong_type};
@@ -67,6 +67,32 @@ impl PyLimiter {
         let (any_clock, clock) = clock::clock_arg(clock)?;
         let limiter = AnyLimiter::with_clock(&spec, any_clock).map_err(|e| from_rust_passed(py, e, passed))?;
         Ok(PyClassInitializer::from(PyLimiter { engine: Engine::One { limiter, spec }, clock }))
+    }
+
+    /// The base of a limiter of `algorithm` from its constructor's
+    /// `arguments`: the registry's parameters, in its order, each converted
+    /// as its kind is (a float, an int, seconds or a `timedelta`) and
+    /// checked as its argument, on the clock `clock` (the `clock=`
+    /// argument).
+    pub(crate) fn of(
+        algorithm: Algorithm,
+        arguments: &[&Bound<'_, PyAny>],
+        clock: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let Some(first) = arguments.first() else {
+            return Err(internal("a limiter of one algorithm takes its parameters"));
+        };
+        let py = first.py();
+        let spec = LimiterSpec::read(algorithm, &mut Arguments { py, arguments, next: 0 })?;
+        // An error about a duration shows it as passed, not in microseconds.
+        let passed: Vec<(Argument, &Bound<'_, PyAny>)> = algorithm
+            .parameters()
+            .iter()
+            .zip(arguments)
+            .filter(|(p, _)| p.kind() == ParameterKind::Duration)
+            .map(|(p, a)| (p.argument(), *a))
+            .collect();
+        Self::one(py, spec, clock, &passed)
     }
 
     /// The base of a composite of `specs`, on `clock`.
@@ -192,6 +218,42 @@ impl PyLimiter {
             (Engine::One { .. }, None) => String::new(),
         };
         Ok(format!("{name}({body}{})", clock::clock_repr(py, &this.clock)?))
+    }
+}
+
+/// A constructor's arguments as the parameters of its algorithm, in the
+/// registry's order.
+struct Arguments<'a, 'py> {
+    py: Python<'py>,
+    arguments: &'a [&'a Bound<'py, PyAny>],
+    next: usize,
+}
+
+impl<'py> Arguments<'_, 'py> {
+    fn take(&mut self) -> PyResult<&Bound<'py, PyAny>> {
+        let argument = self.arguments.get(self.next).ok_or_else(|| internal("an argument too few"))?;
+        self.next += 1;
+        Ok(argument)
+    }
+}
+
+impl ParameterSource for Arguments<'_, '_> {
+    type Error = PyErr;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> PyResult<f64> {
+        args::real(self.take()?, parameter.argument())
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> PyResult<u64> {
+        args::count(self.take()?, parameter.argument())
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> PyResult<i64> {
+        args::duration_micros(self.take()?, parameter.argument())
+    }
+
+    fn out_of_range(&mut self, _: &'static Parameter, error: ratekeeper::Error) -> PyErr {
+        from_rust(self.py, error)
     }
 }
 
