@@ -193,25 +193,30 @@ mod tests {
     /// The names JavaScript has always had, now spelled from the registry.
     #[test]
     fn javascript_names_are_the_registrys_in_camel_case() {
-        let expected: [(&str, &[&str]); 8] = [
-            ("tokenBucket", &["rate", "burst"]),
-            ("gcra", &["maxBurst", "countPerPeriod", "periodMs", "periodMicros"]),
-            ("leakyBucketMeter", &["capacity", "countPerPeriod", "periodMs", "periodMicros"]),
-            ("leakyBucketQueue", &["capacity", "intervalMs", "intervalMicros"]),
-            ("fixedWindow", &["limit", "windowMs", "windowMicros"]),
-            ("slidingWindow", &["limit", "windowMs", "windowMicros", "subWindows"]),
-            ("slidingLog", &["limit", "windowMs", "windowMicros"]),
-            ("slidingWindowCounter", &["limit", "windowMs", "windowMicros"]),
+        let expected: [(Algorithm, &str, &[&str]); 8] = [
+            (Algorithm::TokenBucket, "tokenBucket", &["rate", "burst"]),
+            (Algorithm::Gcra, "gcra", &["maxBurst", "countPerPeriod", "periodMs", "periodMicros"]),
+            (
+                Algorithm::LeakyBucketMeter,
+                "leakyBucketMeter",
+                &["capacity", "countPerPeriod", "periodMs", "periodMicros"],
+            ),
+            (Algorithm::LeakyBucketQueue, "leakyBucketQueue", &["capacity", "intervalMs", "intervalMicros"]),
+            (Algorithm::FixedWindow, "fixedWindow", &["limit", "windowMs", "windowMicros"]),
+            (Algorithm::SlidingWindow, "slidingWindow", &["limit", "windowMs", "windowMicros", "subWindows"]),
+            (Algorithm::SlidingLog, "slidingLog", &["limit", "windowMs", "windowMicros"]),
+            (Algorithm::SlidingWindowCounter, "slidingWindowCounter", &["limit", "windowMs", "windowMicros"]),
         ];
-        assert_eq!(Algorithm::ALL.len(), expected.len());
-        for (algorithm, (js_name, js_keys)) in Algorithm::ALL.iter().zip(expected) {
-            assert_eq!(name(*algorithm), js_name);
-            assert_eq!(keys(*algorithm), js_keys);
+        for (algorithm, js_name, js_keys) in expected {
+            assert_eq!(name(algorithm), js_name);
+            assert_eq!(keys(algorithm), js_keys);
         }
-        assert_eq!(
-            ALGORITHM_REQUIREMENT.as_str(),
+        let last = name(*Algorithm::ALL.last().unwrap());
+        assert!(ALGORITHM_REQUIREMENT.starts_with(
             "must be \"tokenBucket\", \"gcra\", \"leakyBucketMeter\", \"leakyBucketQueue\", \"fixedWindow\", \
-             \"slidingWindow\", \"slidingLog\" or \"slidingWindowCounter\""
-        );
+             \"slidingWindow\", \"slidingLog\""
+        ));
+        assert!(ALGORITHM_REQUIREMENT.ends_with(&format!(" or \"{last}\"")), "{}", *ALGORITHM_REQUIREMENT);
+        assert_eq!(ALGORITHM_REQUIREMENT.matches(", ").count(), Algorithm::ALL.len() - 2);
     }
 }
