@@ -4,7 +4,9 @@
 //! API's counts and fields become an algorithm's parameters, shared by
 //! `rk_limiter_new()`, the typed constructors and the composite limiter.
 
-use ratekeeper::{unsigned_from_i64, Argument, LimiterSpec, Value};
+use std::ffi::CStr;
+
+use ratekeeper::{unsigned_from_i64, Algorithm, LimiterSpec, Parameter, ParameterSource, Value};
 
 use crate::failure::Failure;
 
@@ -82,35 +84,36 @@ pub struct rk_limiter_spec {
     pub sub_windows: i64,
 }
 
+/// The `RK_ALGORITHM_*` of each of the registry's algorithms.
+pub(crate) const fn code(algorithm: Algorithm) -> rk_algorithm {
+    match algorithm {
+        Algorithm::TokenBucket => RK_ALGORITHM_TOKEN_BUCKET,
+        Algorithm::Gcra => RK_ALGORITHM_GCRA,
+        Algorithm::LeakyBucketMeter => RK_ALGORITHM_LEAKY_BUCKET_METER,
+        Algorithm::LeakyBucketQueue => RK_ALGORITHM_LEAKY_BUCKET_QUEUE,
+        Algorithm::FixedWindow => RK_ALGORITHM_FIXED_WINDOW,
+        Algorithm::SlidingWindow => RK_ALGORITHM_SLIDING_WINDOW,
+        Algorithm::SlidingLog => RK_ALGORITHM_SLIDING_LOG,
+        Algorithm::SlidingWindowCounter => RK_ALGORITHM_SLIDING_WINDOW_COUNTER,
+    }
+}
+
+/// The algorithm an `RK_ALGORITHM_*` names, if any.
+fn algorithm_of_code(value: rk_algorithm) -> Option<Algorithm> {
+    Algorithm::ALL.iter().copied().find(|a| code(*a) == value)
+}
+
 /// An algorithm's name as the conformance vectors, the other languages
-/// and `rk_algorithm_name()` spell it; `None` for a value that is not an
+/// and `rk_algorithm_name()` spell it (the registry's wire name, with its
+/// NUL: static, never allocated); `None` for a value that is not an
 /// `RK_ALGORITHM_*`.
-pub(crate) fn algorithm_name(algorithm: rk_algorithm) -> Option<&'static core::ffi::CStr> {
-    Some(match algorithm {
-        RK_ALGORITHM_TOKEN_BUCKET => c"token_bucket",
-        RK_ALGORITHM_GCRA => c"gcra",
-        RK_ALGORITHM_LEAKY_BUCKET_METER => c"leaky_bucket_meter",
-        RK_ALGORITHM_LEAKY_BUCKET_QUEUE => c"leaky_bucket_queue",
-        RK_ALGORITHM_FIXED_WINDOW => c"fixed_window",
-        RK_ALGORITHM_SLIDING_WINDOW => c"sliding_window",
-        RK_ALGORITHM_SLIDING_LOG => c"sliding_log",
-        RK_ALGORITHM_SLIDING_WINDOW_COUNTER => c"sliding_window_counter",
-        _ => return None,
-    })
+pub(crate) fn algorithm_name(algorithm: rk_algorithm) -> Option<&'static CStr> {
+    algorithm_of_code(algorithm).map(Algorithm::wire_name_cstr)
 }
 
 /// The `RK_ALGORITHM_*` of a limiter built from `spec`.
 pub(crate) fn algorithm_of(spec: &LimiterSpec) -> rk_algorithm {
-    match spec {
-        LimiterSpec::TokenBucket { .. } => RK_ALGORITHM_TOKEN_BUCKET,
-        LimiterSpec::Gcra { .. } => RK_ALGORITHM_GCRA,
-        LimiterSpec::LeakyBucketMeter { .. } => RK_ALGORITHM_LEAKY_BUCKET_METER,
-        LimiterSpec::LeakyBucketQueue { .. } => RK_ALGORITHM_LEAKY_BUCKET_QUEUE,
-        LimiterSpec::FixedWindow { .. } => RK_ALGORITHM_FIXED_WINDOW,
-        LimiterSpec::SlidingWindow { .. } => RK_ALGORITHM_SLIDING_WINDOW,
-        LimiterSpec::SlidingLog { .. } => RK_ALGORITHM_SLIDING_LOG,
-        LimiterSpec::SlidingWindowCounter { .. } => RK_ALGORITHM_SLIDING_WINDOW_COUNTER,
-    }
+    code(spec.kind())
 }
 
 impl rk_limiter_spec {
@@ -119,81 +122,44 @@ impl rk_limiter_spec {
     /// not use that is not 0; the algorithm's own ranges are checked when
     /// the limiter is built.
     pub(crate) fn to_spec(self) -> Result<LimiterSpec, Failure> {
-        let count = |argument: Argument, value: i64| unsigned_from_i64(argument, value);
-        let spec = match self.algorithm {
-            RK_ALGORITHM_TOKEN_BUCKET => {
-                LimiterSpec::TokenBucket { rate: self.rate, burst: count(Argument::Burst, self.burst)? }
-            }
-            RK_ALGORITHM_GCRA => LimiterSpec::Gcra {
-                max_burst: count(Argument::MaxBurst, self.max_burst)?,
-                count_per_period: count(Argument::CountPerPeriod, self.count_per_period)?,
-                period_micros: self.period_micros,
-            },
-            RK_ALGORITHM_LEAKY_BUCKET_METER => LimiterSpec::LeakyBucketMeter {
-                capacity: count(Argument::Capacity, self.capacity)?,
-                count_per_period: count(Argument::CountPerPeriod, self.count_per_period)?,
-                period_micros: self.period_micros,
-            },
-            RK_ALGORITHM_LEAKY_BUCKET_QUEUE => LimiterSpec::LeakyBucketQueue {
-                capacity: count(Argument::QueueCapacity, self.capacity)?,
-                interval_micros: self.interval_micros,
-            },
-            RK_ALGORITHM_FIXED_WINDOW => LimiterSpec::FixedWindow {
-                limit: count(Argument::Limit, self.limit)?,
-                window_micros: self.window_micros,
-            },
-            RK_ALGORITHM_SLIDING_WINDOW => LimiterSpec::SlidingWindow {
-                limit: count(Argument::SlidingWindowLimit, self.limit)?,
-                window_micros: self.window_micros,
-                sub_windows: u32::try_from(self.sub_windows)
-                    .map_err(|_| ratekeeper::Error::invalid_int(Argument::SubWindows, self.sub_windows))?,
-            },
-            RK_ALGORITHM_SLIDING_LOG => LimiterSpec::SlidingLog {
-                limit: count(Argument::SlidingLogLimit, self.limit)?,
-                window_micros: self.window_micros,
-            },
-            RK_ALGORITHM_SLIDING_WINDOW_COUNTER => LimiterSpec::SlidingWindowCounter {
-                limit: count(Argument::Limit, self.limit)?,
-                window_micros: self.window_micros,
-            },
-            other => {
-                return Err(Failure::Invalid {
-                    argument: "algorithm",
-                    value: Value::Int(i64::from(other)),
-                    requirement: "must be one of the RK_ALGORITHM_* constants",
-                })
-            }
+        let Some(algorithm) = algorithm_of_code(self.algorithm) else {
+            return Err(Failure::Invalid {
+                argument: "algorithm",
+                value: Value::Int(i64::from(self.algorithm)),
+                requirement: "must be one of the RK_ALGORITHM_* constants",
+            });
         };
+        let spec = LimiterSpec::read(algorithm, &mut Fields(&self))?;
         self.check_unused(&spec)?;
         Ok(spec)
     }
 
+    /// Every field but `algorithm`, by name (the registry's wire name of
+    /// the parameter it holds), with its value.
+    fn fields(&self) -> [(&'static str, Value); 10] {
+        [
+            ("rate", Value::Float(self.rate)),
+            ("burst", Value::Int(self.burst)),
+            ("max_burst", Value::Int(self.max_burst)),
+            ("count_per_period", Value::Int(self.count_per_period)),
+            ("period_micros", Value::Int(self.period_micros)),
+            ("capacity", Value::Int(self.capacity)),
+            ("interval_micros", Value::Int(self.interval_micros)),
+            ("limit", Value::Int(self.limit)),
+            ("window_micros", Value::Int(self.window_micros)),
+            ("sub_windows", Value::Int(self.sub_windows)),
+        ]
+    }
+
     /// Every field `spec`'s algorithm does not use must be 0.
     fn check_unused(&self, spec: &LimiterSpec) -> Result<(), Failure> {
-        let used: &[&str] = match spec {
-            LimiterSpec::TokenBucket { .. } => &["rate", "burst"],
-            LimiterSpec::Gcra { .. } => &["max_burst", "count_per_period", "period_micros"],
-            LimiterSpec::LeakyBucketMeter { .. } => &["capacity", "count_per_period", "period_micros"],
-            LimiterSpec::LeakyBucketQueue { .. } => &["capacity", "interval_micros"],
-            LimiterSpec::SlidingWindow { .. } => &["limit", "window_micros", "sub_windows"],
-            LimiterSpec::FixedWindow { .. }
-            | LimiterSpec::SlidingLog { .. }
-            | LimiterSpec::SlidingWindowCounter { .. } => &["limit", "window_micros"],
-        };
-        let fields = [
-            ("rate", (self.rate != 0.0).then_some(Value::Float(self.rate))),
-            ("burst", (self.burst != 0).then_some(Value::Int(self.burst))),
-            ("max_burst", (self.max_burst != 0).then_some(Value::Int(self.max_burst))),
-            ("count_per_period", (self.count_per_period != 0).then_some(Value::Int(self.count_per_period))),
-            ("period_micros", (self.period_micros != 0).then_some(Value::Int(self.period_micros))),
-            ("capacity", (self.capacity != 0).then_some(Value::Int(self.capacity))),
-            ("interval_micros", (self.interval_micros != 0).then_some(Value::Int(self.interval_micros))),
-            ("limit", (self.limit != 0).then_some(Value::Int(self.limit))),
-            ("window_micros", (self.window_micros != 0).then_some(Value::Int(self.window_micros))),
-            ("sub_windows", (self.sub_windows != 0).then_some(Value::Int(self.sub_windows))),
-        ];
-        for (field, set) in fields {
-            if let Some(value) = set.filter(|_| !used.contains(&field)) {
+        let parameters = spec.kind().parameters();
+        for (field, value) in self.fields() {
+            let set = match value {
+                Value::Float(v) => v != 0.0,
+                Value::Int(v) => v != 0,
+            };
+            if set && !parameters.iter().any(|p| p.wire_name() == field) {
                 return Err(Failure::Invalid {
                     argument: field,
                     value,
@@ -205,28 +171,117 @@ impl rk_limiter_spec {
     }
 }
 
+/// An `rk_limiter_spec`'s fields as the parameters of its algorithm: each
+/// read from the field of its wire name, counts checked not negative.
+struct Fields<'a>(&'a rk_limiter_spec);
+
+impl Fields<'_> {
+    fn field(&self, parameter: &'static Parameter) -> Result<Value, Failure> {
+        let name = parameter.wire_name();
+        self.0.fields().into_iter().find(|(field, _)| *field == name).map(|(_, value)| value).ok_or(
+            // A parameter without a field: the tests below keep this from happening.
+            Failure::Invalid {
+                argument: name,
+                value: Value::Int(0),
+                requirement: "must be a field of rk_limiter_spec",
+            },
+        )
+    }
+
+    fn int(&self, parameter: &'static Parameter) -> Result<i64, Failure> {
+        match self.field(parameter)? {
+            Value::Int(v) => Ok(v),
+            Value::Float(v) => Ok(v as i64),
+        }
+    }
+}
+
+impl ParameterSource for Fields<'_> {
+    type Error = Failure;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> Result<f64, Failure> {
+        match self.field(parameter)? {
+            Value::Float(v) => Ok(v),
+            Value::Int(v) => Ok(v as f64),
+        }
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> Result<u64, Failure> {
+        Ok(unsigned_from_i64(parameter.argument(), self.int(parameter)?)?)
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> Result<i64, Failure> {
+        self.int(parameter)
+    }
+
+    fn out_of_range(&mut self, _: &'static Parameter, error: ratekeeper::Error) -> Failure {
+        Failure::Library(error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_are_the_std_layers() {
-        let specs = [
-            LimiterSpec::TokenBucket { rate: 1.0, burst: 1 },
-            LimiterSpec::Gcra { max_burst: 1, count_per_period: 1, period_micros: 1 },
-            LimiterSpec::LeakyBucketMeter { capacity: 1, count_per_period: 1, period_micros: 1 },
-            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1 },
-            LimiterSpec::FixedWindow { limit: 1, window_micros: 1 },
-            LimiterSpec::SlidingWindow { limit: 1, window_micros: 1, sub_windows: 1 },
-            LimiterSpec::SlidingLog { limit: 1, window_micros: 1 },
-            LimiterSpec::SlidingWindowCounter { limit: 1, window_micros: 1 },
-        ];
-        for spec in specs {
-            let name = algorithm_name(algorithm_of(&spec)).unwrap();
-            assert_eq!(name.to_str().unwrap(), spec.algorithm());
+    fn names_are_the_registrys() {
+        let mut codes = Vec::new();
+        for algorithm in Algorithm::ALL {
+            let name = algorithm_name(code(*algorithm)).unwrap();
+            assert_eq!(name.to_str().unwrap(), algorithm.wire_name());
+            assert_eq!(algorithm_of_code(code(*algorithm)), Some(*algorithm));
+            codes.push(code(*algorithm));
         }
+        codes.sort_unstable();
+        assert_eq!(codes, (1..=Algorithm::ALL.len() as rk_algorithm).collect::<Vec<_>>(), "1, 2, … with no gap");
         assert_eq!(algorithm_name(0), None);
-        assert_eq!(algorithm_name(9), None);
+        assert_eq!(algorithm_name(Algorithm::ALL.len() as rk_algorithm + 1), None);
+    }
+
+    /// Each parameter of every algorithm has its field, of its kind: an
+    /// algorithm with a new parameter needs a field in `rk_limiter_spec`.
+    #[test]
+    fn every_parameter_has_a_field() {
+        let spec = rk_limiter_spec::default();
+        for algorithm in Algorithm::ALL {
+            for parameter in algorithm.parameters() {
+                let value = Fields(&spec).field(parameter).unwrap_or_else(|_| panic!("{}", parameter.wire_name()));
+                let float = matches!(value, Value::Float(_));
+                assert_eq!(float, parameter.kind() == ratekeeper::ParameterKind::Rate, "{}", parameter.wire_name());
+            }
+        }
+    }
+
+    /// The header (generated from this crate, and checked for drift by CI)
+    /// against the registry: each algorithm's `RK_ALGORITHM_*`, its name in
+    /// `rk_algorithm_name()`'s documentation, and its typed constructor
+    /// `rk_limiter_new_<wire name>` taking its parameters in order, by their
+    /// wire names.
+    #[test]
+    fn the_header_declares_every_algorithm() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include/ratekeeper.h");
+        let header = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for algorithm in Algorithm::ALL {
+            let wire = algorithm.wire_name();
+            let define = format!("#define RK_ALGORITHM_{} {}\n", wire.to_uppercase(), code(*algorithm));
+            assert!(header.contains(&define), "no {define:?}");
+            assert!(header.contains(&format!("`\"{wire}\"`")), "rk_algorithm_name() does not name {wire}");
+            let start = format!("rk_status rk_limiter_new_{wire}(");
+            let at = header.find(&start).unwrap_or_else(|| panic!("no {start}"));
+            let arguments = &header[at + start.len()..];
+            let arguments = words(&arguments[..arguments.find(')').unwrap()]);
+            let mut expected: Vec<String> = algorithm
+                .parameters()
+                .iter()
+                .map(|p| match p.kind() {
+                    ratekeeper::ParameterKind::Rate => format!("double {}", p.wire_name()),
+                    _ => format!("int64_t {}", p.wire_name()),
+                })
+                .collect();
+            expected.extend(["const rk_manual_clock *clock".to_owned(), "rk_limiter **out_limiter".to_owned()]);
+            assert_eq!(arguments, expected.join(", "), "{start}");
+        }
     }
 
     #[test]

@@ -282,7 +282,7 @@ pub fn admission_create<'env>(
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
-        let algorithm = Algorithm::from_js(js(algorithm), "algorithm")?;
+        let algorithm = spec::algorithm_from_js(js(algorithm), "algorithm")?;
         let values = js(values).elements()?.ok_or_else(|| Failure::Internal("values is not an array".to_owned()))?;
         let clock = clock::from_option(js(clock))?;
         let manual = clock.is_manual();

@@ -186,7 +186,7 @@ pub fn keyed_create<'env>(
         let (key_bytes, max_bytes) = (limiter.max_key_bytes(), limiter.max_bytes());
         let keyed = Arc::new(Keyed { limiter, scratch: Scratch::new(DECISION_WORDS) });
         let policy_name = crate::js::string(env.raw(), &camel_case(policy.name()))?;
-        let algorithm_name = crate::js::string(env.raw(), algorithm.name())?;
+        let algorithm_name = crate::js::string(env.raw(), spec::name(algorithm))?;
         let binder = &mut Binder::new(env.raw(), keyed)?;
         binder
             .methods(METHODS)?

@@ -1,6 +1,8 @@
 //! The admission-style algorithms' options, from JavaScript to a
-//! [`LimiterSpec`]: the one place that knows each algorithm's name and
-//! option names. The JavaScript classes take their option names from here
+//! [`LimiterSpec`]: the registry's names ([`Algorithm`]) in JavaScript's
+//! spelling — `tokenBucket`, `countPerPeriod`, and a duration as two
+//! options, `periodMs` or `periodMicros` — and the reading of their values.
+//! The JavaScript classes take their option names from here
 //! (`limiterKeys`); the composite reads its parts with them, and the keyed
 //! and Redis limiters their limit (`part`).
 //!
@@ -10,83 +12,85 @@
 //! them ([`blame`]).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use napi_derive::napi;
-use ratekeeper::{Argument, LimiterSpec};
+use ratekeeper::{LimiterSpec, Parameter, ParameterKind, ParameterSource};
 
 use crate::args;
-use crate::error::{blame, Failure, Given};
+use crate::error::{blame, camel_case, Failure, Given};
 use crate::js::{Js, Kind};
 
-/// An admission-style algorithm as JavaScript names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Algorithm {
-    TokenBucket,
-    Gcra,
-    LeakyBucketMeter,
-    LeakyBucketQueue,
-    FixedWindow,
-    SlidingWindow,
-    SlidingLog,
-    SlidingWindowCounter,
+pub(crate) use ratekeeper::Algorithm;
+
+/// An algorithm's names in JavaScript.
+struct JsNames {
+    /// The registry's wire name, camelCase (`tokenBucket`).
+    name: String,
+    /// Its option names, in the order [`build`] takes their values: each
+    /// parameter's name camelCase, a duration's twice (`periodMs`,
+    /// `periodMicros`).
+    keys: Vec<String>,
 }
 
-const ALL: [Algorithm; 8] = [
-    Algorithm::TokenBucket,
-    Algorithm::Gcra,
-    Algorithm::LeakyBucketMeter,
-    Algorithm::LeakyBucketQueue,
-    Algorithm::FixedWindow,
-    Algorithm::SlidingWindow,
-    Algorithm::SlidingLog,
-    Algorithm::SlidingWindowCounter,
-];
-
-/// What an unknown algorithm name must be.
-const ALGORITHM_REQUIREMENT: &str = "must be \"tokenBucket\", \"gcra\", \"leakyBucketMeter\", \"leakyBucketQueue\", \
-                                     \"fixedWindow\", \"slidingWindow\", \"slidingLog\" or \"slidingWindowCounter\"";
-
-impl Algorithm {
-    /// The name, camelCase (the library's `LimiterSpec::algorithm`, in
-    /// JavaScript's spelling).
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            Algorithm::TokenBucket => "tokenBucket",
-            Algorithm::Gcra => "gcra",
-            Algorithm::LeakyBucketMeter => "leakyBucketMeter",
-            Algorithm::LeakyBucketQueue => "leakyBucketQueue",
-            Algorithm::FixedWindow => "fixedWindow",
-            Algorithm::SlidingWindow => "slidingWindow",
-            Algorithm::SlidingLog => "slidingLog",
-            Algorithm::SlidingWindowCounter => "slidingWindowCounter",
-        }
-    }
-
-    /// The option names, in the order [`build`] takes their values.
-    pub(crate) const fn keys(self) -> &'static [&'static str] {
-        match self {
-            Algorithm::TokenBucket => &["rate", "burst"],
-            Algorithm::Gcra => &["maxBurst", "countPerPeriod", "periodMs", "periodMicros"],
-            Algorithm::LeakyBucketMeter => &["capacity", "countPerPeriod", "periodMs", "periodMicros"],
-            Algorithm::LeakyBucketQueue => &["capacity", "intervalMs", "intervalMicros"],
-            Algorithm::FixedWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
-                &["limit", "windowMs", "windowMicros"]
-            }
-            Algorithm::SlidingWindow => &["limit", "windowMs", "windowMicros", "subWindows"],
-        }
-    }
-
-    /// The algorithm `value` names (a string), or the error.
-    pub(crate) fn from_js(value: Js, argument: &'static str) -> Result<Self, Failure> {
-        let Some(name) = value.string() else {
-            return Err(Failure::WrongType { argument, value, expected: "a string" });
-        };
-        ALL.into_iter().find(|a| a.name() == name).ok_or(Failure::OutOfRange {
-            argument,
-            value,
-            requirement: ALGORITHM_REQUIREMENT,
+/// The names of every algorithm, in the order of [`Algorithm::ALL`], made
+/// once from the registry.
+static NAMES: LazyLock<Vec<JsNames>> = LazyLock::new(|| {
+    Algorithm::ALL
+        .iter()
+        .map(|a| JsNames {
+            name: camel_case(a.wire_name()),
+            keys: a
+                .parameters()
+                .iter()
+                .flat_map(|p| {
+                    let name = camel_case(p.name());
+                    match p.kind() {
+                        ParameterKind::Duration => vec![format!("{name}Ms"), format!("{name}Micros")],
+                        ParameterKind::Rate | ParameterKind::Count => vec![name],
+                    }
+                })
+                .collect(),
         })
+        .collect()
+});
+
+/// What an unknown algorithm name must be: `must be "tokenBucket", …, or
+/// "slidingWindowCounter"`.
+static ALGORITHM_REQUIREMENT: LazyLock<String> = LazyLock::new(|| {
+    let quoted: Vec<String> = NAMES.iter().map(|n| format!("\"{}\"", n.name)).collect();
+    match quoted.split_last() {
+        Some((last, [])) => format!("must be {last}"),
+        Some((last, rest)) => format!("must be {} or {last}", rest.join(", ")),
+        None => "must be an algorithm".to_owned(),
     }
+});
+
+fn names_of(algorithm: Algorithm) -> &'static JsNames {
+    let i = Algorithm::ALL.iter().position(|a| *a == algorithm).unwrap_or_default();
+    &NAMES[i]
+}
+
+/// The name, camelCase (the registry's wire name in JavaScript's spelling).
+pub(crate) fn name(algorithm: Algorithm) -> &'static str {
+    &names_of(algorithm).name
+}
+
+/// The option names, in the order [`build`] takes their values.
+pub(crate) fn keys(algorithm: Algorithm) -> &'static [String] {
+    &names_of(algorithm).keys
+}
+
+/// The algorithm `value` names (a string), or the error.
+pub(crate) fn algorithm_from_js(value: Js, argument: &'static str) -> Result<Algorithm, Failure> {
+    let Some(given) = value.string() else {
+        return Err(Failure::WrongType { argument, value, expected: "a string" });
+    };
+    Algorithm::ALL.iter().copied().find(|a| name(*a) == given).ok_or_else(|| Failure::OutOfRange {
+        argument,
+        value,
+        requirement: ALGORITHM_REQUIREMENT.as_str(),
+    })
 }
 
 /// The option names of every admission-style algorithm, by algorithm:
@@ -94,91 +98,62 @@ impl Algorithm {
 /// native module takes them.
 #[napi(ts_return_type = "Record<string, string[]>")]
 pub fn limiter_keys() -> HashMap<String, Vec<String>> {
-    ALL.into_iter().map(|a| (a.name().to_owned(), a.keys().iter().map(|k| (*k).to_owned()).collect())).collect()
+    NAMES.iter().map(|n| (n.name.clone(), n.keys.clone())).collect()
 }
 
-/// A spec from option values in the order of [`Algorithm::keys`]
-/// (`undefined` where absent), read in that order (the first bad one is
-/// the error), and the arguments as given, for [`blame`].
-fn describe(algorithm: Algorithm, v: &[Js]) -> Result<(LimiterSpec, Vec<Given>), Failure> {
-    let keys = algorithm.keys();
-    let mut given = Vec::with_capacity(3);
-    let given = &mut given;
-    let count = |i: usize, argument, given: &mut Vec<Given>| {
-        given.push(Given { argument, name: keys[i], value: v[i] });
-        args::count(v[i], argument, keys[i])
-    };
-    let spec = match algorithm {
-        Algorithm::TokenBucket => {
-            let rate = args::number(v[0], "rate")?;
-            given.push(Given { argument: Argument::Rate, name: "rate", value: v[0] });
-            LimiterSpec::TokenBucket { rate, burst: count(1, Argument::Burst, given)? }
-        }
-        Algorithm::Gcra => {
-            let max_burst = count(0, Argument::MaxBurst, given)?;
-            let count_per_period = count(1, Argument::CountPerPeriod, given)?;
-            LimiterSpec::Gcra {
-                max_burst,
-                count_per_period,
-                period_micros: duration(v, keys, 2, Argument::Period, given)?,
-            }
-        }
-        Algorithm::LeakyBucketMeter => {
-            let capacity = count(0, Argument::Capacity, given)?;
-            let count_per_period = count(1, Argument::CountPerPeriod, given)?;
-            let period_micros = duration(v, keys, 2, Argument::Period, given)?;
-            LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros }
-        }
-        Algorithm::LeakyBucketQueue => {
-            let capacity = count(0, Argument::QueueCapacity, given)?;
-            LimiterSpec::LeakyBucketQueue {
-                capacity,
-                interval_micros: duration(v, keys, 1, Argument::Interval, given)?,
-            }
-        }
-        Algorithm::FixedWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
-            // The sliding log's bound is its own (the library's variant
-            // for it), so that a negative limit names it too.
-            let limit_argument =
-                if algorithm == Algorithm::SlidingLog { Argument::SlidingLogLimit } else { Argument::Limit };
-            let limit = count(0, limit_argument, given)?;
-            let window_micros = duration(v, keys, 1, Argument::Window, given)?;
-            match algorithm {
-                Algorithm::FixedWindow => LimiterSpec::FixedWindow { limit, window_micros },
-                Algorithm::SlidingLog => LimiterSpec::SlidingLog { limit, window_micros },
-                _ => LimiterSpec::SlidingWindowCounter { limit, window_micros },
-            }
-        }
-        Algorithm::SlidingWindow => {
-            let limit = count(0, Argument::SlidingWindowLimit, given)?;
-            let window_micros = duration(v, keys, 1, Argument::Window, given)?;
-            let sub_windows = args::count(v[3], Argument::SubWindows, keys[3])?;
-            given.push(Given { argument: Argument::SubWindows, name: keys[3], value: v[3] });
-            // Above `u32::MAX` is the library's error like any value above 16.
-            let sub_windows = u32::try_from(sub_windows)
-                .map_err(|_| ratekeeper::Error::invalid_uint(Argument::SubWindows, sub_windows));
-            LimiterSpec::SlidingWindow { limit, window_micros, sub_windows: blame(sub_windows, given)? }
-        }
-    };
-    Ok((spec, std::mem::take(given)))
+/// Option values in the order of [`keys`] (`undefined` where absent), read
+/// in that order as [`LimiterSpec::read`] asks for them (the first bad one
+/// is the error), with the arguments as given, for [`blame`].
+struct Options<'a> {
+    keys: &'static [String],
+    values: &'a [Js],
+    next: usize,
+    given: Vec<Given>,
 }
 
-/// The duration whose two options (milliseconds, microseconds) are at
-/// `i` and `i + 1`, remembered in `given`.
-fn duration(
-    v: &[Js],
-    keys: &[&'static str],
-    i: usize,
-    argument: Argument,
-    given: &mut Vec<Given>,
-) -> Result<i64, Failure> {
-    let (micros, g) = args::required_duration(v[i], v[i + 1], (keys[i], keys[i + 1]), argument)?;
-    given.push(g);
-    Ok(micros)
+impl Options<'_> {
+    /// The next option's name and value.
+    fn take(&mut self) -> Result<(&'static str, Js), Failure> {
+        let i = self.next;
+        self.next += 1;
+        match (self.keys.get(i), self.values.get(i)) {
+            (Some(key), Some(value)) => Ok((key.as_str(), *value)),
+            _ => Err(Failure::Internal(format!("no option value {i}"))),
+        }
+    }
+}
+
+impl ParameterSource for Options<'_> {
+    type Error = Failure;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> Result<f64, Failure> {
+        let (name, value) = self.take()?;
+        let rate = args::number(value, name)?;
+        self.given.push(Given { argument: parameter.argument(), name, value });
+        Ok(rate)
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> Result<u64, Failure> {
+        let (name, value) = self.take()?;
+        self.given.push(Given { argument: parameter.argument(), name, value });
+        args::count(value, parameter.argument(), name)
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> Result<i64, Failure> {
+        let (ms_name, ms) = self.take()?;
+        let (micros_name, micros) = self.take()?;
+        let (micros, given) = args::required_duration(ms, micros, (ms_name, micros_name), parameter.argument())?;
+        self.given.push(given);
+        Ok(micros)
+    }
+
+    fn out_of_range(&mut self, _: &'static Parameter, error: ratekeeper::Error) -> Failure {
+        blame(Err::<(), _>(error), &self.given).err().unwrap_or(Failure::Library(error))
+    }
 }
 
 /// The spec of `algorithm` from option values in the order of its
-/// [`keys`](Algorithm::keys), checked by building it: `build` makes the
+/// [`keys`], checked by building it: `build` makes the
 /// limiter (or the core), whose invalid-argument error is blamed on the
 /// option given.
 pub(crate) fn build<L>(
@@ -186,11 +161,13 @@ pub(crate) fn build<L>(
     values: &[Js],
     build: impl FnOnce(&LimiterSpec) -> Result<L, ratekeeper::Error>,
 ) -> Result<(LimiterSpec, L), Failure> {
-    if values.len() != algorithm.keys().len() {
-        return Err(Failure::Internal(format!("{} takes {} option values", algorithm.name(), algorithm.keys().len())));
+    let keys = keys(algorithm);
+    if values.len() != keys.len() {
+        return Err(Failure::Internal(format!("{} takes {} option values", name(algorithm), keys.len())));
     }
-    let (spec, given) = describe(algorithm, values)?;
-    let built = blame(build(&spec), &given)?;
+    let mut options = Options { keys, values, next: 0, given: Vec::with_capacity(3) };
+    let spec = LimiterSpec::read(algorithm, &mut options)?;
+    let built = blame(build(&spec), &options.given)?;
     Ok((spec, built))
 }
 
@@ -201,10 +178,45 @@ pub(crate) fn part(value: Js, argument: &'static str) -> Result<(Algorithm, Vec<
     if value.kind() != Kind::Object {
         return Err(Failure::WrongType { argument, value, expected: "an object" });
     }
-    let algorithm = Algorithm::from_js(value.property("algorithm")?, "algorithm")?;
-    let mut known: Vec<String> = algorithm.keys().iter().map(|k| (*k).to_owned()).collect();
+    let algorithm = algorithm_from_js(value.property("algorithm")?, "algorithm")?;
+    let mut known = keys(algorithm).to_vec();
     known.push("algorithm".to_owned());
     args::check_options(value, &known)?;
-    let values = algorithm.keys().iter().map(|k| value.property(k)).collect::<Result<Vec<_>, _>>()?;
+    let values = keys(algorithm).iter().map(|k| value.property(k)).collect::<Result<Vec<_>, _>>()?;
     Ok((algorithm, values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names JavaScript has always had, now spelled from the registry.
+    #[test]
+    fn javascript_names_are_the_registrys_in_camel_case() {
+        let expected: [(Algorithm, &str, &[&str]); 8] = [
+            (Algorithm::TokenBucket, "tokenBucket", &["rate", "burst"]),
+            (Algorithm::Gcra, "gcra", &["maxBurst", "countPerPeriod", "periodMs", "periodMicros"]),
+            (
+                Algorithm::LeakyBucketMeter,
+                "leakyBucketMeter",
+                &["capacity", "countPerPeriod", "periodMs", "periodMicros"],
+            ),
+            (Algorithm::LeakyBucketQueue, "leakyBucketQueue", &["capacity", "intervalMs", "intervalMicros"]),
+            (Algorithm::FixedWindow, "fixedWindow", &["limit", "windowMs", "windowMicros"]),
+            (Algorithm::SlidingWindow, "slidingWindow", &["limit", "windowMs", "windowMicros", "subWindows"]),
+            (Algorithm::SlidingLog, "slidingLog", &["limit", "windowMs", "windowMicros"]),
+            (Algorithm::SlidingWindowCounter, "slidingWindowCounter", &["limit", "windowMs", "windowMicros"]),
+        ];
+        for (algorithm, js_name, js_keys) in expected {
+            assert_eq!(name(algorithm), js_name);
+            assert_eq!(keys(algorithm), js_keys);
+        }
+        let last = name(*Algorithm::ALL.last().unwrap());
+        assert!(ALGORITHM_REQUIREMENT.starts_with(
+            "must be \"tokenBucket\", \"gcra\", \"leakyBucketMeter\", \"leakyBucketQueue\", \"fixedWindow\", \
+             \"slidingWindow\", \"slidingLog\""
+        ));
+        assert!(ALGORITHM_REQUIREMENT.ends_with(&format!(" or \"{last}\"")), "{}", *ALGORITHM_REQUIREMENT);
+        assert_eq!(ALGORITHM_REQUIREMENT.matches(", ").count(), Algorithm::ALL.len() - 2);
+    }
 }

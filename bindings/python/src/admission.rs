@@ -1,6 +1,6 @@
-//! The admission-style algorithms under their own names: each class turns
-//! its constructor's arguments into a [`LimiterSpec`] and leaves the rest to
-//! the [`PyLimiter`] base, adding only what its algorithm has beyond
+//! The admission-style algorithms under their own names: each class hands
+//! its constructor's arguments to the [`PyLimiter`] base, which reads them
+//! as the registry's parameters ([`PyLimiter::of`]) and does the rest, adding only what its algorithm has beyond
 //! `check` (a token bucket's reservations and waits, a queue's sleep, a
 //! meter's level, a composite's per-part decisions).
 //!
@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::PyList;
-use ratekeeper::{Argument, LimiterSpec, Reservation, NEVER};
+use ratekeeper::{Algorithm, Argument, LimiterSpec, Reservation, NEVER};
 
 use crate::args::{self, Cost, Deadline};
 use crate::clock::{self, PyManualClock};
@@ -43,11 +43,7 @@ impl PyTokenBucket {
         burst: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let spec = LimiterSpec::TokenBucket {
-            rate: args::real(rate, Argument::Rate)?,
-            burst: args::count(burst, Argument::Burst)?,
-        };
-        Ok(PyLimiter::one(rate.py(), spec, clock, &[])?.add_subclass(PyTokenBucket))
+        Ok(PyLimiter::of(Algorithm::TokenBucket, &[rate, burst], clock)?.add_subclass(PyTokenBucket))
     }
 
     /// Tokens per second (Go's ``Limit``; ``math.inf`` for ``rate.Inf``).
@@ -216,12 +212,7 @@ impl PyGcra {
         period: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let spec = LimiterSpec::Gcra {
-            max_burst: args::count(max_burst, Argument::MaxBurst)?,
-            count_per_period: args::count(count_per_period, Argument::CountPerPeriod)?,
-            period_micros: args::duration_micros(period, Argument::Period)?,
-        };
-        Ok(PyLimiter::one(period.py(), spec, clock, &[(Argument::Period, period)])?.add_subclass(PyGcra))
+        Ok(PyLimiter::of(Algorithm::Gcra, &[max_burst, count_per_period, period], clock)?.add_subclass(PyGcra))
     }
 
     /// redis-cell's ``limit``: ``max_burst + 1``, the most units admitted
@@ -252,12 +243,8 @@ impl PyLeakyBucketMeter {
         period: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let spec = LimiterSpec::LeakyBucketMeter {
-            capacity: args::count(capacity, Argument::Capacity)?,
-            count_per_period: args::count(count_per_period, Argument::CountPerPeriod)?,
-            period_micros: args::duration_micros(period, Argument::Period)?,
-        };
-        Ok(PyLimiter::one(period.py(), spec, clock, &[(Argument::Period, period)])?.add_subclass(PyLeakyBucketMeter))
+        let arguments = [capacity, count_per_period, period];
+        Ok(PyLimiter::of(Algorithm::LeakyBucketMeter, &arguments, clock)?.add_subclass(PyLeakyBucketMeter))
     }
 
     /// The water level now, in whole units.
@@ -285,12 +272,7 @@ impl PyLeakyBucketQueue {
         interval: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let spec = LimiterSpec::LeakyBucketQueue {
-            capacity: args::count(capacity, Argument::QueueCapacity)?,
-            interval_micros: args::duration_micros(interval, Argument::Interval)?,
-        };
-        Ok(PyLimiter::one(interval.py(), spec, clock, &[(Argument::Interval, interval)])?
-            .add_subclass(PyLeakyBucketQueue))
+        Ok(PyLimiter::of(Algorithm::LeakyBucketQueue, &[capacity, interval], clock)?.add_subclass(PyLeakyBucketQueue))
     }
 
     /// Takes a slot for ``cost`` units and sleeps until it comes (the GIL
@@ -337,9 +319,7 @@ impl PyFixedWindow {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, Argument::Limit, window)?;
-        let spec = LimiterSpec::FixedWindow { limit, window_micros };
-        Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?.add_subclass(PyFixedWindow))
+        Ok(PyLimiter::of(Algorithm::FixedWindow, &[limit, window], clock)?.add_subclass(PyFixedWindow))
     }
 }
 
@@ -359,12 +339,7 @@ impl PySlidingWindow {
         sub_windows: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, Argument::SlidingWindowLimit, window)?;
-        let subs = args::int(sub_windows, Argument::SubWindows)?;
-        let sub_windows = u32::try_from(subs)
-            .map_err(|_| from_rust(window.py(), ratekeeper::Error::invalid_int(Argument::SubWindows, subs)))?;
-        let spec = LimiterSpec::SlidingWindow { limit, window_micros, sub_windows };
-        Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?.add_subclass(PySlidingWindow))
+        Ok(PyLimiter::of(Algorithm::SlidingWindow, &[limit, window, sub_windows], clock)?.add_subclass(PySlidingWindow))
     }
 }
 
@@ -383,9 +358,7 @@ impl PySlidingLog {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, Argument::SlidingLogLimit, window)?;
-        let spec = LimiterSpec::SlidingLog { limit, window_micros };
-        Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?.add_subclass(PySlidingLog))
+        Ok(PyLimiter::of(Algorithm::SlidingLog, &[limit, window], clock)?.add_subclass(PySlidingLog))
     }
 }
 
@@ -404,22 +377,9 @@ impl PySlidingWindowCounter {
         window: &Bound<'_, PyAny>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let (limit, window_micros) = limit_and_window(limit, Argument::Limit, window)?;
-        let spec = LimiterSpec::SlidingWindowCounter { limit, window_micros };
-        Ok(PyLimiter::one(window.py(), spec, clock, &[(Argument::Window, window)])?
+        Ok(PyLimiter::of(Algorithm::SlidingWindowCounter, &[limit, window], clock)?
             .add_subclass(PySlidingWindowCounter))
     }
-}
-
-/// A window algorithm's `limit` (reported as `limit_argument`, the variant
-/// whose requirement is that algorithm's bound, as the library reports it)
-/// and `window`.
-fn limit_and_window(
-    limit: &Bound<'_, PyAny>,
-    limit_argument: Argument,
-    window: &Bound<'_, PyAny>,
-) -> PyResult<(u64, i64)> {
-    Ok((args::count(limit, limit_argument)?, args::duration_micros(window, Argument::Window)?))
 }
 
 /// Several limits on one thing — "10 per second *and* 1,000 per hour" —

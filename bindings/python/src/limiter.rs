@@ -12,11 +12,11 @@
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use ratekeeper::{
-    AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue, LimiterSpec,
-    TokenBucket,
+    Algorithm, AnyClock, AnyLimiter, Argument, CompositeLimiter, Decision, LeakyBucketMeter, LeakyBucketQueue,
+    LimiterSpec, Parameter, ParameterKind, ParameterSource, ParameterValue, TokenBucket,
 };
 
-use crate::args::Cost;
+use crate::args::{self, Cost};
 use crate::clock::{self, PyManualClock};
 use crate::decision::PyDecision;
 use crate::errors::{from_rust, from_rust_passed, internal, wrong_type};
@@ -67,6 +67,32 @@ impl PyLimiter {
         let (any_clock, clock) = clock::clock_arg(clock)?;
         let limiter = AnyLimiter::with_clock(&spec, any_clock).map_err(|e| from_rust_passed(py, e, passed))?;
         Ok(PyClassInitializer::from(PyLimiter { engine: Engine::One { limiter, spec }, clock }))
+    }
+
+    /// The base of a limiter of `algorithm` from its constructor's
+    /// `arguments`: the registry's parameters, in its order, each converted
+    /// as its kind is (a float, an int, seconds or a `timedelta`) and
+    /// checked as its argument, on the clock `clock` (the `clock=`
+    /// argument).
+    pub(crate) fn of(
+        algorithm: Algorithm,
+        arguments: &[&Bound<'_, PyAny>],
+        clock: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let Some(first) = arguments.first() else {
+            return Err(internal("a limiter of one algorithm takes its parameters"));
+        };
+        let py = first.py();
+        let spec = LimiterSpec::read(algorithm, &mut Arguments { py, arguments, next: 0 })?;
+        // An error about a duration shows it as passed, not in microseconds.
+        let passed: Vec<(Argument, &Bound<'_, PyAny>)> = algorithm
+            .parameters()
+            .iter()
+            .zip(arguments)
+            .filter(|(p, _)| p.kind() == ParameterKind::Duration)
+            .map(|(p, a)| (p.argument(), *a))
+            .collect();
+        Self::one(py, spec, clock, &passed)
     }
 
     /// The base of a composite of `specs`, on `clock`.
@@ -195,42 +221,61 @@ impl PyLimiter {
     }
 }
 
-/// The class a spec makes, and its arguments: `Gcra(max_burst=4, ...)`.
-pub(crate) fn spec_repr(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
-    let class = match spec {
-        LimiterSpec::TokenBucket { .. } => "TokenBucket",
-        LimiterSpec::Gcra { .. } => "Gcra",
-        LimiterSpec::LeakyBucketMeter { .. } => "LeakyBucketMeter",
-        LimiterSpec::LeakyBucketQueue { .. } => "LeakyBucketQueue",
-        LimiterSpec::FixedWindow { .. } => "FixedWindow",
-        LimiterSpec::SlidingWindow { .. } => "SlidingWindow",
-        LimiterSpec::SlidingLog { .. } => "SlidingLog",
-        LimiterSpec::SlidingWindowCounter { .. } => "SlidingWindowCounter",
-    };
-    Ok(format!("{class}({})", spec_arguments(py, spec)?))
+/// A constructor's arguments as the parameters of its algorithm, in the
+/// registry's order.
+struct Arguments<'a, 'py> {
+    py: Python<'py>,
+    arguments: &'a [&'a Bound<'py, PyAny>],
+    next: usize,
 }
 
-/// A spec's constructor arguments, durations in seconds.
+impl<'py> Arguments<'_, 'py> {
+    fn take(&mut self) -> PyResult<&Bound<'py, PyAny>> {
+        let argument = self.arguments.get(self.next).ok_or_else(|| internal("an argument too few"))?;
+        self.next += 1;
+        Ok(argument)
+    }
+}
+
+impl ParameterSource for Arguments<'_, '_> {
+    type Error = PyErr;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> PyResult<f64> {
+        args::real(self.take()?, parameter.argument())
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> PyResult<u64> {
+        args::count(self.take()?, parameter.argument())
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> PyResult<i64> {
+        args::duration_micros(self.take()?, parameter.argument())
+    }
+
+    fn out_of_range(&mut self, _: &'static Parameter, error: ratekeeper::Error) -> PyErr {
+        from_rust(self.py, error)
+    }
+}
+
+/// The class a spec makes (the registry's display name), and its
+/// arguments: `Gcra(max_burst=4, ...)`.
+pub(crate) fn spec_repr(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
+    Ok(format!("{}({})", spec.kind().display_name(), spec_arguments(py, spec)?))
+}
+
+/// A spec's constructor arguments, by the registry's parameter names,
+/// durations in seconds.
 fn spec_arguments(py: Python<'_>, spec: &LimiterSpec) -> PyResult<String> {
-    let secs = |micros: i64| float_repr(py, micros as f64 / 1e6);
-    Ok(match *spec {
-        LimiterSpec::TokenBucket { rate, burst } => format!("rate={}, burst={burst}", float_repr(py, rate)?),
-        LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
-            format!("max_burst={max_burst}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
-        }
-        LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
-            format!("capacity={capacity}, count_per_period={count_per_period}, period={}", secs(period_micros)?)
-        }
-        LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
-            format!("capacity={capacity}, interval={}", secs(interval_micros)?)
-        }
-        LimiterSpec::FixedWindow { limit, window_micros }
-        | LimiterSpec::SlidingLog { limit, window_micros }
-        | LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
-            format!("limit={limit}, window={}", secs(window_micros)?)
-        }
-        LimiterSpec::SlidingWindow { limit, window_micros, sub_windows } => {
-            format!("limit={limit}, window={}, sub_windows={sub_windows}", secs(window_micros)?)
-        }
-    })
+    let arguments = spec
+        .values()
+        .map(|(parameter, value)| {
+            let value = match value {
+                ParameterValue::Rate(rate) => float_repr(py, rate)?,
+                ParameterValue::Count(count) => count.to_string(),
+                ParameterValue::Micros(micros) => float_repr(py, micros as f64 / 1e6)?,
+            };
+            Ok(format!("{}={value}", parameter.name()))
+        })
+        .collect::<PyResult<Vec<String>>>()?;
+    Ok(arguments.join(", "))
 }

@@ -19,26 +19,46 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
-use ratekeeper::{AnyLimiter, CompositeLimiter, LimiterSpec, ManualClock, RateLimiter, NEVER};
+use std::sync::LazyLock;
+
+use ratekeeper::Algorithm as Admission;
+use ratekeeper::{
+    AnyLimiter, Argument, CompositeLimiter, LimiterSpec, ManualClock, Parameter, ParameterKind, ParameterSource,
+    ParameterValue, RateLimiter, NEVER,
+};
 
 use crate::spec_syntax::{SpecError, SpecText};
 
 /// The algorithms `--limiter` accepts, with their parameters (for help and
-/// errors).
-pub const ALGORITHMS: &[(&str, &str)] = &[
-    ("fixed_window", "limit, window"),
-    ("sliding_window", "limit, window, sub_windows (default 10)"),
-    ("sliding_log", "limit, window"),
-    ("sliding_window_counter", "limit, window"),
-    ("token_bucket", "rate (per second), burst"),
-    ("gcra", "max_burst, count_per_period, period"),
-    ("leaky_bucket_meter", "capacity, count_per_period, period"),
-    ("leaky_bucket_queue", "capacity, interval"),
-    (
+/// errors): the registry's, the window algorithms first (the ones a
+/// simulation of the boundary attack compares), then Guava's.
+pub static ALGORITHMS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
+    let is_window = |a: &&Admission| a.parameters().iter().any(|p| p.argument() == Argument::Window);
+    let windows = Admission::ALL.iter().filter(is_window);
+    let others = Admission::ALL.iter().filter(|a| !is_window(a));
+    let mut all: Vec<(&'static str, String)> = windows.chain(others).map(|a| (a.wire_name(), parameters(*a))).collect();
+    all.push((
         "guava",
-        "rate, max_burst_seconds (default 1) | warmup, cold_factor (default 3); timeout (none: blocking acquire)",
-    ),
-];
+        "rate, max_burst_seconds (default 1) | warmup, cold_factor (default 3); timeout (none: blocking acquire)"
+            .to_owned(),
+    ));
+    all
+});
+
+/// An algorithm's parameters, as the help lists them: `rate (per second),
+/// burst`, `sub_windows (default 10)`.
+fn parameters(algorithm: Admission) -> String {
+    let described: Vec<String> = algorithm
+        .parameters()
+        .iter()
+        .map(|p| match (p.kind(), p.default()) {
+            (ParameterKind::Rate, _) => format!("{} (per second)", p.name()),
+            (_, Some(default)) => format!("{} (default {default})", p.name()),
+            (_, None) => p.name().to_owned(),
+        })
+        .collect();
+    described.join(", ")
+}
 
 /// Guava's `RateLimiter`, and how the simulated callers use it.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,14 +144,14 @@ impl LimiterConfig {
         }
     }
 
-    /// The window of a window algorithm (the first one of a composite).
+    /// The window of a window algorithm (the first one of a composite): its
+    /// `window` parameter.
     pub fn window_micros(&self) -> Option<i64> {
-        let window = |s: &LimiterSpec| match *s {
-            LimiterSpec::FixedWindow { window_micros, .. }
-            | LimiterSpec::SlidingWindow { window_micros, .. }
-            | LimiterSpec::SlidingLog { window_micros, .. }
-            | LimiterSpec::SlidingWindowCounter { window_micros, .. } => Some(window_micros),
-            _ => None,
+        let window = |s: &LimiterSpec| {
+            s.values().find_map(|(p, value)| match value {
+                ParameterValue::Micros(micros) if p.argument() == Argument::Window => Some(micros),
+                _ => None,
+            })
         };
         match &self.algorithm {
             Algorithm::Admission(spec) => window(spec),
@@ -208,75 +228,50 @@ fn default_label(algorithm: &Algorithm) -> String {
 }
 
 fn parse_admission(spec: &SpecText) -> Result<LimiterSpec, SpecError> {
-    let keys = |known: &[&str]| {
-        let mut all = known.to_vec();
-        all.push("label");
-        spec.only_keys(&all)
+    let Some(algorithm) = Admission::from_wire_name(&spec.name) else {
+        let names: Vec<&str> = ALGORITHMS.iter().map(|(n, _)| *n).collect();
+        return Err(spec.invalid(format!("unknown algorithm `{}` (known: {})", spec.name, names.join(", "))));
     };
-    Ok(match spec.name.as_str() {
-        "fixed_window" => {
-            keys(&["limit", "window"])?;
-            LimiterSpec::FixedWindow {
-                limit: spec.required_count("limit")?,
-                window_micros: spec.required_duration("window")?,
-            }
+    let mut known: Vec<&str> = algorithm.parameters().iter().map(Parameter::name).collect();
+    known.push("label");
+    spec.only_keys(&known)?;
+    // An optional parameter's value is checked first (a bad `sub_windows=`
+    // is reported before a missing `limit=`), as it always was.
+    for optional in algorithm.parameters().iter().filter(|p| p.default().is_some()) {
+        spec.count(optional.name())?;
+    }
+    LimiterSpec::read(algorithm, &mut Keys(spec))
+}
+
+/// A `--limiter`'s keys as an algorithm's parameters: each under its bare
+/// name (`window`, not `window_micros`), durations with their unit, a
+/// parameter with a default optional.
+struct Keys<'a>(&'a SpecText);
+
+impl ParameterSource for Keys<'_> {
+    type Error = SpecError;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> Result<f64, SpecError> {
+        self.0.required_number(parameter.name())
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> Result<u64, SpecError> {
+        match parameter.default() {
+            Some(default) => Ok(self.0.count(parameter.name())?.unwrap_or(default)),
+            None => self.0.required_count(parameter.name()),
         }
-        "sliding_window" => {
-            keys(&["limit", "window", "sub_windows"])?;
-            let sub = spec.count("sub_windows")?.unwrap_or(10);
-            LimiterSpec::SlidingWindow {
-                limit: spec.required_count("limit")?,
-                window_micros: spec.required_duration("window")?,
-                sub_windows: u32::try_from(sub)
-                    .map_err(|_| spec.invalid(format!("sub_windows = {sub} is too large")))?,
-            }
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> Result<i64, SpecError> {
+        self.0.required_duration(parameter.name())
+    }
+
+    fn out_of_range(&mut self, parameter: &'static Parameter, error: ratekeeper::Error) -> SpecError {
+        match self.0.count(parameter.name()) {
+            Ok(Some(value)) => self.0.invalid(format!("{} = {value} is too large", parameter.name())),
+            _ => self.0.invalid(error.to_string()),
         }
-        "sliding_log" => {
-            keys(&["limit", "window"])?;
-            LimiterSpec::SlidingLog {
-                limit: spec.required_count("limit")?,
-                window_micros: spec.required_duration("window")?,
-            }
-        }
-        "sliding_window_counter" => {
-            keys(&["limit", "window"])?;
-            LimiterSpec::SlidingWindowCounter {
-                limit: spec.required_count("limit")?,
-                window_micros: spec.required_duration("window")?,
-            }
-        }
-        "token_bucket" => {
-            keys(&["rate", "burst"])?;
-            LimiterSpec::TokenBucket { rate: spec.required_number("rate")?, burst: spec.required_count("burst")? }
-        }
-        "gcra" => {
-            keys(&["max_burst", "count_per_period", "period"])?;
-            LimiterSpec::Gcra {
-                max_burst: spec.required_count("max_burst")?,
-                count_per_period: spec.required_count("count_per_period")?,
-                period_micros: spec.required_duration("period")?,
-            }
-        }
-        "leaky_bucket_meter" => {
-            keys(&["capacity", "count_per_period", "period"])?;
-            LimiterSpec::LeakyBucketMeter {
-                capacity: spec.required_count("capacity")?,
-                count_per_period: spec.required_count("count_per_period")?,
-                period_micros: spec.required_duration("period")?,
-            }
-        }
-        "leaky_bucket_queue" => {
-            keys(&["capacity", "interval"])?;
-            LimiterSpec::LeakyBucketQueue {
-                capacity: spec.required_count("capacity")?,
-                interval_micros: spec.required_duration("interval")?,
-            }
-        }
-        other => {
-            let names: Vec<&str> = ALGORITHMS.iter().map(|(n, _)| *n).collect();
-            return Err(spec.invalid(format!("unknown algorithm `{other}` (known: {})", names.join(", "))));
-        }
-    })
+    }
 }
 
 fn parse_guava(spec: &SpecText) -> Result<GuavaConfig, SpecError> {
@@ -391,6 +386,29 @@ mod tests {
             let lane = config.build(&clock).unwrap_or_else(|e| panic!("{e}"));
             assert!(lane.decide(1).unwrap().allowed, "{text}");
         }
+    }
+
+    /// Every algorithm of the registry is a `--limiter`, under its wire
+    /// name with its parameters' names, and is listed in the help.
+    #[test]
+    fn every_registered_algorithm_is_a_limiter() {
+        let clock = Arc::new(ManualClock::new());
+        for algorithm in Admission::ALL {
+            let params: Vec<String> = algorithm
+                .parameters()
+                .iter()
+                .map(|p| match p.kind() {
+                    ParameterKind::Duration => format!("{}=1s", p.name()),
+                    ParameterKind::Rate | ParameterKind::Count => format!("{}=1", p.name()),
+                })
+                .collect();
+            let text = format!("{algorithm}:{}", params.join(","));
+            let config = LimiterConfig::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+            assert!(matches!(config.algorithm, Algorithm::Admission(spec) if spec.kind() == *algorithm), "{text}");
+            assert!(config.build(&clock).unwrap_or_else(|e| panic!("{e}")).decide(1).unwrap().allowed, "{text}");
+            assert!(ALGORITHMS.iter().any(|(name, _)| name == &algorithm.wire_name()), "{algorithm} in the help");
+        }
+        assert_eq!(ALGORITHMS.len(), Admission::ALL.len() + 1, "and guava");
     }
 
     #[test]

@@ -39,7 +39,7 @@ fn after_help() -> String {
     let mut s = String::from(
         "Limiters (--limiter NAME:key=value,...; join with + for a composite; label=... names the lane):\n",
     );
-    for (name, params) in ALGORITHMS {
+    for (name, params) in ALGORITHMS.iter() {
         s.push_str(&format!("  {name:<24} {params}\n"));
     }
     s.push_str("\nPatterns (--pattern NAME:key=value,...; all take start= and cost=; several are merged):\n");

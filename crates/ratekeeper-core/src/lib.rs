@@ -32,7 +32,8 @@
 //! Every admission-style algorithm implements [`Admission`] and answers with
 //! the one [`Decision`] type, which also writes the HTTP `RateLimit`,
 //! `RateLimit-Policy` and `Retry-After` fields; [`LimiterSpec`] describes any
-//! of them with plain numbers. Fixed-size states implement [`Packed`], so
+//! of them with plain numbers, and [`Algorithm`] is the one list of them,
+//! with their names and parameters. Fixed-size states implement [`Packed`], so
 //! the std layer shares them between threads without a lock, and [`Full`],
 //! which says when a state is back to fresh — so a keyed limiter can drop
 //! it without changing any decision.
@@ -50,6 +51,7 @@
 
 mod admission;
 pub mod aimd;
+pub mod algorithm;
 mod color;
 pub mod composite;
 pub mod concurrency;
@@ -76,6 +78,7 @@ pub mod trtcm;
 
 pub use admission::{cost_from_i64, unsigned_from_i64, Admission};
 pub use aimd::{Aimd, AimdConfig};
+pub use algorithm::{Algorithm, Parameter, ParameterKind, UnknownAlgorithm};
 pub use color::Color;
 pub use composite::Composite;
 pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
@@ -91,7 +94,7 @@ pub use sliding_log::{LogEntry, SlidingLog};
 pub use sliding_window::SlidingWindow;
 pub use sliding_window_counter::SlidingWindowCounter;
 pub use smooth::{SmoothKind, SmoothRateLimiter};
-pub use spec::LimiterSpec;
+pub use spec::{LimiterSpec, ParameterSource, ParameterValue};
 pub use srtcm::SrTcm;
 pub use token_bucket::{Reservation, TokenBucket};
 pub use trtcm::TrTcm;

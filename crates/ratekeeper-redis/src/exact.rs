@@ -53,7 +53,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ratekeeper::keyed::MaxKeyBytes;
-use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, NEVER};
+use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, ParameterValue, NEVER};
 
 use crate::error::Error;
 use crate::keys;
@@ -239,25 +239,18 @@ impl RedisLimiter {
             AnyCore::Gcra(gcra) => Some(gcra),
             _ => None,
         };
-        let (algorithm, parameters) = match spec {
-            LimiterSpec::Gcra { max_burst, count_per_period, period_micros } => {
-                (Admission::Gcra, vec![max_burst.to_string(), count_per_period.to_string(), period_micros.to_string()])
-            }
-            LimiterSpec::TokenBucket { rate, burst } => {
-                (Admission::TokenBucket, vec![crate::reply::double_arg(rate), burst.to_string()])
-            }
-            LimiterSpec::FixedWindow { limit, window_micros } => {
-                (Admission::FixedWindow, vec![limit.to_string(), window_micros.to_string()])
-            }
-            LimiterSpec::SlidingWindowCounter { limit, window_micros } => {
-                (Admission::SlidingWindowCounter, vec![limit.to_string(), window_micros.to_string()])
-            }
-            LimiterSpec::SlidingLog { limit, window_micros } => {
-                (Admission::SlidingLog, vec![limit.to_string(), window_micros.to_string()])
-            }
-            _ => return Err(Error::Unsupported("this algorithm does not run in Redis")),
-        };
-        let script_source = scripts::admission(algorithm, time);
+        let algorithm = spec.kind();
+        let script_source =
+            scripts::admission(algorithm, time).ok_or(Error::Unsupported("this algorithm does not run in Redis"))?;
+        // The parameters in the registry's order, which every script reads.
+        let parameters = spec
+            .values()
+            .map(|(_, value)| match value {
+                ParameterValue::Rate(rate) => crate::reply::double_arg(rate),
+                ParameterValue::Count(count) => count.to_string(),
+                ParameterValue::Micros(micros) => micros.to_string(),
+            })
+            .collect();
         Ok(RedisLimiter {
             inner: Arc::new(Inner {
                 store: store.clone(),
@@ -683,14 +676,7 @@ pub(crate) fn leads(reply: redis::Value) -> Result<Vec<i64>, Error> {
 
 /// The Redis keys of one user key's state.
 fn state_keys(name: &str, algorithm: Admission, key: &[u8]) -> Vec<String> {
-    let kind = match algorithm {
-        Admission::Gcra => "gcra",
-        Admission::TokenBucket => "token_bucket",
-        Admission::FixedWindow => "fixed_window",
-        Admission::SlidingWindowCounter => "sliding_window_counter",
-        Admission::SlidingLog => "sliding_log",
-    };
-    let state = keys::keyed_state_key(name, key, kind);
+    let state = keys::keyed_state_key(name, key, algorithm.wire_name());
     if algorithm == Admission::SlidingLog {
         let meta = format!("{state}:meta");
         vec![state, meta]

@@ -58,30 +58,25 @@ pub(crate) fn membership(time: TimeSource) -> Script {
     assemble(&[time_source(time), DECISION, MEMBERSHIP])
 }
 
-/// The admission-style algorithms that run in Redis, each answering with a
+/// The registry's algorithms, under the name the leased limiter imports
+/// them by.
+pub(crate) use ratekeeper::Algorithm as Admission;
+
+/// The script of `algorithm`, if it runs in Redis: each answers with a
 /// `Decision` (`lua/decision.lua` and the algorithm's script) — except
 /// GCRA, which answers with the TAT's lead for the client to decide with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Admission {
-    Gcra,
-    TokenBucket,
-    FixedWindow,
-    SlidingWindowCounter,
-    SlidingLog,
-}
-
-/// (The source: the caller needs it for `EVAL` as well as the script.)
-pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> String {
-    if algorithm == Admission::Gcra {
-        // Its reply is not a Decision: the client computes that (see its header).
-        return [time_source(time), GCRA].concat();
-    }
+/// Every script takes the algorithm's parameters in the registry's order
+/// (`Algorithm::parameters`). (The source: the caller needs it for `EVAL`
+/// as well as the script.)
+pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Option<String> {
     let body = match algorithm {
-        Admission::Gcra => GCRA,
+        // Its reply is not a Decision: the client computes that (see its header).
+        Admission::Gcra => return Some([time_source(time), GCRA].concat()),
         Admission::TokenBucket => TOKEN_BUCKET,
         Admission::FixedWindow => FIXED_WINDOW,
         Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
         Admission::SlidingLog => SLIDING_LOG,
+        Admission::LeakyBucketMeter | Admission::LeakyBucketQueue | Admission::SlidingWindow => return None,
     };
-    [time_source(time), DECISION, body].concat()
+    Some([time_source(time), DECISION, body].concat())
 }

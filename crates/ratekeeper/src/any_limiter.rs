@@ -14,7 +14,7 @@ use ratekeeper_core::sliding_log::SlidingLog as CoreLog;
 use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
 use ratekeeper_core::token_bucket::TokenBucket as CoreTokenBucket;
-use ratekeeper_core::{Admission, Decision, Error, LimiterSpec};
+use ratekeeper_core::{Admission, Algorithm, Decision, Error, LimiterSpec};
 
 use crate::clock::{Clock, MonotonicClock};
 use crate::windows::new_log;
@@ -22,32 +22,115 @@ use crate::{
     FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue, SlidingLog, SlidingWindow, SlidingWindowCounter, TokenBucket,
 };
 
-/// The core state machine of any admission-style algorithm (the sliding
-/// log's entries in a boxed slice).
-#[derive(Debug, Clone)]
-pub enum AnyCore {
-    /// [`ratekeeper_core::TokenBucket`].
-    TokenBucket(CoreTokenBucket),
-    /// [`ratekeeper_core::Gcra`].
-    Gcra(CoreGcra),
-    /// [`ratekeeper_core::LeakyBucketMeter`].
-    LeakyBucketMeter(CoreMeter),
-    /// [`ratekeeper_core::LeakyBucketQueue`].
-    LeakyBucketQueue(CoreQueue),
-    /// [`ratekeeper_core::FixedWindow`].
-    FixedWindow(CoreFixed),
-    /// [`ratekeeper_core::SlidingWindow`].
-    SlidingWindow(CoreSliding),
-    /// [`ratekeeper_core::SlidingLog`] (at most
-    /// [`MAX_SLIDING_LOG_LIMIT`](crate::MAX_SLIDING_LOG_LIMIT)).
-    SlidingLog(CoreLog<HeapLogStorage>),
-    /// [`ratekeeper_core::SlidingWindowCounter`].
-    SlidingWindowCounter(CoreCounter),
+/// Declares [`AnyCore`] and [`AnyLimiter`] from one list of the
+/// registry's algorithms (each variant named as its [`Algorithm`]), with
+/// the dispatch every method repeats; only [`AnyCore::new`], which reads
+/// each algorithm's own parameters, is written out.
+macro_rules! any_algorithm {
+    ($($variant:ident($core:ty, $std:ident),)*) => {
+        /// The core state machine of any admission-style algorithm (the
+        /// sliding log's entries in a boxed slice).
+        #[derive(Debug, Clone)]
+        pub enum AnyCore {
+            $(
+                #[doc = concat!("[`ratekeeper_core::", stringify!($variant), "`].")]
+                $variant($core),
+            )*
+        }
+
+        impl AnyCore {
+            /// The algorithm, from the registry.
+            pub fn kind(&self) -> Algorithm {
+                match self {
+                    $(AnyCore::$variant(_) => Algorithm::$variant,)*
+                }
+            }
+
+            fn as_admission(&self) -> &dyn Admission {
+                match self {
+                    $(AnyCore::$variant(a) => a,)*
+                }
+            }
+
+            fn as_admission_mut(&mut self) -> &mut dyn Admission {
+                match self {
+                    $(AnyCore::$variant(a) => a,)*
+                }
+            }
+        }
+
+        /// Any admission-style limiter, thread-safe, built from a [`LimiterSpec`].
+        ///
+        /// ```
+        /// use std::sync::Arc;
+        /// use ratekeeper::{AnyLimiter, LimiterSpec, ManualClock};
+        ///
+        /// let spec = LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 };
+        /// let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new()))?;
+        /// assert_eq!(limiter.algorithm(), "fixed_window");
+        /// assert!(limiter.check(2).allowed);
+        /// assert!(!limiter.check(1).allowed);
+        /// # Ok::<(), ratekeeper::Error>(())
+        /// ```
+        #[derive(Debug)]
+        pub enum AnyLimiter<C: Clock = MonotonicClock> {
+            $(
+                #[doc = concat!("A [`", stringify!($std), "`].")]
+                $variant($std<C>),
+            )*
+        }
+
+        impl<C: Clock> AnyLimiter<C> {
+            /// The limiter `spec` describes, created now on `clock`; errors with the
+            /// algorithm's own invalid-argument error.
+            pub fn with_clock(spec: &LimiterSpec, clock: C) -> Result<Self, Error> {
+                Ok(match AnyCore::new(spec)? {
+                    $(AnyCore::$variant(core) => AnyLimiter::$variant($std::from_core(core, clock)),)*
+                })
+            }
+
+            /// Admits `cost` units now if the limit allows it, consuming them; a
+            /// refusal consumes nothing. A shaper (the leaky bucket queue) admits
+            /// with a wait (`wait_micros`) and does not sleep.
+            pub fn check(&self, cost: u64) -> Decision {
+                match self {
+                    $(AnyLimiter::$variant(l) => l.check(cost),)*
+                }
+            }
+
+            /// The decision [`check`](Self::check) would make now, consuming
+            /// nothing.
+            pub fn peek(&self, cost: u64) -> Decision {
+                match self {
+                    $(AnyLimiter::$variant(l) => l.peek(cost),)*
+                }
+            }
+
+            /// The algorithm, from the registry.
+            pub fn kind(&self) -> Algorithm {
+                match self {
+                    $(AnyLimiter::$variant(_) => Algorithm::$variant,)*
+                }
+            }
+        }
+    };
+}
+
+any_algorithm! {
+    TokenBucket(CoreTokenBucket, TokenBucket),
+    Gcra(CoreGcra, Gcra),
+    LeakyBucketMeter(CoreMeter, LeakyBucketMeter),
+    LeakyBucketQueue(CoreQueue, LeakyBucketQueue),
+    FixedWindow(CoreFixed, FixedWindow),
+    SlidingWindow(CoreSliding, SlidingWindow),
+    SlidingLog(CoreLog<HeapLogStorage>, SlidingLog),
+    SlidingWindowCounter(CoreCounter, SlidingWindowCounter),
 }
 
 impl AnyCore {
     /// Builds the algorithm `spec` describes, created at time 0; errors with
-    /// the algorithm's own invalid-argument error.
+    /// the algorithm's own invalid-argument error. (The sliding log is at
+    /// most [`MAX_SLIDING_LOG_LIMIT`](crate::MAX_SLIDING_LOG_LIMIT).)
     pub fn new(spec: &LimiterSpec) -> Result<Self, Error> {
         Ok(match *spec {
             LimiterSpec::TokenBucket { rate, burst } => AnyCore::TokenBucket(CoreTokenBucket::new(rate, burst)?),
@@ -72,32 +155,6 @@ impl AnyCore {
             }
         })
     }
-
-    fn as_admission(&self) -> &dyn Admission {
-        match self {
-            AnyCore::TokenBucket(a) => a,
-            AnyCore::Gcra(a) => a,
-            AnyCore::LeakyBucketMeter(a) => a,
-            AnyCore::LeakyBucketQueue(a) => a,
-            AnyCore::FixedWindow(a) => a,
-            AnyCore::SlidingWindow(a) => a,
-            AnyCore::SlidingLog(a) => a,
-            AnyCore::SlidingWindowCounter(a) => a,
-        }
-    }
-
-    fn as_admission_mut(&mut self) -> &mut dyn Admission {
-        match self {
-            AnyCore::TokenBucket(a) => a,
-            AnyCore::Gcra(a) => a,
-            AnyCore::LeakyBucketMeter(a) => a,
-            AnyCore::LeakyBucketQueue(a) => a,
-            AnyCore::FixedWindow(a) => a,
-            AnyCore::SlidingWindow(a) => a,
-            AnyCore::SlidingLog(a) => a,
-            AnyCore::SlidingWindowCounter(a) => a,
-        }
-    }
 }
 
 impl Admission for AnyCore {
@@ -110,39 +167,6 @@ impl Admission for AnyCore {
     }
 }
 
-/// Any admission-style limiter, thread-safe, built from a [`LimiterSpec`].
-///
-/// ```
-/// use std::sync::Arc;
-/// use ratekeeper::{AnyLimiter, LimiterSpec, ManualClock};
-///
-/// let spec = LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 };
-/// let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new()))?;
-/// assert_eq!(limiter.algorithm(), "fixed_window");
-/// assert!(limiter.check(2).allowed);
-/// assert!(!limiter.check(1).allowed);
-/// # Ok::<(), ratekeeper::Error>(())
-/// ```
-#[derive(Debug)]
-pub enum AnyLimiter<C: Clock = MonotonicClock> {
-    /// A [`TokenBucket`].
-    TokenBucket(TokenBucket<C>),
-    /// A [`Gcra`].
-    Gcra(Gcra<C>),
-    /// A [`LeakyBucketMeter`].
-    LeakyBucketMeter(LeakyBucketMeter<C>),
-    /// A [`LeakyBucketQueue`].
-    LeakyBucketQueue(LeakyBucketQueue<C>),
-    /// A [`FixedWindow`].
-    FixedWindow(FixedWindow<C>),
-    /// A [`SlidingWindow`].
-    SlidingWindow(SlidingWindow<C>),
-    /// A [`SlidingLog`].
-    SlidingLog(SlidingLog<C>),
-    /// A [`SlidingWindowCounter`].
-    SlidingWindowCounter(SlidingWindowCounter<C>),
-}
-
 impl AnyLimiter<MonotonicClock> {
     /// The limiter `spec` describes, on the monotonic clock.
     pub fn new(spec: &LimiterSpec) -> Result<Self, Error> {
@@ -151,66 +175,9 @@ impl AnyLimiter<MonotonicClock> {
 }
 
 impl<C: Clock> AnyLimiter<C> {
-    /// The limiter `spec` describes, created now on `clock`; errors with the
-    /// algorithm's own invalid-argument error.
-    pub fn with_clock(spec: &LimiterSpec, clock: C) -> Result<Self, Error> {
-        Ok(match AnyCore::new(spec)? {
-            AnyCore::TokenBucket(core) => AnyLimiter::TokenBucket(TokenBucket::from_core(core, clock)),
-            AnyCore::Gcra(core) => AnyLimiter::Gcra(Gcra::from_core(core, clock)),
-            AnyCore::LeakyBucketMeter(core) => AnyLimiter::LeakyBucketMeter(LeakyBucketMeter::from_core(core, clock)),
-            AnyCore::LeakyBucketQueue(core) => AnyLimiter::LeakyBucketQueue(LeakyBucketQueue::from_core(core, clock)),
-            AnyCore::FixedWindow(core) => AnyLimiter::FixedWindow(FixedWindow::from_core(core, clock)),
-            AnyCore::SlidingWindow(core) => AnyLimiter::SlidingWindow(SlidingWindow::from_core(core, clock)),
-            AnyCore::SlidingLog(core) => AnyLimiter::SlidingLog(SlidingLog::from_core(core, clock)),
-            AnyCore::SlidingWindowCounter(core) => {
-                AnyLimiter::SlidingWindowCounter(SlidingWindowCounter::from_core(core, clock))
-            }
-        })
-    }
-
-    /// Admits `cost` units now if the limit allows it, consuming them; a
-    /// refusal consumes nothing. A shaper (the leaky bucket queue) admits
-    /// with a wait (`wait_micros`) and does not sleep.
-    pub fn check(&self, cost: u64) -> Decision {
-        match self {
-            AnyLimiter::TokenBucket(l) => l.check(cost),
-            AnyLimiter::Gcra(l) => l.check(cost),
-            AnyLimiter::LeakyBucketMeter(l) => l.check(cost),
-            AnyLimiter::LeakyBucketQueue(l) => l.check(cost),
-            AnyLimiter::FixedWindow(l) => l.check(cost),
-            AnyLimiter::SlidingWindow(l) => l.check(cost),
-            AnyLimiter::SlidingLog(l) => l.check(cost),
-            AnyLimiter::SlidingWindowCounter(l) => l.check(cost),
-        }
-    }
-
-    /// The decision [`check`](Self::check) would make now, consuming
-    /// nothing.
-    pub fn peek(&self, cost: u64) -> Decision {
-        match self {
-            AnyLimiter::TokenBucket(l) => l.peek(cost),
-            AnyLimiter::Gcra(l) => l.peek(cost),
-            AnyLimiter::LeakyBucketMeter(l) => l.peek(cost),
-            AnyLimiter::LeakyBucketQueue(l) => l.peek(cost),
-            AnyLimiter::FixedWindow(l) => l.peek(cost),
-            AnyLimiter::SlidingWindow(l) => l.peek(cost),
-            AnyLimiter::SlidingLog(l) => l.peek(cost),
-            AnyLimiter::SlidingWindowCounter(l) => l.peek(cost),
-        }
-    }
-
     /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
     pub fn algorithm(&self) -> &'static str {
-        match self {
-            AnyLimiter::TokenBucket(_) => "token_bucket",
-            AnyLimiter::Gcra(_) => "gcra",
-            AnyLimiter::LeakyBucketMeter(_) => "leaky_bucket_meter",
-            AnyLimiter::LeakyBucketQueue(_) => "leaky_bucket_queue",
-            AnyLimiter::FixedWindow(_) => "fixed_window",
-            AnyLimiter::SlidingWindow(_) => "sliding_window",
-            AnyLimiter::SlidingLog(_) => "sliding_log",
-            AnyLimiter::SlidingWindowCounter(_) => "sliding_window_counter",
-        }
+        self.kind().wire_name()
     }
 }
 
@@ -235,9 +202,13 @@ mod tests {
 
     #[test]
     fn every_algorithm_admits_two_then_refuses() {
+        let kinds: Vec<Algorithm> = every_spec().iter().map(LimiterSpec::kind).collect();
+        assert_eq!(kinds, Algorithm::ALL, "a spec of every algorithm");
         for spec in every_spec() {
             let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new())).unwrap();
             assert_eq!(limiter.algorithm(), spec.algorithm());
+            assert_eq!(limiter.kind(), spec.kind());
+            assert_eq!(AnyCore::new(&spec).unwrap().kind(), spec.kind());
             assert!(limiter.check(1).allowed, "{spec:?}");
             assert!(limiter.check(1).allowed, "{spec:?}");
             let refused = limiter.check(1);

@@ -61,8 +61,9 @@ pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::token_bucket::Reservation;
 pub use ratekeeper_core::{
-    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Argument, Color, ConcurrencyPolicy, Decision, Error, Full,
-    GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Permit, SmoothKind, SmoothRateLimiter, Value, NEVER,
+    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Algorithm, Argument, Color, ConcurrencyPolicy, Decision,
+    Error, Full, GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Parameter, ParameterKind,
+    ParameterSource, ParameterValue, Permit, SmoothKind, SmoothRateLimiter, UnknownAlgorithm, Value, NEVER,
 };
 pub use token_bucket::TokenBucket;
 pub use units::{

@@ -194,6 +194,8 @@ function guavaMaker(spec, clock) {
         });
     }
     default:
+      // Every other registered algorithm, through check and peek.
+      if (ALGORITHMS.has(spec.algorithm)) return admission(spec, clock);
       throw new Mismatch(`unsupported algorithm ${JSON.stringify(spec.algorithm)}`);
   }
 }
@@ -328,56 +330,36 @@ function sleep(clock, step) {
   if (micros > 0n) clock.advanceMicros(micros);
 }
 
-/** The options of an admission-style `limiter` object, as its class (and a composite's part) takes them. */
+/**
+ * ratekeeper-core's registry of the admission-style algorithms, as the
+ * vector generator writes it (tests/conformance/algorithms.json), by wire
+ * name: each one's class and parameters.
+ */
+const ALGORITHMS = new Map(
+  JSON.parse(readFileSync(path.join(here, '..', 'algorithms.json'), 'utf8')).algorithms.map((a) => [a.wire_name, a]),
+);
+
+/**
+ * The options of an admission-style `limiter` object, as its class (and a
+ * composite's part) takes them: the registry's parameters in camelCase, a
+ * duration in milliseconds or microseconds as the vector gives it.
+ */
 function admissionOptions(spec) {
-  const n = (key) => argField(spec, key);
-  switch (spec.algorithm) {
-    case 'token_bucket':
-      return { algorithm: 'tokenBucket', rate: doubleField(spec, 'rate'), burst: n('burst') };
-    case 'gcra':
-      return {
-        algorithm: 'gcra',
-        maxBurst: n('max_burst'),
-        countPerPeriod: n('count_per_period'),
-        ...durationOption(spec, 'period', 'period'),
-      };
-    case 'leaky_bucket_meter':
-      return {
-        algorithm: 'leakyBucketMeter',
-        capacity: n('capacity'),
-        countPerPeriod: n('count_per_period'),
-        ...durationOption(spec, 'period', 'period'),
-      };
-    case 'leaky_bucket_queue':
-      return { algorithm: 'leakyBucketQueue', capacity: n('capacity'), ...durationOption(spec, 'interval', 'interval') };
-    case 'fixed_window':
-      return { algorithm: 'fixedWindow', limit: n('limit'), ...durationOption(spec, 'window', 'window') };
-    case 'sliding_window':
-      return {
-        algorithm: 'slidingWindow',
-        limit: n('limit'),
-        ...durationOption(spec, 'window', 'window'),
-        subWindows: n('sub_windows'),
-      };
-    case 'sliding_log':
-      return { algorithm: 'slidingLog', limit: n('limit'), ...durationOption(spec, 'window', 'window') };
-    case 'sliding_window_counter':
-      return { algorithm: 'slidingWindowCounter', limit: n('limit'), ...durationOption(spec, 'window', 'window') };
-    default:
-      throw new Mismatch(`${JSON.stringify(spec.algorithm)} is not an admission-style algorithm`);
+  const algorithm = ALGORITHMS.get(spec.algorithm);
+  if (algorithm === undefined) throw new Mismatch(`${JSON.stringify(spec.algorithm)} is not an admission-style algorithm`);
+  const options = { algorithm: camelCase(algorithm.wire_name) };
+  for (const { name, wire_name: field, kind } of algorithm.parameters) {
+    if (kind === 'rate') options[camelCase(name)] = doubleField(spec, field);
+    else if (kind === 'count') options[camelCase(name)] = argField(spec, field);
+    else Object.assign(options, durationOption(spec, name, camelCase(name)));
   }
+  return options;
 }
 
-const CLASSES = {
-  tokenBucket: rk.TokenBucket,
-  gcra: rk.Gcra,
-  leakyBucketMeter: rk.LeakyBucketMeter,
-  leakyBucketQueue: rk.LeakyBucketQueue,
-  fixedWindow: rk.FixedWindow,
-  slidingWindow: rk.SlidingWindow,
-  slidingLog: rk.SlidingLog,
-  slidingWindowCounter: rk.SlidingWindowCounter,
-};
+/** Each algorithm's class, by the name `admissionOptions` gives it. */
+const CLASSES = Object.fromEntries(
+  [...ALGORITHMS.values()].map((a) => [camelCase(a.wire_name), rk[a.display_name]]),
+);
 
 /** `check` and `peek`, the ops every admission-style limiter (and the composite) has. */
 async function admissionStep(limiter, step) {
@@ -630,14 +612,6 @@ function create(spec, clock) {
       return guava(spec, clock);
     case 'token_bucket':
       return tokenBucket(spec, clock);
-    case 'gcra':
-    case 'leaky_bucket_meter':
-    case 'leaky_bucket_queue':
-    case 'fixed_window':
-    case 'sliding_window':
-    case 'sliding_log':
-    case 'sliding_window_counter':
-      return admission(spec, clock);
     case 'srtcm':
     case 'trtcm':
       return markers(spec, clock);
@@ -652,6 +626,8 @@ function create(spec, clock) {
     case 'manual_clock':
       return manualClock(clock);
     default:
+      // Every other registered algorithm, through check and peek.
+      if (ALGORITHMS.has(spec.algorithm)) return admission(spec, clock);
       throw new Mismatch(`unsupported algorithm ${JSON.stringify(spec.algorithm)}`);
   }
 }

@@ -44,22 +44,15 @@ from ratekeeper import (
     CompositeLimiter,
     ConcurrencyLimiter,
     Decision,
-    FixedWindow,
-    Gcra,
     GradientPolicy,
     InvalidArgumentError,
     KeyedLimiter,
-    LeakyBucketMeter,
-    LeakyBucketQueue,
     Limiter,
     ManualClock,
     Permit,
     RateLimiter,
     RateLimitExceeded,
     Reservation,
-    SlidingLog,
-    SlidingWindow,
-    SlidingWindowCounter,
     SrTcm,
     TokenBucket,
     TrTcm,
@@ -287,44 +280,35 @@ class SmoothReplay(Replay):
 # --- the admission-style algorithms ------------------------------------------
 
 
+# ratekeeper-core's registry of the admission-style algorithms, as the
+# vector generator writes it: each one's class and parameters, in order.
+_ALGORITHMS: dict[str, dict[str, Any]] = {
+    a["wire_name"]: a
+    for a in json.loads((Path(__file__).resolve().parents[1] / "algorithms.json").read_text())[
+        "algorithms"
+    ]
+}
+
+
 def _limiter(spec: dict[str, Any], clock: ManualClock | None) -> Limiter:
     """The admission-style limiter a vector's ``limiter`` object describes,
-    built through its named class as a user builds it."""
-    algorithm = spec.get("algorithm")
-    if algorithm == "token_bucket":
-        return TokenBucket(double_field(spec, "rate"), int_field(spec, "burst"), clock=clock)
-    if algorithm == "gcra":
-        return Gcra(
-            int_field(spec, "max_burst"),
-            int_field(spec, "count_per_period"),
-            _duration(spec, "period"),
-            clock=clock,
-        )
-    if algorithm == "leaky_bucket_meter":
-        return LeakyBucketMeter(
-            int_field(spec, "capacity"),
-            int_field(spec, "count_per_period"),
-            _duration(spec, "period"),
-            clock=clock,
-        )
-    if algorithm == "leaky_bucket_queue":
-        return LeakyBucketQueue(
-            int_field(spec, "capacity"), _duration(spec, "interval"), clock=clock
-        )
-    windows: dict[str, Callable[..., Limiter]] = {
-        "fixed_window": FixedWindow,
-        "sliding_log": SlidingLog,
-        "sliding_window_counter": SlidingWindowCounter,
-    }
-    if isinstance(algorithm, str) and algorithm in windows:
-        limit = int_field(spec, "limit")
-        return windows[algorithm](limit, _duration(spec, "window"), clock=clock)
-    if algorithm == "sliding_window":
-        window = _duration(spec, "window")
-        return SlidingWindow(
-            int_field(spec, "limit"), window, int_field(spec, "sub_windows"), clock=clock
-        )
-    raise CaseFailure(f"{algorithm!r} is not an admission-style algorithm")
+    built through its named class as a user builds it: the registry's
+    parameters, in its order, positionally."""
+    name = spec.get("algorithm")
+    algorithm = _ALGORITHMS.get(name) if isinstance(name, str) else None
+    if algorithm is None:
+        raise CaseFailure(f"{name!r} is not an admission-style algorithm")
+    cls: Callable[..., Limiter] = getattr(ratekeeper, algorithm["display_name"])
+    return cls(*(_parameter(spec, p) for p in algorithm["parameters"]), clock=clock)
+
+
+def _parameter(spec: dict[str, Any], parameter: dict[str, Any]) -> Any:
+    """One parameter's value, as a user passes one of its kind."""
+    if parameter["kind"] == "rate":
+        return double_field(spec, parameter["wire_name"])
+    if parameter["kind"] == "count":
+        return int_field(spec, parameter["wire_name"])
+    return _duration(spec, parameter["name"])
 
 
 class AdmissionReplay(Replay):
@@ -697,14 +681,10 @@ class ClockReplay(Replay):
 _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "smooth_bursty": SmoothReplay,
     "smooth_warming_up": SmoothReplay,
+    # Every registered algorithm through check and peek; the token bucket
+    # has ops of its own.
+    **{name: AdmissionReplay for name in _ALGORITHMS},
     "token_bucket": TokenBucketReplay,
-    "gcra": AdmissionReplay,
-    "leaky_bucket_meter": AdmissionReplay,
-    "leaky_bucket_queue": AdmissionReplay,
-    "fixed_window": AdmissionReplay,
-    "sliding_window": AdmissionReplay,
-    "sliding_log": AdmissionReplay,
-    "sliding_window_counter": AdmissionReplay,
     "composite": CompositeReplay,
     "srtcm": MarkerReplay,
     "trtcm": MarkerReplay,

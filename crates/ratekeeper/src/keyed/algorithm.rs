@@ -23,7 +23,7 @@ use ratekeeper_core::sliding_log::{LogEntry, SlidingLog};
 use ratekeeper_core::sliding_window::SlidingWindow;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter;
 use ratekeeper_core::token_bucket::TokenBucket;
-use ratekeeper_core::{Admission, Decision, Full, Packed};
+use ratekeeper_core::{Admission, Algorithm, Decision, Full, Packed};
 
 /// An admission algorithm a [`KeyedLimiter`](super::KeyedLimiter) can hold
 /// per key. `self` is the template: every method reads its configuration
@@ -36,10 +36,15 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     /// What a key stores.
     type State: Send + super::table::SlotState;
 
+    /// The algorithm, from the registry.
+    const ALGORITHM: Algorithm;
+
     /// The algorithm's name, as [`LimiterSpec::algorithm`] spells it.
     ///
     /// [`LimiterSpec::algorithm`]: ratekeeper_core::LimiterSpec::algorithm
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        Self::ALGORITHM.wire_name()
+    }
 
     /// A fresh key's state.
     fn fresh_state(&self) -> Self::State;
@@ -148,24 +153,22 @@ fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
     decision
 }
 
-/// Implements [`KeyedAlgorithm`] for a fixed-size core algorithm: `$words`
-/// packed words of which the first `$hot` are its state; `$check` decides
-/// (by default [`check_whole`]).
+/// Implements [`KeyedAlgorithm`] for the fixed-size core algorithm
+/// `$core` (the registry's `Algorithm::$core`): `$words` packed words of
+/// which the first `$hot` are its state; `$check` decides (by default
+/// [`check_whole`]).
 macro_rules! keyed_by_hot_words {
-    ($core:ty, $words:literal, $hot:literal, $name:literal) => {
-        keyed_by_hot_words!($core, $words, $hot, $name, check_whole::<$core, $words, $hot>);
+    ($core:ident, $words:literal, $hot:literal) => {
+        keyed_by_hot_words!($core, $words, $hot, check_whole::<$core, $words, $hot>);
     };
-    ($core:ty, $words:literal, $hot:literal, $name:literal, $check:expr) => {
+    ($core:ident, $words:literal, $hot:literal, $check:expr) => {
         const _: () = assert!(<$core as Packed<$words>>::HOT == $hot);
 
         impl sealed::Sealed for $core {}
 
         impl KeyedAlgorithm for $core {
             type State = [u64; $hot];
-
-            fn name(&self) -> &'static str {
-                $name
-            }
+            const ALGORITHM: Algorithm = Algorithm::$core;
 
             #[inline]
             fn fresh_state(&self) -> [u64; $hot] {
@@ -200,12 +203,12 @@ macro_rules! keyed_by_hot_words {
     };
 }
 
-keyed_by_hot_words!(TokenBucket, 5, 3, "token_bucket");
-keyed_by_hot_words!(LeakyBucketMeter, 6, 3, "leaky_bucket_meter");
-keyed_by_hot_words!(LeakyBucketQueue, 3, 1, "leaky_bucket_queue");
-keyed_by_hot_words!(FixedWindow, 4, 2, "fixed_window");
-keyed_by_hot_words!(SlidingWindow, 11, 9, "sliding_window");
-keyed_by_hot_words!(SlidingWindowCounter, 5, 3, "sliding_window_counter");
+keyed_by_hot_words!(TokenBucket, 5, 3);
+keyed_by_hot_words!(LeakyBucketMeter, 6, 3);
+keyed_by_hot_words!(LeakyBucketQueue, 3, 1);
+keyed_by_hot_words!(FixedWindow, 4, 2);
+keyed_by_hot_words!(SlidingWindow, 11, 9);
+keyed_by_hot_words!(SlidingWindowCounter, 5, 3);
 
 impl sealed::Sealed for SlidingLog<HeapLogStorage> {}
 
@@ -215,10 +218,7 @@ impl sealed::Sealed for SlidingLog<HeapLogStorage> {}
 /// most `16 × limit` ([`HeapLogStorage`]).
 impl KeyedAlgorithm for SlidingLog<HeapLogStorage> {
     type State = SlidingLog<HeapLogStorage>;
-
-    fn name(&self) -> &'static str {
-        "sliding_log"
-    }
+    const ALGORITHM: Algorithm = Algorithm::SlidingLog;
 
     fn fresh_state(&self) -> Self::State {
         self.fresh()

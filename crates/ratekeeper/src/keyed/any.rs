@@ -65,17 +65,47 @@ pub struct AnyKeyedLimiter<C: Clock = AnyClock> {
     inner: ByAlgorithm<C>,
 }
 
-/// The keyed limiter of each algorithm.
-#[derive(Debug)]
-enum ByAlgorithm<C: Clock> {
-    TokenBucket(KeyedLimiter<KeyBytes, TokenBucket, C, RandomSipHash>),
-    Gcra(KeyedLimiter<KeyBytes, Gcra, C, RandomSipHash>),
-    LeakyBucketMeter(KeyedLimiter<KeyBytes, LeakyBucketMeter, C, RandomSipHash>),
-    LeakyBucketQueue(KeyedLimiter<KeyBytes, LeakyBucketQueue, C, RandomSipHash>),
-    FixedWindow(KeyedLimiter<KeyBytes, FixedWindow, C, RandomSipHash>),
-    SlidingWindow(KeyedLimiter<KeyBytes, SlidingWindow, C, RandomSipHash>),
-    SlidingLog(KeyedLimiter<KeyBytes, SlidingLog<HeapLogStorage>, C, RandomSipHash>),
-    SlidingWindowCounter(KeyedLimiter<KeyBytes, SlidingWindowCounter, C, RandomSipHash>),
+/// Declares `ByAlgorithm`, the keyed limiter of each of the registry's
+/// algorithms (each variant named as its `Algorithm` and its `AnyCore`),
+/// from one list of their templates' types, with the dispatch every method
+/// needs: `on_inner!` and the construction from an `AnyCore` template.
+macro_rules! by_algorithm {
+    ($($variant:ident($template:ty),)*) => {
+        /// The keyed limiter of each algorithm.
+        #[derive(Debug)]
+        enum ByAlgorithm<C: Clock> {
+            $($variant(KeyedLimiter<KeyBytes, $template, C, RandomSipHash>),)*
+        }
+
+        impl<C: Clock> ByAlgorithm<C> {
+            /// The keyed limiter whose template is `template`.
+            fn new(template: AnyCore, options: KeyedOptions, clock: C) -> Result<Self, Error> {
+                Ok(match template {
+                    $(AnyCore::$variant(t) => ByAlgorithm::$variant(keyed(t, options, clock)?),)*
+                })
+            }
+        }
+
+        /// Runs `$body` on the inner [`KeyedLimiter`], whatever the algorithm.
+        macro_rules! on_inner {
+            ($self:expr, $inner:ident => $body:expr) => {
+                match &$self.inner {
+                    $(ByAlgorithm::$variant($inner) => $body,)*
+                }
+            };
+        }
+    };
+}
+
+by_algorithm! {
+    TokenBucket(TokenBucket),
+    Gcra(Gcra),
+    LeakyBucketMeter(LeakyBucketMeter),
+    LeakyBucketQueue(LeakyBucketQueue),
+    FixedWindow(FixedWindow),
+    SlidingWindow(SlidingWindow),
+    SlidingLog(SlidingLog<HeapLogStorage>),
+    SlidingWindowCounter(SlidingWindowCounter),
 }
 
 /// One variant's limiter: the template's, on `clock`, hashed with SipHash.
@@ -87,37 +117,12 @@ fn keyed<A: KeyedAlgorithm, C: Clock>(
     KeyedLimiter::with_clock_and_hasher(template, options, clock, RandomSipHash::new())
 }
 
-/// Runs `$body` on the inner [`KeyedLimiter`], whatever the algorithm.
-macro_rules! on_inner {
-    ($self:expr, $inner:ident => $body:expr) => {
-        match &$self.inner {
-            ByAlgorithm::TokenBucket($inner) => $body,
-            ByAlgorithm::Gcra($inner) => $body,
-            ByAlgorithm::LeakyBucketMeter($inner) => $body,
-            ByAlgorithm::LeakyBucketQueue($inner) => $body,
-            ByAlgorithm::FixedWindow($inner) => $body,
-            ByAlgorithm::SlidingWindow($inner) => $body,
-            ByAlgorithm::SlidingLog($inner) => $body,
-            ByAlgorithm::SlidingWindowCounter($inner) => $body,
-        }
-    };
-}
-
 impl<C: Clock> AnyKeyedLimiter<C> {
     /// A keyed limiter of the algorithm `spec` describes, created now on
     /// `clock`. Errors with the algorithm's own invalid-argument error, or on
     /// invalid options (`max_keys`, `shards`).
     pub fn new(spec: &LimiterSpec, options: KeyedOptions, clock: C) -> Result<Self, Error> {
-        let inner = match AnyCore::new(spec)? {
-            AnyCore::TokenBucket(t) => ByAlgorithm::TokenBucket(keyed(t, options, clock)?),
-            AnyCore::Gcra(t) => ByAlgorithm::Gcra(keyed(t, options, clock)?),
-            AnyCore::LeakyBucketMeter(t) => ByAlgorithm::LeakyBucketMeter(keyed(t, options, clock)?),
-            AnyCore::LeakyBucketQueue(t) => ByAlgorithm::LeakyBucketQueue(keyed(t, options, clock)?),
-            AnyCore::FixedWindow(t) => ByAlgorithm::FixedWindow(keyed(t, options, clock)?),
-            AnyCore::SlidingWindow(t) => ByAlgorithm::SlidingWindow(keyed(t, options, clock)?),
-            AnyCore::SlidingLog(t) => ByAlgorithm::SlidingLog(keyed(t, options, clock)?),
-            AnyCore::SlidingWindowCounter(t) => ByAlgorithm::SlidingWindowCounter(keyed(t, options, clock)?),
-        };
+        let inner = ByAlgorithm::new(AnyCore::new(spec)?, options, clock)?;
         Ok(AnyKeyedLimiter { max_key_bytes: options.key_bytes_bound(), inner })
     }
 

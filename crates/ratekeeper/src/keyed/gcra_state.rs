@@ -6,7 +6,7 @@ use std::fmt;
 use std::num::NonZeroU64;
 
 use ratekeeper_core::gcra::Gcra;
-use ratekeeper_core::{Admission, Decision, Full, Packed};
+use ratekeeper_core::{Admission, Algorithm, Decision, Full, Packed};
 
 use super::algorithm::{sealed, Aging, KeyedAlgorithm};
 use super::table::SlotState;
@@ -226,10 +226,7 @@ impl sealed::Sealed for Gcra {}
 /// and assembling a whole limiter per decision was measurable there.
 impl KeyedAlgorithm for Gcra {
     type State = GcraKeyState;
-
-    fn name(&self) -> &'static str {
-        "gcra"
-    }
+    const ALGORITHM: Algorithm = Algorithm::Gcra;
 
     /// The wide form with TAT 0, as [`Full::fresh`] has: valid at any time.
     fn fresh_state(&self) -> GcraKeyState {

@@ -1,6 +1,7 @@
 //! `ratekeeper-vectors [--check] [ROOT]`: writes the algorithm conformance
-//! vectors into `ROOT/tests/conformance/vectors/algorithms/` (ROOT defaults
-//! to the repository this crate is in). With `--check` it writes nothing and
+//! vectors into `ROOT/tests/conformance/vectors/algorithms/`, and the
+//! registry of the algorithms into `ROOT/tests/conformance/algorithms.json`
+//! (ROOT defaults to the repository this crate is in). With `--check` it writes nothing and
 //! exits 1 if any file on disk differs from what it would write.
 
 use std::path::PathBuf;
@@ -41,6 +42,20 @@ fn main() -> ExitCode {
         } else {
             println!("{}: {} cases, written", path.display(), file.cases.len());
         }
+    }
+    let path = root.join(ratekeeper_vectors::REGISTRY_FILE);
+    let text = ratekeeper_vectors::registry();
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current == text {
+        println!("{}: {} algorithms, up to date", path.display(), ratekeeper_core::Algorithm::ALL.len());
+    } else if check {
+        println!("{}: stale (run `cargo run -p ratekeeper-vectors`)", path.display());
+        stale += 1;
+    } else if let Err(e) = std::fs::write(&path, text) {
+        eprintln!("error: {}: {e}", path.display());
+        return ExitCode::from(2);
+    } else {
+        println!("{}: {} algorithms, written", path.display(), ratekeeper_core::Algorithm::ALL.len());
     }
     if stale > 0 {
         ExitCode::FAILURE

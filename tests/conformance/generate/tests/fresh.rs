@@ -20,6 +20,17 @@ fn checked_in_vectors_are_fresh() {
 }
 
 #[test]
+fn checked_in_registry_is_fresh() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..").join(ratekeeper_vectors::REGISTRY_FILE);
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        on_disk == ratekeeper_vectors::registry(),
+        "{} is stale: run `cargo run -p ratekeeper-vectors` and review the diff",
+        path.display()
+    );
+}
+
+#[test]
 fn every_file_in_the_directory_is_generated() {
     // A file left behind by a renamed generator would be replayed forever.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..").join(ratekeeper_vectors::VECTORS_DIR);

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use ratekeeper::{AnyLimiter, Argument, Decision, Error, LimiterSpec, ManualClock};
+use ratekeeper::{
+    Algorithm, AnyLimiter, Argument, Decision, Error, LimiterSpec, ManualClock, Parameter, ParameterSource,
+};
 use serde_json::Value;
 
 use crate::{
@@ -75,47 +77,33 @@ pub fn limiter_spec(spec: &Value) -> Result<Result<LimiterSpec, Error>, String> 
 }
 
 fn read_spec(spec: &Value) -> Result<LimiterSpec, Refused> {
-    let count = |key: &str, argument| -> Result<u64, Refused> { Ok(count_field(spec, key, argument)??) };
-    let micros = |name: &str, argument| -> Result<i64, Refused> { Ok(duration_field(spec, name, argument)??) };
-    Ok(match str_field(spec, "algorithm")? {
-        "token_bucket" => {
-            let rate = double_field(spec, "rate")?;
-            LimiterSpec::TokenBucket { rate, burst: count("burst", Argument::Burst)? }
-        }
-        "gcra" => LimiterSpec::Gcra {
-            max_burst: count("max_burst", Argument::MaxBurst)?,
-            count_per_period: count("count_per_period", Argument::CountPerPeriod)?,
-            period_micros: micros("period", Argument::Period)?,
-        },
-        "leaky_bucket_meter" => LimiterSpec::LeakyBucketMeter {
-            capacity: count("capacity", Argument::Capacity)?,
-            count_per_period: count("count_per_period", Argument::CountPerPeriod)?,
-            period_micros: micros("period", Argument::Period)?,
-        },
-        "leaky_bucket_queue" => LimiterSpec::LeakyBucketQueue {
-            capacity: count("capacity", Argument::QueueCapacity)?,
-            interval_micros: micros("interval", Argument::Interval)?,
-        },
-        "fixed_window" => LimiterSpec::FixedWindow {
-            limit: count("limit", Argument::Limit)?,
-            window_micros: micros("window", Argument::Window)?,
-        },
-        "sliding_window" => {
-            let limit = count("limit", Argument::SlidingWindowLimit)?;
-            let window_micros = micros("window", Argument::Window)?;
-            let sub_windows = int_field(spec, "sub_windows")?;
-            let sub_windows =
-                u32::try_from(sub_windows).map_err(|_| Error::invalid_int(Argument::SubWindows, sub_windows))?;
-            LimiterSpec::SlidingWindow { limit, window_micros, sub_windows }
-        }
-        "sliding_log" => LimiterSpec::SlidingLog {
-            limit: count("limit", Argument::SlidingLogLimit)?,
-            window_micros: micros("window", Argument::Window)?,
-        },
-        "sliding_window_counter" => LimiterSpec::SlidingWindowCounter {
-            limit: count("limit", Argument::Limit)?,
-            window_micros: micros("window", Argument::Window)?,
-        },
-        other => return Err(Refused::Malformed(format!("{other:?} is not an admission-style algorithm"))),
-    })
+    let name = str_field(spec, "algorithm")?;
+    let algorithm = Algorithm::from_wire_name(name)
+        .ok_or_else(|| Refused::Malformed(format!("{name:?} is not an admission-style algorithm")))?;
+    LimiterSpec::read(algorithm, &mut Fields(spec))
+}
+
+/// A `limiter` object's fields as its algorithm's parameters, under their
+/// wire names (`window_micros`, or `window_seconds` as a binding converts
+/// seconds).
+struct Fields<'a>(&'a Value);
+
+impl ParameterSource for Fields<'_> {
+    type Error = Refused;
+
+    fn rate(&mut self, parameter: &'static Parameter) -> Result<f64, Refused> {
+        Ok(double_field(self.0, parameter.wire_name())?)
+    }
+
+    fn count(&mut self, parameter: &'static Parameter) -> Result<u64, Refused> {
+        Ok(count_field(self.0, parameter.wire_name(), parameter.argument())??)
+    }
+
+    fn micros(&mut self, parameter: &'static Parameter) -> Result<i64, Refused> {
+        Ok(duration_field(self.0, parameter.name(), parameter.argument())??)
+    }
+
+    fn out_of_range(&mut self, _: &'static Parameter, error: Error) -> Refused {
+        Refused::Library(error)
+    }
 }

@@ -127,13 +127,8 @@ pub fn run_case(case: &Value) -> Result<(), String> {
     match algorithm {
         "smooth_bursty" | "smooth_warming_up" => smooth::run(algorithm, limiter, case),
         "token_bucket" => token_bucket::run(limiter, case),
-        "gcra"
-        | "leaky_bucket_meter"
-        | "leaky_bucket_queue"
-        | "fixed_window"
-        | "sliding_window"
-        | "sliding_log"
-        | "sliding_window_counter" => admission::run(limiter, case),
+        // Every other algorithm of the registry, through `AnyLimiter`.
+        name if ratekeeper::Algorithm::from_wire_name(name).is_some() => admission::run(limiter, case),
         "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
         "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),
         "composite" => composite::run(limiter, case),
