@@ -186,8 +186,8 @@ impl LimiterSpec {
     }
 
     /// One node's share of this limit when `nodes` nodes enforce it
-    /// together, each on its own (the design's "divide the limit by the node
-    /// count"): rates divided by `nodes`, and quotas (bursts, limits,
+    /// together, each on its own (the Redis crate's divided mode, docs/redis.md):
+    /// rates divided by `nodes`, and quotas (bursts, limits,
     /// capacities) divided and rounded down — but never below one unit, so
     /// that every node can still admit something. The shares therefore never
     /// add up to more than the whole, except that floor of one unit when

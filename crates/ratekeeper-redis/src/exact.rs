@@ -58,7 +58,9 @@ use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, ParameterValue
 use crate::error::Error;
 use crate::keys;
 use crate::membership::Membership;
-use crate::scripts::{self, Admission, TimeSource};
+use ratekeeper::Algorithm;
+
+use crate::scripts::{self, TimeSource};
 use crate::share::LocalShare;
 use crate::store::RedisStore;
 
@@ -102,7 +104,7 @@ pub struct RedisLimiter {
 struct Inner {
     store: RedisStore,
     name: String,
-    algorithm: Admission,
+    algorithm: Algorithm,
     script: Arc<redis::Script>,
     script_source: String,
     /// The algorithm's parameters, as the script reads them.
@@ -534,7 +536,7 @@ impl RedisLimiter {
     }
 
     /// The algorithm (leased mode runs on GCRA and the token bucket only).
-    pub(crate) fn algorithm(&self) -> Admission {
+    pub(crate) fn algorithm(&self) -> Algorithm {
         self.inner.algorithm
     }
 
@@ -675,9 +677,9 @@ pub(crate) fn leads(reply: redis::Value) -> Result<Vec<i64>, Error> {
 }
 
 /// The Redis keys of one user key's state.
-fn state_keys(name: &str, algorithm: Admission, key: &[u8]) -> Vec<String> {
+fn state_keys(name: &str, algorithm: Algorithm, key: &[u8]) -> Vec<String> {
     let state = keys::keyed_state_key(name, key, algorithm.wire_name());
-    if algorithm == Admission::SlidingLog {
+    if algorithm == Algorithm::SlidingLog {
         let meta = format!("{state}:meta");
         vec![state, meta]
     } else {

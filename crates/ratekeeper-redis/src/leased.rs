@@ -31,8 +31,8 @@ use ratekeeper::{Argument, Clock, Decision, LimiterSpec};
 
 use crate::error::Error;
 use crate::exact::RedisLimiter;
-use crate::scripts::Admission;
 use crate::store::RedisStore;
+use ratekeeper::Algorithm;
 
 /// At most this many keys hold a lease at once per limiter; beyond it the
 /// expired leases are dropped, and if none has expired the request goes to
@@ -95,7 +95,7 @@ impl RedisLeasedLimiter {
     }
 
     fn wrap(shared: RedisLimiter, batch: u64, lease: Duration) -> Result<Self, Error> {
-        if !matches!(shared.algorithm(), Admission::Gcra | Admission::TokenBucket) {
+        if !matches!(shared.algorithm(), Algorithm::Gcra | Algorithm::TokenBucket) {
             return Err(Error::Unsupported("leased mode runs on GCRA and the token bucket"));
         }
         if batch == 0 || batch > shared.limit() {

@@ -9,6 +9,7 @@
 //! keeps keys an hour longer, since the real clock that expires them does
 //! not follow the test's).
 
+use ratekeeper::Algorithm;
 use redis::Script;
 
 const JAVA: &str = include_str!("lua/java.lua");
@@ -58,25 +59,21 @@ pub(crate) fn membership(time: TimeSource) -> Script {
     assemble(&[time_source(time), DECISION, MEMBERSHIP])
 }
 
-/// The registry's algorithms, under the name the leased limiter imports
-/// them by.
-pub(crate) use ratekeeper::Algorithm as Admission;
-
 /// The script of `algorithm`, if it runs in Redis: each answers with a
 /// `Decision` (`lua/decision.lua` and the algorithm's script) — except
 /// GCRA, which answers with the TAT's lead for the client to decide with.
 /// Every script takes the algorithm's parameters in the registry's order
 /// (`Algorithm::parameters`). (The source: the caller needs it for `EVAL`
 /// as well as the script.)
-pub(crate) fn admission(algorithm: Admission, time: TimeSource) -> Option<String> {
+pub(crate) fn admission(algorithm: Algorithm, time: TimeSource) -> Option<String> {
     let body = match algorithm {
         // Its reply is not a Decision: the client computes that (see its header).
-        Admission::Gcra => return Some([time_source(time), GCRA].concat()),
-        Admission::TokenBucket => TOKEN_BUCKET,
-        Admission::FixedWindow => FIXED_WINDOW,
-        Admission::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
-        Admission::SlidingLog => SLIDING_LOG,
-        Admission::LeakyBucketMeter | Admission::LeakyBucketQueue | Admission::SlidingWindow => return None,
+        Algorithm::Gcra => return Some([time_source(time), GCRA].concat()),
+        Algorithm::TokenBucket => TOKEN_BUCKET,
+        Algorithm::FixedWindow => FIXED_WINDOW,
+        Algorithm::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
+        Algorithm::SlidingLog => SLIDING_LOG,
+        Algorithm::LeakyBucketMeter | Algorithm::LeakyBucketQueue | Algorithm::SlidingWindow => return None,
     };
     Some([time_source(time), DECISION, body].concat())
 }
