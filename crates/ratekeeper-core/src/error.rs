@@ -180,6 +180,31 @@ arguments! {
         KeyText,
         /// The longest key a byte-keyed or Redis limiter takes, in bytes.
         MaxKeyBytes,
+        /// How many buckets a BBR window has: at most `bbr::MAX_BUCKETS`
+        /// and one per microsecond of the window.
+        Buckets,
+        /// The CPU usage at or above which BBR sheds: a fraction.
+        CpuThreshold,
+        /// How long BBR keeps checking after shedding began: a duration of
+        /// at least 0.
+        CoolDown,
+        /// A system rule's entry QPS threshold (Sentinel's `qps`).
+        Qps,
+        /// A system rule's in-flight threshold (Sentinel's `maxThread`).
+        MaxThread,
+        /// A system rule's average RT threshold (Sentinel's `avgRt`): a
+        /// duration of at least 0.
+        AvgRt,
+        /// A system rule's load average threshold (Sentinel's
+        /// `highestSystemLoad`).
+        HighestSystemLoad,
+        /// A system rule's CPU usage threshold (Sentinel's
+        /// `highestCpuUsage`): a fraction.
+        HighestCpuUsage,
+        /// A CPU usage reading given to a manual load signal: a fraction.
+        CpuUsage,
+        /// A load average reading given to a manual load signal.
+        LoadAverage,
     }
 }
 
@@ -243,6 +268,16 @@ impl Argument {
             Argument::Shards => "shards",
             Argument::Key | Argument::KeyText => "key",
             Argument::MaxKeyBytes => "max_key_bytes",
+            Argument::Buckets => "buckets",
+            Argument::CpuThreshold => "cpu_threshold",
+            Argument::CoolDown => "cool_down",
+            Argument::Qps => "qps",
+            Argument::MaxThread => "max_thread",
+            Argument::AvgRt => "avg_rt",
+            Argument::HighestSystemLoad => "highest_system_load",
+            Argument::HighestCpuUsage => "highest_cpu_usage",
+            Argument::CpuUsage => "cpu_usage",
+            Argument::LoadAverage => "load_average",
         }
     }
 
@@ -311,6 +346,13 @@ impl Argument {
                 "must be valid Unicode text, with no lone surrogate (the value is the first one's position)"
             }
             Argument::MaxKeyBytes => "must be between 1 and 65536",
+            Argument::Buckets => "must be between 1 and 128, and at most the window in microseconds",
+            Argument::CpuThreshold | Argument::HighestCpuUsage | Argument::CpuUsage => {
+                "must be between 0.0 and 1.0"
+            }
+            Argument::CoolDown | Argument::AvgRt => duration_requirement!("0"),
+            Argument::Qps | Argument::HighestSystemLoad | Argument::LoadAverage => "must be finite and not negative",
+            Argument::MaxThread => "must be between 0 and 9223372036854775807",
         }
     }
 
@@ -329,6 +371,12 @@ impl Argument {
                 | Argument::RttTolerance
                 | Argument::BackoffRatio
                 | Argument::GradientBackoffRatio
+                | Argument::CpuThreshold
+                | Argument::Qps
+                | Argument::HighestSystemLoad
+                | Argument::HighestCpuUsage
+                | Argument::CpuUsage
+                | Argument::LoadAverage
         )
     }
 }

@@ -26,6 +26,8 @@
 //!   RFC 2698, colour-blind and colour-aware.
 //! * [`Gradient`] and [`Aimd`] — adaptive concurrency limits (Netflix
 //!   concurrency-limits' rules), driving a [`ConcurrencyLimiter`].
+//! * [`Bbr`] and [`SystemGuard`] — load shedding driven by the system's
+//!   [`Load`]: Kratos' BBR limiter and Sentinel's system rule.
 //! * [`Composite`] and [`composite::check_all`] — several limits admitted
 //!   all or nothing.
 //!
@@ -52,6 +54,7 @@
 mod admission;
 pub mod aimd;
 pub mod algorithm;
+pub mod bbr;
 mod color;
 pub mod composite;
 pub mod concurrency;
@@ -65,6 +68,7 @@ mod go;
 pub mod gradient;
 mod java;
 pub mod leaky_bucket;
+pub mod load;
 mod packed;
 pub mod sliding_log;
 pub mod sliding_window;
@@ -72,6 +76,7 @@ pub mod sliding_window_counter;
 pub mod smooth;
 pub mod spec;
 pub mod srtcm;
+pub mod system_guard;
 mod ticks;
 pub mod token_bucket;
 pub mod trtcm;
@@ -79,6 +84,7 @@ pub mod trtcm;
 pub use admission::{cost_from_i64, unsigned_from_i64, Admission};
 pub use aimd::{Aimd, AimdConfig};
 pub use algorithm::{Algorithm, Parameter, ParameterKind, UnknownAlgorithm};
+pub use bbr::{Bbr, BbrConfig, BbrPermit, BbrStats};
 pub use color::Color;
 pub use composite::Composite;
 pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
@@ -89,6 +95,7 @@ pub use full::Full;
 pub use gcra::Gcra;
 pub use gradient::{Gradient, GradientConfig};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
+pub use load::Load;
 pub use packed::Packed;
 pub use sliding_log::{LogEntry, SlidingLog};
 pub use sliding_window::SlidingWindow;
@@ -96,5 +103,6 @@ pub use sliding_window_counter::SlidingWindowCounter;
 pub use smooth::{SmoothKind, SmoothRateLimiter};
 pub use spec::{LimiterSpec, ParameterSource, ParameterValue};
 pub use srtcm::SrTcm;
+pub use system_guard::{SystemGuard, SystemPermit, SystemRefusal, SystemRule, SystemStats, SystemThreshold};
 pub use token_bucket::{Reservation, TokenBucket};
 pub use trtcm::TrTcm;

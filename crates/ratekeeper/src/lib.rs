@@ -39,6 +39,8 @@ mod gcra;
 pub mod headers;
 pub mod keyed;
 mod leaky_bucket;
+pub mod load;
+mod load_driven;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod markers;
@@ -57,13 +59,16 @@ pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use gcra::Gcra;
 pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
+pub use load::LoadSignal;
+pub use load_driven::{Bbr, BbrGuard, SystemGuard, SystemPermitGuard};
 pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::token_bucket::Reservation;
 pub use ratekeeper_core::{
-    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Algorithm, Argument, Color, ConcurrencyPolicy, Decision,
-    Error, Full, GradientConfig, InvalidArgument, LimiterSpec, Outcome, Packed, Parameter, ParameterKind,
-    ParameterSource, ParameterValue, Permit, SmoothKind, SmoothRateLimiter, UnknownAlgorithm, Value, NEVER,
+    cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Algorithm, Argument, BbrConfig, BbrPermit, BbrStats,
+    Color, ConcurrencyPolicy, Decision, Error, Full, GradientConfig, InvalidArgument, LimiterSpec, Load, Outcome,
+    Packed, Parameter, ParameterKind, ParameterSource, ParameterValue, Permit, SmoothKind, SmoothRateLimiter,
+    SystemPermit, SystemRefusal, SystemRule, SystemStats, SystemThreshold, UnknownAlgorithm, Value, NEVER,
 };
 pub use token_bucket::TokenBucket;
 pub use units::{

@@ -9,9 +9,9 @@ use std::time::Duration;
 use ratekeeper::core::sliding_log::{LogEntry, SlidingLog as CoreLog};
 use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{
-    AimdConfig, AnyKeyedLimiter, Argument, CompositeLimiter, ConcurrencyLimiter, Error, FixedWindow, Gcra,
+    AimdConfig, AnyKeyedLimiter, Argument, BbrConfig, CompositeLimiter, ConcurrencyLimiter, Error, FixedWindow, Gcra,
     GradientConfig, KeyedOptions, LeakyBucketMeter, LeakyBucketQueue, LimiterSpec, RateLimiter, SlidingLog,
-    SlidingWindow, SlidingWindowCounter, SrTcm, TokenBucket, TrTcm,
+    SlidingWindow, SlidingWindowCounter, SrTcm, SystemRule, TokenBucket, TrTcm,
 };
 
 const MAX: u64 = i64::MAX as u64;
@@ -326,6 +326,39 @@ fn integer_bounds() -> Vec<Bound> {
             },
             (0, 256),
             ("", "max_key_bytes bytes long (256"),
+        ),
+        b(
+            "Bbr buckets",
+            Argument::Buckets,
+            |v| ok(ratekeeper::core::Bbr::new(BbrConfig { buckets: v as u32, ..BbrConfig::default() })),
+            (1, 128),
+            ("between 1", "128"),
+        ),
+        b(
+            "Bbr cool_down",
+            Argument::CoolDown,
+            |v| ok(ratekeeper::core::Bbr::new(BbrConfig { cool_down_micros: v as i64, ..BbrConfig::default() })),
+            (0, MAX_MICROS),
+            ("", micros_text),
+        ),
+        b(
+            "SystemGuard avg_rt",
+            Argument::AvgRt,
+            |v| {
+                ok(ratekeeper::core::SystemGuard::new(SystemRule {
+                    avg_rt_micros: Some(v as i64),
+                    ..SystemRule::default()
+                }))
+            },
+            (0, MAX_MICROS),
+            ("", micros_text),
+        ),
+        b(
+            "SystemGuard max_thread",
+            Argument::MaxThread,
+            |v| ok(ratekeeper::core::SystemGuard::new(SystemRule { max_thread: Some(v), ..SystemRule::default() })),
+            (0, MAX),
+            ("", "9223372036854775807"),
         ),
         b(
             "CompositeLimiter limits",
