@@ -39,6 +39,7 @@ mod gcra;
 pub mod headers;
 pub mod keyed;
 mod leaky_bucket;
+pub mod load;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod markers;
@@ -57,6 +58,7 @@ pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use gcra::Gcra;
 pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
+pub use load::{LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
 pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::token_bucket::Reservation;
