@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use ratekeeper_core::{Bbr, BbrConfig, BbrPermit, Load, SystemGuard, SystemPermit, SystemRule, SystemThreshold};
+use ratekeeper_core::{Bbr, BbrConfig, BbrPermit, Load, SystemGuard, SystemPermit, SystemRule};
 
 use crate::{case, create_error_naming, decision, double, int, uint, Clock, Rng};
 
@@ -261,6 +261,7 @@ fn thresholds_refused(cases: &[Value]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratekeeper_core::SystemThreshold;
 
     #[test]
     fn every_threshold_refuses_and_bbr_sheds_somewhere() {

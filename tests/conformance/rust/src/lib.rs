@@ -519,6 +519,14 @@ mod tests {
     /// The arguments no case can make the Rust runner name, and why.
     const UNREACHABLE: &[(Argument, &str)] = &[
         (
+            Argument::SampleInterval,
+            "a real load sampler's option: the runners replay on a manual load signal (tests in crates/ratekeeper/src/load)",
+        ),
+        (
+            Argument::Decay,
+            "a real load sampler's option: the runners replay on a manual load signal (tests in crates/ratekeeper/src/load)",
+        ),
+        (
             Argument::SlidingLogStorageLimit,
             "only the core's sliding log on fixed storage checks it; every binding's log grows (ratekeeper::HeapLogStorage)",
         ),

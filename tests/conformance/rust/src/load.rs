@@ -4,33 +4,32 @@
 use std::sync::Arc;
 
 use ratekeeper::load::ManualLoad;
-use ratekeeper::{
-    Argument, Bbr, BbrConfig, BbrPermit, Error, ManualClock, SystemGuard, SystemPermit, SystemRule,
-};
+use ratekeeper::{Argument, Bbr, BbrConfig, BbrPermit, ManualClock, SystemGuard, SystemPermit, SystemRule};
 use serde_json::Value;
 
-use crate::{count_field, double_field, duration_field, expect_decision, expect_double, expect_eq, expect_outcome, int_field, run_steps, str_field};
+use crate::{
+    count_field, double_field, duration_field, expect_decision, expect_double, expect_eq, expect_outcome, int_field,
+    run_steps, str_field,
+};
 
 /// The steps both share: `sleep` and `load`. `None` when `step` is another op.
 fn common(clock: &ManualClock, load: &ManualLoad, step: &Value) -> Option<Result<(), String>> {
     match str_field(step, "op").ok()? {
         "sleep" => Some(int_field(step, "micros").map(|m| clock.advance_micros(m))),
-        "load" => Some((|| {
-            let mut set = Ok(());
-            if step.get("cpu_usage").is_some() {
-                set = set.and_then(|()| load.set_cpu_usage(double_field(step, "cpu_usage")?).map_err(Ok));
-            }
-            if step.get("load_average").is_some() && matches!(set, Ok(())) {
-                set = set.and_then(|()| load.set_load_average(double_field(step, "load_average")?).map_err(Ok));
-            }
-            match set {
-                Err(Err(malformed)) => Err(malformed),
-                Err(Ok(error)) => expect_outcome(step, Err::<(), Error>(error), |()| Ok(())),
-                Ok(()) => expect_outcome(step, Ok(()), |()| Ok(())),
-            }
-        })()),
+        "load" => Some(set_load(load, step)),
         _ => None,
     }
+}
+
+/// A `load` step: sets the CPU usage, then the load average, stopping at
+/// the first the signal refuses (the step may expect that error).
+fn set_load(load: &ManualLoad, step: &Value) -> Result<(), String> {
+    let cpu = step.get("cpu_usage").map(|_| double_field(step, "cpu_usage")).transpose()?;
+    let average = step.get("load_average").map(|_| double_field(step, "load_average")).transpose()?;
+    let set = cpu
+        .map_or(Ok(()), |cpu| load.set_cpu_usage(cpu))
+        .and_then(|()| average.map_or(Ok(()), |average| load.set_load_average(average)));
+    expect_outcome(step, set, |()| Ok(()))
 }
 
 /// A permit by its `permit` index.
@@ -84,8 +83,10 @@ pub(crate) fn run_system_guard(spec: &Value, case: &Value) -> Result<(), String>
     let qps = if has("qps") { Some(double_field(spec, "qps")?) } else { None };
     let max_thread = if has("max_thread") { Some(count_field(spec, "max_thread", Argument::MaxThread)?) } else { None };
     let avg_rt = if has("avg_rt_micros") { Some(duration_field(spec, "avg_rt", Argument::AvgRt)?) } else { None };
-    let highest_system_load = if has("highest_system_load") { Some(double_field(spec, "highest_system_load")?) } else { None };
-    let highest_cpu_usage = if has("highest_cpu_usage") { Some(double_field(spec, "highest_cpu_usage")?) } else { None };
+    let highest_system_load =
+        if has("highest_system_load") { Some(double_field(spec, "highest_system_load")?) } else { None };
+    let highest_cpu_usage =
+        if has("highest_cpu_usage") { Some(double_field(spec, "highest_cpu_usage")?) } else { None };
     let created = (|| {
         let rule = SystemRule {
             qps,
