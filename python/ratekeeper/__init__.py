@@ -31,6 +31,13 @@ them per key, in bounded memory), the markers ``SrTcm`` and ``TrTcm`` (RFC
 2697, RFC 2698), and ``ConcurrencyLimiter`` with the gradient and AIMD
 policies (Netflix concurrency-limits).
 
+Limits that follow the machine's load: ``Bbr`` (Kratos' BBR: sheds while
+the CPU is high and more requests are in flight than the service
+completes) and ``SystemGuard`` (Sentinel's system rule: thresholds on QPS,
+requests in flight, average RT, load average and CPU), reading a
+``SystemLoad`` (sampled from ``/proc`` and the cgroup files) or a
+``ManualLoad`` (set by hand, for tests).
+
 Limits shared by many processes through Redis (or a Redis Cluster):
 ``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
 script per decision, on the server's clock), ``RedisLeasedLimiter``
@@ -72,11 +79,13 @@ from ratekeeper._algorithms import (
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
 from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
+from ratekeeper._load import Bbr, BbrPermit, SystemGuard, SystemPermit
 from ratekeeper._ratekeeper import (
     MAX_SLIDING_LOG_LIMIT,
     AimdPolicy,
     ArgumentTypeError,
     AtCapacity,
+    BbrStats,
     ClosedError,
     Color,
     Decision,
@@ -84,6 +93,7 @@ from ratekeeper._ratekeeper import (
     InvalidArgumentError,
     Limiter,
     ManualClock,
+    ManualLoad,
     RateLimitError,
     RateLimitExceeded,
     RedisError,
@@ -91,6 +101,8 @@ from ratekeeper._ratekeeper import (
     RedisUnavailableError,
     Reservation,
     SrTcm,
+    SystemLoad,
+    SystemStats,
     TrTcm,
     UnsupportedError,
     __version__,
@@ -120,6 +132,10 @@ for _cls in (
     CompositeLimiter,
     ConcurrencyLimiter,
     Permit,
+    Bbr,
+    BbrPermit,
+    SystemGuard,
+    SystemPermit,
     KeyedLimiter,
     RedisStore,
     RedisLimiter,
@@ -136,6 +152,9 @@ __all__ = [
     "AimdPolicy",
     "ArgumentTypeError",
     "AtCapacity",
+    "Bbr",
+    "BbrPermit",
+    "BbrStats",
     "ClosedError",
     "Color",
     "CompositeLimiter",
@@ -150,6 +169,7 @@ __all__ = [
     "LeakyBucketQueue",
     "Limiter",
     "ManualClock",
+    "ManualLoad",
     "Membership",
     "Permit",
     "RateLimitError",
@@ -168,6 +188,10 @@ __all__ = [
     "SlidingWindow",
     "SlidingWindowCounter",
     "SrTcm",
+    "SystemGuard",
+    "SystemLoad",
+    "SystemPermit",
+    "SystemStats",
     "TokenBucket",
     "TrTcm",
     "UnsupportedError",

@@ -14,6 +14,8 @@ __all__ = [
     "AimdPolicy",
     "ArgumentTypeError",
     "AtCapacity",
+    "Bbr",
+    "BbrStats",
     "ClosedError",
     "Color",
     "CompositeLimiter",
@@ -28,6 +30,7 @@ __all__ = [
     "LeakyBucketQueue",
     "Limiter",
     "ManualClock",
+    "ManualLoad",
     "Membership",
     "RateLimitError",
     "RateLimitExceeded",
@@ -45,10 +48,15 @@ __all__ = [
     "SlidingWindow",
     "SlidingWindowCounter",
     "SrTcm",
+    "SystemGuard",
+    "SystemLoad",
+    "SystemStats",
     "TokenBucket",
     "TrTcm",
     "UnsupportedError",
+    "_BbrPermitHandle",
     "_PermitHandle",
+    "_SystemPermitHandle",
     "__version__",
     "_settle_future",
     "ratelimit_header",
@@ -70,6 +78,7 @@ class ArgumentTypeError(RateLimitError, TypeError):
 
 class RateLimitExceeded(RateLimitError):
     decision: Decision | None
+    threshold: str | None
 
 class AtCapacity(RateLimitExceeded): ...
 class UnsupportedError(RateLimitError): ...
@@ -360,6 +369,133 @@ class _PermitHandle:
     def success(self) -> int: ...
     def dropped(self) -> int: ...
     def ignore(self) -> int: ...
+    @property
+    def released(self) -> bool: ...
+
+@final
+class ManualLoad:
+    def __new__(cls, cpu_usage: float | None = None, load_average: float | None = None) -> Self: ...
+    def set_cpu_usage(self, cpu_usage: float) -> None: ...
+    def set_load_average(self, load_average: float) -> None: ...
+    def clear(self) -> None: ...
+    @property
+    def cpu_usage(self) -> float | None: ...
+    @property
+    def load_average(self) -> float | None: ...
+
+@final
+class SystemLoad:
+    def __new__(
+        cls, interval: float | timedelta | None = 0.5, decay: float | None = 0.95
+    ) -> Self: ...
+    @staticmethod
+    def shared() -> SystemLoad: ...
+    @property
+    def cpu_usage(self) -> float | None: ...
+    @property
+    def load_average(self) -> float | None: ...
+
+@final
+class BbrStats:
+    @property
+    def cpu_usage(self) -> float: ...
+    @property
+    def in_flight(self) -> int: ...
+    @property
+    def max_pass(self) -> int: ...
+    @property
+    def min_rt(self) -> float: ...
+    @property
+    def max_in_flight(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
+@disjoint_base
+class Bbr:
+    def __new__(
+        cls,
+        window: float | timedelta | None = 10.0,
+        buckets: int | None = 100,
+        cpu_threshold: float | None = 0.8,
+        cool_down: float | timedelta | None = 1.0,
+        *,
+        load: ManualLoad | SystemLoad | None = None,
+        clock: ManualClock | None = None,
+    ) -> Self: ...
+    @property
+    def window(self) -> float: ...
+    @property
+    def buckets(self) -> int: ...
+    @property
+    def cpu_threshold(self) -> float: ...
+    @property
+    def cool_down(self) -> float: ...
+    def stats(self) -> BbrStats: ...
+    @property
+    def load(self) -> ManualLoad | SystemLoad | None: ...
+    @property
+    def clock(self) -> ManualClock | None: ...
+    def _try_acquire(self) -> tuple[Decision, _BbrPermitHandle | None]: ...
+
+@final
+class _BbrPermitHandle:
+    def release(self) -> None: ...
+    @property
+    def released(self) -> bool: ...
+
+@final
+class SystemStats:
+    @property
+    def pass_qps(self) -> float: ...
+    @property
+    def block_qps(self) -> float: ...
+    @property
+    def success_qps(self) -> float: ...
+    @property
+    def in_flight(self) -> int: ...
+    @property
+    def avg_rt(self) -> float: ...
+    @property
+    def min_rt(self) -> float: ...
+    @property
+    def max_success_qps(self) -> float: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
+@disjoint_base
+class SystemGuard:
+    def __new__(
+        cls,
+        *,
+        qps: float | None = None,
+        max_thread: int | None = None,
+        avg_rt: float | timedelta | None = None,
+        highest_system_load: float | None = None,
+        highest_cpu_usage: float | None = None,
+        load: ManualLoad | SystemLoad | None = None,
+        clock: ManualClock | None = None,
+    ) -> Self: ...
+    def set_rule(
+        self,
+        *,
+        qps: float | None = None,
+        max_thread: int | None = None,
+        avg_rt: float | timedelta | None = None,
+        highest_system_load: float | None = None,
+        highest_cpu_usage: float | None = None,
+    ) -> None: ...
+    @property
+    def rule(self) -> dict[str, float | int | None]: ...
+    def stats(self) -> SystemStats: ...
+    @property
+    def load(self) -> ManualLoad | SystemLoad | None: ...
+    @property
+    def clock(self) -> ManualClock | None: ...
+    def _try_acquire(
+        self, count: int
+    ) -> tuple[Decision, _SystemPermitHandle | None, str | None]: ...
+
+@final
+class _SystemPermitHandle:
+    def release(self) -> None: ...
     @property
     def released(self) -> bool: ...
 

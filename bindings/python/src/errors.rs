@@ -120,8 +120,10 @@ fn rate_limit_exceeded(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 "A rate-limited call was refused (it could not get its permits or units within its \
                  timeout, or its limiter said no), and was not made.\n\n\
                  `decision` is the limiter's ``Decision`` when it gave one (its `retry_after`, \
-                 its HTTP header fields), else None.",
-                &["decision"],
+                 its HTTP header fields), else None. `threshold` names the threshold of a \
+                 SystemGuard's rule that refused it (\"qps\", \"thread\", \"rt\", \"load\", \"cpu\"), \
+                 else None.",
+                &["decision", "threshold"],
             )
         })
         .map(|t| t.bind(py))

@@ -14,6 +14,8 @@
 //! * `Decision` and the HTTP header fields in [`decision`];
 //! * `SrTcm`, `TrTcm` and `Color` in [`markers`];
 //! * `ConcurrencyLimiter` and its policies in [`concurrency`];
+//! * the load-driven limiters `Bbr` and `SystemGuard`, and the load
+//!   signals `ManualLoad` and `SystemLoad`, in [`load`];
 //! * `KeyedLimiter` (one limiter per key, from any of them) in [`keyed`];
 //! * the limiters shared through Redis (`RedisStore`, `RedisLimiter`,
 //!   `RedisLeasedLimiter`, `RedisDividedLimiter`, `Membership`,
@@ -32,6 +34,7 @@ mod decision;
 mod errors;
 mod keyed;
 mod limiter;
+mod load;
 mod markers;
 mod rate_limiter;
 mod redis;
@@ -73,6 +76,7 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<concurrency::PyGradientPolicy>()?;
     module.add_class::<concurrency::PyAimdPolicy>()?;
     module.add_class::<concurrency::PyPermitHandle>()?;
+    load::register(module)?;
     module.add_class::<keyed::PyKeyedLimiter>()?;
     redis::register(module)?;
     errors::register(module)?;
