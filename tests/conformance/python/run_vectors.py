@@ -40,6 +40,8 @@ import ratekeeper
 from ratekeeper import (
     AimdPolicy,
     ArgumentTypeError,
+    Bbr,
+    BbrPermit,
     Color,
     CompositeLimiter,
     ConcurrencyLimiter,
@@ -49,11 +51,14 @@ from ratekeeper import (
     KeyedLimiter,
     Limiter,
     ManualClock,
+    ManualLoad,
     Permit,
     RateLimiter,
     RateLimitExceeded,
     Reservation,
     SrTcm,
+    SystemGuard,
+    SystemPermit,
     TokenBucket,
     TrTcm,
 )
@@ -658,6 +663,119 @@ def _key(step: dict[str, Any]) -> Any:
     return key
 
 
+# --- the load-driven limiters (vectors/algorithms/load.json) ----------------
+
+
+class LoadReplay(Replay):
+    """``bbr`` and ``system_guard``, each reading a ``ManualLoad`` the runner
+    sets (unknown at first). The permits of admitted ``acquire`` steps are
+    kept in order; ``stats`` compares the fields a step names, durations
+    as seconds (``*_millis`` / 1000, exactly as doubles)."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.load = ManualLoad()
+        self.permits: list[BbrPermit | SystemPermit] = []
+        self.limiter: Bbr | SystemGuard
+        if spec["algorithm"] == "bbr":
+            options: dict[str, Any] = {}
+            for name in ("window", "cool_down"):
+                if f"{name}_micros" in spec or f"{name}_seconds" in spec:
+                    options[name] = _duration(spec, name)
+            if "buckets" in spec:
+                options["buckets"] = int_field(spec, "buckets")
+            if "cpu_threshold" in spec:
+                options["cpu_threshold"] = double_field(spec, "cpu_threshold")
+            self.limiter = Bbr(load=self.load, clock=clock, **options)
+        else:
+            rule: dict[str, Any] = {}
+            for name in ("qps", "highest_system_load", "highest_cpu_usage"):
+                if name in spec:
+                    rule[name] = double_field(spec, name)
+            if "max_thread" in spec:
+                rule["max_thread"] = int_field(spec, "max_thread")
+            if "avg_rt_micros" in spec or "avg_rt_seconds" in spec:
+                rule["avg_rt"] = _duration(spec, "avg_rt")
+            self.limiter = SystemGuard(load=self.load, clock=clock, **rule)
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        if op == "load":
+
+            def set_load() -> str | None:
+                if "cpu_usage" in step:
+                    self.load.set_cpu_usage(double_field(step, "cpu_usage"))
+                if "load_average" in step:
+                    self.load.set_load_average(double_field(step, "load_average"))
+                return None
+
+            return set_load
+        if op == "acquire":
+            return self._acquire(step)
+        if op == "release":
+
+            def release() -> str | None:
+                index = int_field(step, "permit")
+                if not 0 <= index < len(self.permits):
+                    raise CaseFailure(f"no permit #{index}")
+                self.permits[index].release()
+                return None
+
+            return release
+        if op == "stats":
+            return lambda: self._compare_stats(step)
+        return super().call(op, step)
+
+    def _acquire(self, step: dict[str, Any]) -> Call:
+        limiter = self.limiter
+        if isinstance(limiter, Bbr):
+
+            def acquire_bbr() -> str | None:
+                decision, permit = limiter.check()
+                if permit is not None:
+                    self.permits.append(permit)
+                _compare_decision(step, decision)
+                return None
+
+            return acquire_bbr
+
+        def acquire_system() -> str | None:
+            count = int_field(step, "count") if "count" in step else 1
+            decision, permit, threshold = limiter.check(count)
+            if permit is not None:
+                self.permits.append(permit)
+            _compare_decision(step, decision)
+            if "threshold" in step:
+                return _compare("threshold", step["threshold"], threshold)
+            return None
+
+        return acquire_system
+
+    def _compare_stats(self, step: dict[str, Any]) -> str | None:
+        expected = step.get("stats")
+        if not isinstance(expected, dict):
+            expected = step
+        stats = self.limiter.stats()
+        diffs = []
+        for name in ("in_flight", "max_pass", "max_in_flight"):
+            if name in expected:
+                want = int_field(expected, name)
+                got = getattr(stats, name)
+                if want != got:
+                    diffs.append(f"{name} {got}, expected {want}")
+        for name in ("pass_qps", "block_qps", "success_qps", "max_success_qps"):
+            if name in expected:
+                failure = _compare_double(double_field(expected, name), getattr(stats, name))
+                if failure is not None:
+                    diffs.append(f"{name} {failure}")
+        for name in ("avg_rt", "min_rt"):
+            millis = f"{name}_millis"
+            if millis in expected:
+                want_seconds = double_field(expected, millis) / 1000
+                failure = _compare_double(want_seconds, getattr(stats, name))
+                if failure is not None:
+                    diffs.append(f"{name} {failure}, expected {want_seconds!r}")
+        return "; ".join(diffs) if diffs else None
+
+
 class ClockReplay(Replay):
     """``manual_clock``: the case's clock alone, moved by ``advance``."""
 
@@ -693,6 +811,8 @@ _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "concurrency": ConcurrencyReplay,
     "keyed": KeyedReplay,
     "manual_clock": ClockReplay,
+    "bbr": LoadReplay,
+    "system_guard": LoadReplay,
 }
 
 _DECISION_FIELDS = (
@@ -764,6 +884,8 @@ _OUTCOME_FIELDS = (
     "limit",
     "rate",
     "burst",
+    "threshold",
+    "stats",
 )
 
 
