@@ -153,13 +153,15 @@ def test_bbr_permits_are_context_managers_released_once(
 def test_bbr_async_context_manager(clock: ManualClock, load: ManualLoad) -> None:
     bbr = Bbr(load=load, clock=clock)
 
-    async def request() -> int:
+    async def request() -> tuple[BbrPermit, int]:
         async with bbr.acquire() as permit:
             assert isinstance(permit, BbrPermit)
             await asyncio.sleep(0)
-            return bbr.stats().in_flight
+            return permit, bbr.stats().in_flight
 
-    assert asyncio.run(request()) == 1
+    permit, in_flight = asyncio.run(request())
+    assert in_flight == 1
+    assert permit.released  # by the block, not by garbage collection
     assert bbr.stats().in_flight == 0
 
 
@@ -282,11 +284,13 @@ def test_system_permits_are_context_managers(clock: ManualClock, load: ManualLoa
     assert permit.released
     assert guard.stats().in_flight == 0
 
-    async def request() -> int:
-        async with guard.acquire(3):
-            return guard.stats().in_flight
+    async def request() -> tuple[SystemPermit, int]:
+        async with guard.acquire(3) as permit:
+            return permit, guard.stats().in_flight
 
-    assert asyncio.run(request()) == 1
+    held, in_flight = asyncio.run(request())
+    assert in_flight == 1
+    assert held.released
     assert guard.stats().in_flight == 0
 
 
