@@ -744,7 +744,8 @@ typedef struct {
 } rk_bbr_options;
 
 /**
- * What BBR sees now (Kratos' `Stat`), from `rk_bbr_stats()`.
+ * What BBR sees now, from `rk_bbr_stats()`: Kratos' `Stat` (whose name it
+ * keeps, as `rk_bbr_stats` is the function's).
  */
 typedef struct {
   /**
@@ -768,7 +769,7 @@ typedef struct {
    * The capacity: `max_pass × min_rt × buckets per second / 1000`.
    */
   uint64_t max_in_flight;
-} rk_bbr_stats;
+} rk_bbr_stat;
 
 /**
  * Which threshold of a system rule refused a request: one of the
@@ -2517,6 +2518,10 @@ rk_status rk_manual_load_new(rk_load **out_load);
  * smoothed by `decay` as Kratos does, in `*out_load`. The thread stops
  * when the handle and the limiters made with it are freed.
  *
+ * `interval_micros`: at least 1000 (Kratos samples every 500 ms);
+ * `decay`: the weight of the previous smoothed value, at least 0.0 and
+ * below 1.0 (Kratos: 0.95).
+ *
  * Returns `RK_INVALID_ARGUMENT` when `interval_micros` or `decay` is out
  * of range; `RK_NULL_POINTER` when `out_load` is NULL.
  *
@@ -2686,7 +2691,7 @@ rk_status rk_bbr_permit_release(rk_bbr_permit *permit);
  * write.
  */
 rk_status rk_bbr_stats(const rk_bbr *bbr,
-                       rk_bbr_stats *out_stats);
+                       rk_bbr_stat *out_stats);
 
 /**
  * A threshold's name: `"qps"`, `"thread"`, `"rt"`, `"load"` or `"cpu"`

@@ -15,7 +15,7 @@
 //! (`rk_bbr_permit_release()`, `rk_system_permit_release()`), and a
 //! forgotten one is a leak the tools report.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ratekeeper::load::{LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
@@ -58,9 +58,16 @@ impl rk_load {
     fn signal(load: Option<&rk_load>) -> Arc<dyn LoadSignal> {
         match load {
             Some(load) => Arc::clone(&load.signal),
-            None => SystemLoad::shared(),
+            None => Arc::new(shared_sampler()),
         }
     }
+}
+
+/// The process-wide sampler, started on first use and never stopped: what
+/// a limiter made without a signal reads. (A clone shares the sampler.)
+fn shared_sampler() -> SystemLoad {
+    static SHARED: OnceLock<SystemLoad> = OnceLock::new();
+    SHARED.get_or_init(SystemLoad::start).clone()
 }
 
 fn new_load(signal: Arc<dyn LoadSignal>, manual: Option<Arc<ManualLoad>>, out: Out<*mut rk_load>) {
@@ -91,6 +98,10 @@ pub unsafe extern "C" fn rk_manual_load_new(out_load: *mut *mut rk_load) -> rk_s
 /// smoothed by `decay` as Kratos does, in `*out_load`. The thread stops
 /// when the handle and the limiters made with it are freed.
 ///
+/// `interval_micros`: at least 1000 (Kratos samples every 500 ms);
+/// `decay`: the weight of the previous smoothed value, at least 0.0 and
+/// below 1.0 (Kratos: 0.95).
+///
 /// Returns `RK_INVALID_ARGUMENT` when `interval_micros` or `decay` is out
 /// of range; `RK_NULL_POINTER` when `out_load` is NULL.
 ///
@@ -105,9 +116,9 @@ pub unsafe extern "C" fn rk_system_load_new(
     guard("rk_system_load_new", || {
         // SAFETY: the caller's contract.
         let out = unsafe { Out::required(out_load, "out_load") }?;
-        let interval = Duration::from_micros(unsigned_from_i64(Argument::Interval, interval_micros)?);
+        let interval = Duration::from_micros(unsigned(Argument::SampleInterval, interval_micros)?);
         let options = SamplerOptions { interval, decay, ..SamplerOptions::default() };
-        let sampler = SystemLoad::with_options(options)?;
+        let sampler = SystemLoad::with_options(options).map_err(c_error)?;
         new_load(Arc::new(sampler), None, out);
         Ok(())
     })
@@ -127,7 +138,7 @@ pub unsafe extern "C" fn rk_system_load_shared(out_load: *mut *mut rk_load) -> r
     guard("rk_system_load_shared", || {
         // SAFETY: the caller's contract.
         let out = unsafe { Out::required(out_load, "out_load") }?;
-        new_load(SystemLoad::shared(), None, out);
+        new_load(Arc::new(shared_sampler()), None, out);
         Ok(())
     })
 }
@@ -235,6 +246,7 @@ fn c_error(error: Error) -> Failure {
     let Error::InvalidArgument(invalid) = &error else { return Failure::Library(error) };
     let argument = match invalid.argument() {
         Argument::CoolDown => "cool_down_micros",
+        Argument::SampleInterval => "interval_micros",
         Argument::AvgRt => "avg_rt_micros",
         _ => return Failure::Library(error),
     };
@@ -277,10 +289,11 @@ impl rk_bbr_options {
     }
 }
 
-/// What BBR sees now (Kratos' `Stat`), from `rk_bbr_stats()`.
+/// What BBR sees now, from `rk_bbr_stats()`: Kratos' `Stat` (whose name it
+/// keeps, as `rk_bbr_stats` is the function's).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct rk_bbr_stats {
+pub struct rk_bbr_stat {
     /// The CPU usage read now (0.0 to 1.0; 0.0 when unknown).
     pub cpu_usage: f64,
     /// Permits taken and not yet released.
@@ -294,9 +307,9 @@ pub struct rk_bbr_stats {
     pub max_in_flight: u64,
 }
 
-impl From<BbrStats> for rk_bbr_stats {
+impl From<BbrStats> for rk_bbr_stat {
     fn from(s: BbrStats) -> Self {
-        rk_bbr_stats {
+        rk_bbr_stat {
             cpu_usage: s.cpu_usage,
             in_flight: s.in_flight,
             max_pass: s.max_pass,
@@ -473,7 +486,7 @@ pub unsafe extern "C" fn rk_bbr_permit_release(permit: *mut rk_bbr_permit) -> rk
 /// `bbr` is NULL or a live limiter; `out_stats` is NULL or valid for a
 /// write.
 #[no_mangle]
-pub unsafe extern "C" fn rk_bbr_stats(bbr: *const rk_bbr, out_stats: *mut rk_bbr_stats) -> rk_status {
+pub unsafe extern "C" fn rk_bbr_stats(bbr: *const rk_bbr, out_stats: *mut rk_bbr_stat) -> rk_status {
     guard("rk_bbr_stats", || {
         // SAFETY: the caller's contract.
         let (bbr, out) = unsafe { (handle(bbr, "bbr")?, Out::required(out_stats, "out_stats")?) };
