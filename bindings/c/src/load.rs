@@ -739,12 +739,12 @@ pub unsafe extern "C" fn rk_system_guard_try_acquire(
         })?;
         let (decision, answer) = guard_ref.guard.try_acquire(count);
         let (permit, threshold) = match answer {
-            // SAFETY: `guard` came from Arc::into_raw (rk_system_guard_new)
-            // and is live.
-            Ok(permit) => (
-                Box::into_raw(Box::new(rk_system_permit { guard: unsafe { share(guard) }, permit })),
-                RK_SYSTEM_THRESHOLD_NONE,
-            ),
+            Ok(permit) => {
+                // SAFETY: `guard` came from Arc::into_raw (rk_system_guard_new)
+                // and is live.
+                let guard = unsafe { share(guard) };
+                (Box::into_raw(Box::new(rk_system_permit { guard, permit })), RK_SYSTEM_THRESHOLD_NONE)
+            }
             Err(threshold) => (core::ptr::null_mut(), threshold_to_c(threshold)),
         };
         if let Some(out) = out_decision {
