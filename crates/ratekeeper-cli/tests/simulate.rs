@@ -230,4 +230,13 @@ fn overload_run(limiter: &str) {
     assert_eq!(system.refused_by, vec![("cpu".to_owned(), system.refused)]);
     assert!(results[2].refusals.iter().all(|&t| (5 * SECOND..10 * SECOND).contains(&t)));
     assert!(system.max_latency_micros.unwrap() <= 20_000);
+
+    // The plot draws those latencies: its curves peak at the summary's
+    // maxima, and its red ticks are the refusals.
+    let plot = PlotData::new("overload".into(), &a, &results, 1_000_000);
+    for (lane, s) in plot.lanes[1..].iter().zip(&summary.limiters) {
+        assert_eq!(lane.latency.as_ref().and_then(|l| l.iter().max().copied()), s.max_latency_micros, "{}", s.limiter);
+        assert_eq!(lane.latency_p99_max, s.p99_latency_micros.zip(s.max_latency_micros));
+        assert_eq!(lane.refused.iter().map(|&n| u64::from(n)).sum::<u64>(), s.refused);
+    }
 }
