@@ -15,7 +15,7 @@
 //! (`rk_bbr_permit_release()`, `rk_system_permit_release()`), and a
 //! forgotten one is a leak the tools report.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ratekeeper::load::{LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
@@ -58,16 +58,9 @@ impl rk_load {
     fn signal(load: Option<&rk_load>) -> Arc<dyn LoadSignal> {
         match load {
             Some(load) => Arc::clone(&load.signal),
-            None => Arc::new(shared_sampler()),
+            None => SystemLoad::shared(),
         }
     }
-}
-
-/// The process-wide sampler, started on first use and never stopped: what
-/// a limiter made without a signal reads. (A clone shares the sampler.)
-fn shared_sampler() -> SystemLoad {
-    static SHARED: OnceLock<SystemLoad> = OnceLock::new();
-    SHARED.get_or_init(SystemLoad::start).clone()
 }
 
 fn new_load(signal: Arc<dyn LoadSignal>, manual: Option<Arc<ManualLoad>>, out: Out<*mut rk_load>) {
@@ -118,7 +111,7 @@ pub unsafe extern "C" fn rk_system_load_new(
         let out = unsafe { Out::required(out_load, "out_load") }?;
         let interval = Duration::from_micros(unsigned(Argument::SampleInterval, interval_micros)?);
         let options = SamplerOptions { interval, decay, ..SamplerOptions::default() };
-        let sampler = SystemLoad::with_options(options).map_err(c_error)?;
+        let sampler = SystemLoad::with_options(options).map_err(Failure::from)?;
         new_load(Arc::new(sampler), None, out);
         Ok(())
     })
@@ -138,7 +131,7 @@ pub unsafe extern "C" fn rk_system_load_shared(out_load: *mut *mut rk_load) -> r
     guard("rk_system_load_shared", || {
         // SAFETY: the caller's contract.
         let out = unsafe { Out::required(out_load, "out_load") }?;
-        new_load(Arc::new(shared_sampler()), None, out);
+        new_load(SystemLoad::shared(), None, out);
         Ok(())
     })
 }
@@ -240,22 +233,9 @@ pub unsafe extern "C" fn rk_manual_load_clear(load: *const rk_load) -> rk_status
     })
 }
 
-/// The std layer's error with its argument named as the C field that
-/// carries it: the durations of these limiters are microseconds in C.
-fn c_error(error: Error) -> Failure {
-    let Error::InvalidArgument(invalid) = &error else { return Failure::Library(error) };
-    let argument = match invalid.argument() {
-        Argument::CoolDown => "cool_down_micros",
-        Argument::SampleInterval => "interval_micros",
-        Argument::AvgRt => "avg_rt_micros",
-        _ => return Failure::Library(error),
-    };
-    Failure::Invalid { argument, value: invalid.value(), requirement: invalid.requirement() }
-}
-
 /// A count or a duration from C, which must not be negative.
 fn unsigned(argument: Argument, value: i64) -> Result<u64, Failure> {
-    unsigned_from_i64(argument, value).map_err(c_error)
+    unsigned_from_i64(argument, value).map_err(Failure::from)
 }
 
 /// Kratos BBR's parameters, for `rk_bbr_new()`. Start from
@@ -279,7 +259,7 @@ pub struct rk_bbr_options {
 impl rk_bbr_options {
     fn to_config(self) -> Result<BbrConfig, Failure> {
         let buckets =
-            u32::try_from(self.buckets).map_err(|_| c_error(Error::invalid_int(Argument::Buckets, self.buckets)))?;
+            u32::try_from(self.buckets).map_err(|_| Failure::from(Error::invalid_int(Argument::Buckets, self.buckets)))?;
         Ok(BbrConfig {
             window_micros: self.window_micros,
             buckets,
@@ -388,7 +368,7 @@ pub unsafe extern "C" fn rk_bbr_new(
         let (options, load, clock, out) =
             unsafe { (handle(options, "options")?, load.as_ref(), clock.as_ref(), Out::required(out_bbr, "out_bbr")?) };
         let config = options.to_config()?;
-        let bbr = Bbr::with_clock(config, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(c_error)?;
+        let bbr = Bbr::with_clock(config, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(Failure::from)?;
         out.write(Arc::into_raw(Arc::new(rk_bbr { bbr })).cast_mut());
         Ok(())
     })
@@ -680,7 +660,7 @@ pub unsafe extern "C" fn rk_system_guard_new(
             unsafe { (handle(rule, "rule")?, load.as_ref(), clock.as_ref(), Out::required(out_guard, "out_guard")?) };
         let rule = rule.to_rule()?;
         let guard =
-            SystemGuard::with_clock(rule, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(c_error)?;
+            SystemGuard::with_clock(rule, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(Failure::from)?;
         out.write(Arc::into_raw(Arc::new(rk_system_guard { guard })).cast_mut());
         Ok(())
     })
@@ -817,7 +797,7 @@ pub unsafe extern "C" fn rk_system_guard_set_rule(
     crate::boundary::guard("rk_system_guard_set_rule", || {
         // SAFETY: the caller's contract.
         let (guard, rule) = unsafe { (handle(guard, "guard")?, handle(rule, "rule")?) };
-        guard.guard.set_rule(rule.to_rule()?).map_err(c_error)
+        guard.guard.set_rule(rule.to_rule()?).map_err(Failure::from)
     })
 }
 
