@@ -205,6 +205,10 @@ arguments! {
         CpuUsage,
         /// A load average reading given to a manual load signal.
         LoadAverage,
+        /// How often a load sampler reads the CPU: at least 1 ms.
+        SampleInterval,
+        /// The weight a load sampler gives the previous smoothed CPU usage.
+        Decay,
     }
 }
 
@@ -278,6 +282,8 @@ impl Argument {
             Argument::HighestCpuUsage => "highest_cpu_usage",
             Argument::CpuUsage => "cpu_usage",
             Argument::LoadAverage => "load_average",
+            Argument::SampleInterval => "interval",
+            Argument::Decay => "decay",
         }
     }
 
@@ -353,6 +359,8 @@ impl Argument {
             Argument::CoolDown | Argument::AvgRt => duration_requirement!("0"),
             Argument::Qps | Argument::HighestSystemLoad | Argument::LoadAverage => "must be finite and not negative",
             Argument::MaxThread => "must be between 0 and 9223372036854775807",
+            Argument::SampleInterval => duration_requirement!("1000"),
+            Argument::Decay => "must be at least 0.0 and below 1.0",
         }
     }
 
@@ -377,6 +385,7 @@ impl Argument {
                 | Argument::HighestCpuUsage
                 | Argument::CpuUsage
                 | Argument::LoadAverage
+                | Argument::Decay
         )
     }
 }

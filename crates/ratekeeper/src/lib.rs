@@ -59,7 +59,7 @@ pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use gcra::Gcra;
 pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
-pub use load::LoadSignal;
+pub use load::{LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
 pub use load_driven::{Bbr, BbrGuard, SystemGuard, SystemPermitGuard};
 pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};

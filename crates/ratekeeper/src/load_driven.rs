@@ -17,8 +17,18 @@ use ratekeeper_core::system_guard::{
 use ratekeeper_core::{Decision, Error, Load};
 
 use crate::clock::{Clock, MonotonicClock};
-use crate::load::LoadSignal;
+use crate::load::{LoadSignal, SystemLoad};
 use crate::sync::Mutex;
+
+impl SystemLoad {
+    /// The process-wide sampler (default options), started on first use and
+    /// never stopped: the signal the bindings give a limiter made without
+    /// one, as every Kratos limiter reads its one global CPU sampler.
+    pub fn shared() -> Arc<SystemLoad> {
+        static SHARED: std::sync::OnceLock<Arc<SystemLoad>> = std::sync::OnceLock::new();
+        Arc::clone(SHARED.get_or_init(|| Arc::new(SystemLoad::start())))
+    }
+}
 
 /// A core state machine with the latest time it saw, so that the times it
 /// is given never go back (as [`Shared`](crate::shared) does for the

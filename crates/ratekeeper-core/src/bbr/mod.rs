@@ -269,7 +269,10 @@ impl Bbr {
     /// Whether a request arriving at `now_micros` is shed (Kratos'
     /// `shouldDrop`); records when shedding begins and ends.
     pub fn should_drop(&mut self, now_micros: i64, load: Load) -> bool {
-        if load.cpu_usage < self.config.cpu_threshold {
+        // Kratos' `cpu < threshold`, where a NaN reading counts as below:
+        // nothing is shed on a reading that means nothing.
+        let over = load.cpu_usage >= self.config.cpu_threshold;
+        if !over {
             let Some(since) = self.drop_since else {
                 return false;
             };

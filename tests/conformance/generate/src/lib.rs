@@ -21,6 +21,7 @@ mod admission;
 mod composite;
 mod gcra;
 mod leaky;
+mod load;
 mod markers;
 mod token_bucket;
 mod windows;
@@ -88,6 +89,7 @@ pub fn all_files() -> Vec<VectorFile> {
         VectorFile { name: "markers.json", cases: markers::cases() },
         VectorFile { name: "adaptive.json", cases: adaptive::cases() },
         VectorFile { name: "composite.json", cases: composite::cases() },
+        VectorFile { name: "load.json", cases: load::cases() },
     ]
 }
 

@@ -29,6 +29,7 @@ mod adaptive;
 pub mod admission;
 mod composite;
 mod keyed;
+mod load;
 mod markers;
 mod smooth;
 mod token_bucket;
@@ -132,6 +133,8 @@ pub fn run_case(case: &Value) -> Result<(), String> {
         "srtcm" | "trtcm" => markers::run(algorithm, limiter, case),
         "gradient" | "aimd" | "concurrency" => adaptive::run(algorithm, limiter, case),
         "composite" => composite::run(limiter, case),
+        "bbr" => load::run_bbr(limiter, case),
+        "system_guard" => load::run_system_guard(limiter, case),
         "keyed" => keyed::run(limiter, case),
         "manual_clock" => keyed::run_clock(case),
         other => Err(format!("unsupported algorithm {other:?}")),
@@ -515,6 +518,14 @@ mod tests {
 
     /// The arguments no case can make the Rust runner name, and why.
     const UNREACHABLE: &[(Argument, &str)] = &[
+        (
+            Argument::SampleInterval,
+            "a real load sampler's option: the runners replay on a manual load signal (tests in crates/ratekeeper/src/load)",
+        ),
+        (
+            Argument::Decay,
+            "a real load sampler's option: the runners replay on a manual load signal (tests in crates/ratekeeper/src/load)",
+        ),
         (
             Argument::SlidingLogStorageLimit,
             "only the core's sliding log on fixed storage checks it; every binding's log grows (ratekeeper::HeapLogStorage)",
