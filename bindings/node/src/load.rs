@@ -28,7 +28,7 @@ use ratekeeper::{
     AnyClock, Argument, Bbr, BbrConfig, BbrPermit, Error, SystemGuard, SystemPermit, SystemRule, SystemThreshold,
 };
 
-use crate::args::{self, Duration};
+use crate::args;
 use crate::bound::{Args, Binder, Named, Returned, Scratch, Tagged};
 use crate::clock;
 use crate::error::{blame, guarded, Boxed, Failure, Given};
@@ -186,36 +186,24 @@ pub fn system_load<'env>(
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
         let mut options = SamplerOptions::default();
+        let mut given = Vec::new();
         let names = ("intervalMs", "intervalMicros");
-        match args::duration(js(interval_ms), js(interval_micros), names)? {
-            None => {}
-            Some(Duration::Micros(m)) => options.interval = positive_micros(m, js(interval_micros), names.1)?,
-            Some(Duration::Millis(value, x)) => {
-                // Milliseconds become microseconds by the library's rule
-                // for durations; the sampler checks the result.
-                let micros = blame(
-                    ratekeeper::duration_micros_from_millis(Argument::Interval, x),
-                    &[Given { argument: Argument::Interval, name: names.0, value }],
-                )?;
-                options.interval = positive_micros(micros, value, names.0)?;
-            }
+        let (ms, micros) = (js(interval_ms), js(interval_micros));
+        if !(ms.is_undefined() && micros.is_undefined()) {
+            let (interval, g) = args::required_duration(ms, micros, names, Argument::SampleInterval)?;
+            // The sampler checks the range (at least 1 ms); a negative
+            // interval fails the same check.
+            let interval = u64::try_from(interval).unwrap_or(0);
+            options.interval = std::time::Duration::from_micros(interval);
+            given.push(g);
         }
         let decay = js(decay);
         if !decay.is_undefined() {
             options.decay = args::number(decay, "decay")?;
+            given.push(Given { argument: Argument::Decay, name: "decay", value: decay });
         }
-        let load = blame(SystemLoad::with_options(options), &[])?;
+        let load = blame(SystemLoad::with_options(options), &given)?;
         bind_signal(env, Signal { signal: Arc::new(load), manual: None })
-    })
-}
-
-/// A non-negative number of microseconds as a `std::time::Duration` (the
-/// sampler checks its range).
-fn positive_micros(micros: i64, value: Js, name: &'static str) -> Result<std::time::Duration, Failure> {
-    u64::try_from(micros).map(std::time::Duration::from_micros).map_err(|_| Failure::OutOfRange {
-        argument: name,
-        value,
-        requirement: "must not be negative",
     })
 }
 
