@@ -173,6 +173,25 @@ typedef uint32_t rk_status;
 #endif // __cplusplus
 
 /**
+ * Kratos' BBR limiter (go-kratos/aegis `ratelimit/bbr`): refuses a
+ * request when more are in flight than the service completes (its
+ * `max_pass × min_rt` over a rolling window), but only while the CPU is
+ * at or above the threshold or within the cool-down after shedding
+ * began. An admitted request holds an `rk_bbr_permit` until it ends.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_bbr_free()` must not race
+ * with other calls on the handle.
+ */
+typedef struct rk_bbr rk_bbr;
+
+/**
+ * A request's permit from `rk_bbr_try_acquire()`: release it exactly once
+ * with `rk_bbr_permit_release()`, which records its round trip and frees
+ * it. It stays valid after `rk_bbr_free()`.
+ */
+typedef struct rk_bbr_permit rk_bbr_permit;
+
+/**
  * Several limits — "10 per second *and* 1,000 per hour" — that must all
  * admit a request; a refusal by any consumes nothing in any. Its decision
  * is the strictest part's.
@@ -218,6 +237,18 @@ typedef struct rk_keyed_limiter rk_keyed_limiter;
  * `rk_limiter_free()` must not race with other calls on the handle.
  */
 typedef struct rk_limiter rk_limiter;
+
+/**
+ * Where a load-driven limiter reads the CPU usage and the load average:
+ * a manual signal (`rk_manual_load_new()`, set by the caller, for tests),
+ * a sampler of its own (`rk_system_load_new()`) or the process-wide one
+ * (`rk_system_load_shared()`). Free it with `rk_load_free()`; limiters
+ * made with it keep it alive.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_load_free()` must not race
+ * with other calls on the handle.
+ */
+typedef struct rk_load rk_load;
 
 /**
  * A clock that moves only when told to, for deterministic tests: limiters
@@ -380,6 +411,23 @@ typedef struct rk_reservation rk_reservation;
  * with other calls on the handle.
  */
 typedef struct rk_srtcm rk_srtcm;
+
+/**
+ * Sentinel's system rule (`SystemRuleManager.checkSystem`) at the
+ * entrance of a whole service: refuses new requests while the service
+ * exceeds a threshold of its `rk_system_rule`, and says which.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_system_guard_free()` must not
+ * race with other calls on the handle.
+ */
+typedef struct rk_system_guard rk_system_guard;
+
+/**
+ * A request's permit from `rk_system_guard_try_acquire()`: release it
+ * exactly once with `rk_system_permit_release()`, which records its round
+ * trip and frees it. It stays valid after `rk_system_guard_free()`.
+ */
+typedef struct rk_system_permit rk_system_permit;
 
 /**
  * RFC 2698's two rate three colour marker: red above the peak rate (`pir`,
@@ -670,6 +718,154 @@ typedef uint32_t rk_outcome;
 typedef uint32_t rk_color;
 
 /**
+ * Kratos BBR's parameters, for `rk_bbr_new()`. Start from
+ * `rk_bbr_options_default()` and change what you need.
+ */
+typedef struct {
+  /**
+   * The statistics' window (Kratos' default 10 s), at least 1 µs.
+   */
+  int64_t window_micros;
+  /**
+   * How many buckets the window is split into (default 100): 1 to 128,
+   * and at most one per microsecond of the window.
+   */
+  int64_t buckets;
+  /**
+   * The CPU usage, 0.0 to 1.0, at or above which BBR sheds (default
+   * 0.8, Kratos' 800 permille).
+   */
+  double cpu_threshold;
+  /**
+   * How long after shedding began BBR keeps shedding although the CPU
+   * is below its threshold (Kratos: 1 s); not negative.
+   */
+  int64_t cool_down_micros;
+} rk_bbr_options;
+
+/**
+ * What BBR sees now, from `rk_bbr_stats()`: Kratos' `Stat` (whose name it
+ * keeps, as `rk_bbr_stats` is the function's).
+ */
+typedef struct {
+  /**
+   * The CPU usage read now (0.0 to 1.0; 0.0 when unknown).
+   */
+  double cpu_usage;
+  /**
+   * Permits taken and not yet released.
+   */
+  uint64_t in_flight;
+  /**
+   * The most requests completed in one settled bucket (at least 1).
+   */
+  uint64_t max_pass;
+  /**
+   * The lowest average round trip of a settled bucket, in whole
+   * milliseconds (at least 1).
+   */
+  uint64_t min_rt_millis;
+  /**
+   * The capacity: `max_pass × min_rt × buckets per second / 1000`.
+   */
+  uint64_t max_in_flight;
+} rk_bbr_stat;
+
+/**
+ * Which threshold of a system rule refused a request: one of the
+ * `RK_SYSTEM_THRESHOLD_*` constants (Sentinel's limit types).
+ */
+typedef uint32_t rk_system_threshold;
+
+/**
+ * Sentinel's system rule: five thresholds, each checked only when its
+ * `has_` flag is set (so a zeroed struct, `rk_system_rule rule = {0};`,
+ * sets none and admits everything).
+ */
+typedef struct {
+  /**
+   * Whether `qps` is checked.
+   */
+  bool has_qps;
+  /**
+   * Admitted requests per second: finite, not negative.
+   */
+  double qps;
+  /**
+   * Whether `max_thread` is checked.
+   */
+  bool has_max_thread;
+  /**
+   * Requests in flight, not negative (Sentinel admits `max_thread + 1`
+   * at once: the count before the request is compared).
+   */
+  int64_t max_thread;
+  /**
+   * Whether `avg_rt_micros` is checked.
+   */
+  bool has_avg_rt_micros;
+  /**
+   * The average round trip of the last second's completions, in
+   * microseconds, not negative.
+   */
+  int64_t avg_rt_micros;
+  /**
+   * Whether `highest_system_load` is checked.
+   */
+  bool has_highest_system_load;
+  /**
+   * The one-minute load average, finite and not negative; refuses only
+   * when BBR's check fails too.
+   */
+  double highest_system_load;
+  /**
+   * Whether `highest_cpu_usage` is checked.
+   */
+  bool has_highest_cpu_usage;
+  /**
+   * The CPU usage, 0.0 to 1.0.
+   */
+  double highest_cpu_usage;
+} rk_system_rule;
+
+/**
+ * A system guard's entry statistics (Sentinel's entry node), from
+ * `rk_system_guard_stats()`.
+ */
+typedef struct {
+  /**
+   * Requests admitted over the last second.
+   */
+  double pass_qps;
+  /**
+   * Requests refused over the last second.
+   */
+  double block_qps;
+  /**
+   * Requests completed over the last second.
+   */
+  double success_qps;
+  /**
+   * Requests in flight.
+   */
+  uint64_t in_flight;
+  /**
+   * The average round trip of the last second's completions, in
+   * milliseconds; 0 when none.
+   */
+  double avg_rt_millis;
+  /**
+   * The lowest round trip of the last second, in whole milliseconds
+   * (5000 when none).
+   */
+  uint64_t min_rt_millis;
+  /**
+   * The most completions in one bucket, as a rate per second.
+   */
+  double max_success_qps;
+} rk_system_stats;
+
+/**
  * How a store connects, and how long a decision may take, for
  * `rk_redis_store_connect()`. Every field may be 0 for its default, so a
  * designated initializer sets only what it changes; any other value is
@@ -837,6 +1033,36 @@ typedef void (*rk_wait_callback)(void *user_data,
  * Exceeding every limit.
  */
 #define RK_COLOR_RED 2
+
+/**
+ * None: the request was admitted.
+ */
+#define RK_SYSTEM_THRESHOLD_NONE 0
+
+/**
+ * Entry QPS (`"qps"`).
+ */
+#define RK_SYSTEM_THRESHOLD_QPS 1
+
+/**
+ * Requests in flight (`"thread"`).
+ */
+#define RK_SYSTEM_THRESHOLD_THREAD 2
+
+/**
+ * Average round trip (`"rt"`).
+ */
+#define RK_SYSTEM_THRESHOLD_RT 3
+
+/**
+ * System load, with the BBR check (`"load"`).
+ */
+#define RK_SYSTEM_THRESHOLD_LOAD 4
+
+/**
+ * CPU usage (`"cpu"`).
+ */
+#define RK_SYSTEM_THRESHOLD_CPU 5
 
 /**
  * Return the failure (`RK_UNAVAILABLE`, `RK_TIMEOUT`) and let the caller
@@ -2273,6 +2499,312 @@ rk_status rk_trtcm_mark_aware(const rk_trtcm *marker,
 rk_status rk_trtcm_tokens(const rk_trtcm *marker,
                           uint64_t *out_peak,
                           uint64_t *out_committed);
+
+/**
+ * Creates a manual load signal, both readings unknown (a limiter reads
+ * an unknown value as 0.0), in `*out_load`. Free it with `rk_load_free()`.
+ *
+ * Returns `RK_NULL_POINTER` when `out_load` is NULL.
+ *
+ * # Safety
+ * `out_load` is NULL or valid for writing a pointer.
+ */
+rk_status rk_manual_load_new(rk_load **out_load);
+
+/**
+ * Creates a sampler of this process's CPU usage (its cgroup's quota, or
+ * the host's CPUs) and of the load average, read from `/proc` and the
+ * cgroup files every `interval_micros` on a thread of its own and
+ * smoothed by `decay` as Kratos does, in `*out_load`. The thread stops
+ * when the handle and the limiters made with it are freed.
+ *
+ * `interval_micros`: at least 1000 (Kratos samples every 500 ms);
+ * `decay`: the weight of the previous smoothed value, at least 0.0 and
+ * below 1.0 (Kratos: 0.95).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `interval_micros` or `decay` is out
+ * of range; `RK_NULL_POINTER` when `out_load` is NULL.
+ *
+ * # Safety
+ * `out_load` is NULL or valid for writing a pointer.
+ */
+rk_status rk_system_load_new(int64_t interval_micros,
+                             double decay,
+                             rk_load **out_load);
+
+/**
+ * The process-wide sampler (started on first use, with the default
+ * interval and decay, and never stopped), in `*out_load`: what a limiter
+ * made with a NULL `load` reads. Free the handle with `rk_load_free()`;
+ * the sampler runs on.
+ *
+ * Returns `RK_NULL_POINTER` when `out_load` is NULL.
+ *
+ * # Safety
+ * `out_load` is NULL or valid for writing a pointer.
+ */
+rk_status rk_system_load_shared(rk_load **out_load);
+
+/**
+ * Releases the caller's handle of a load signal; limiters made with it
+ * keep reading it. `NULL` does nothing.
+ *
+ * # Safety
+ * `load` is NULL or a signal from `rk_manual_load_new()`,
+ * `rk_system_load_new()` or `rk_system_load_shared()` that has not been
+ * freed, and no other call is using it.
+ */
+void rk_load_free(rk_load *load);
+
+/**
+ * The signal's readings now: the CPU usage (0.0 to 1.0) in
+ * `*out_cpu_usage` and the one-minute load average in
+ * `*out_load_average`, each NaN while unknown.
+ *
+ * Returns `RK_NULL_POINTER` when `load`, `out_cpu_usage` or
+ * `out_load_average` is NULL.
+ *
+ * # Safety
+ * `load` is NULL or a live signal; the out-pointers are NULL or valid for
+ * a write.
+ */
+rk_status rk_load_read(const rk_load *load,
+                       double *out_cpu_usage,
+                       double *out_load_average);
+
+/**
+ * Sets a manual signal's CPU usage, 0.0 to 1.0 of what the process may
+ * use.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `cpu_usage` when it is out of
+ * range, or naming `load` when it is not a manual signal;
+ * `RK_NULL_POINTER` when `load` is NULL.
+ *
+ * # Safety
+ * `load` is NULL or a live signal.
+ */
+rk_status rk_manual_load_set_cpu_usage(const rk_load *load,
+                                       double cpu_usage);
+
+/**
+ * Sets a manual signal's one-minute load average (finite, not negative).
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `load_average` when it is out of
+ * range, or naming `load` when it is not a manual signal;
+ * `RK_NULL_POINTER` when `load` is NULL.
+ *
+ * # Safety
+ * `load` is NULL or a live signal.
+ */
+rk_status rk_manual_load_set_load_average(const rk_load *load,
+                                          double load_average);
+
+/**
+ * Makes both readings of a manual signal unknown again.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `load` when it is not a manual
+ * signal; `RK_NULL_POINTER` when `load` is NULL.
+ *
+ * # Safety
+ * `load` is NULL or a live signal.
+ */
+rk_status rk_manual_load_clear(const rk_load *load);
+
+/**
+ * Kratos' defaults, in `*out_options`: a window of 10 s in 100 buckets,
+ * CPU threshold 0.8, cool-down 1 s.
+ *
+ * Returns `RK_NULL_POINTER` when `out_options` is NULL.
+ *
+ * # Safety
+ * `out_options` is NULL or valid for a write.
+ */
+rk_status rk_bbr_options_default(rk_bbr_options *out_options);
+
+/**
+ * Creates a BBR limiter from `*options`, reading `load` (NULL: the
+ * process-wide sampler, as `rk_system_load_shared()`) and `clock` (a
+ * manual clock, or NULL for the monotonic clock), in `*out_bbr`. Free it
+ * with `rk_bbr_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when an option is out
+ * of range (see `rk_bbr_options`); `RK_NULL_POINTER` when `options` or
+ * `out_bbr` is NULL.
+ *
+ * # Safety
+ * `options` is NULL or valid for reading; `load` and `clock` are NULL or
+ * live; `out_bbr` is NULL or valid for writing a pointer.
+ */
+rk_status rk_bbr_new(const rk_bbr_options *options,
+                     const rk_load *load,
+                     const rk_manual_clock *clock,
+                     rk_bbr **out_bbr);
+
+/**
+ * Frees the caller's handle of a BBR limiter. Permits still out keep it
+ * alive until they are released. `NULL` does nothing.
+ *
+ * # Safety
+ * `bbr` is NULL or a limiter from `rk_bbr_new()` that has not been freed,
+ * and no other call is using it.
+ */
+void rk_bbr_free(rk_bbr *bbr);
+
+/**
+ * Admits a request unless BBR sheds it (Kratos' `Allow`). Stores a new
+ * permit in `*out_permit` when admitted — release it with
+ * `rk_bbr_permit_release()` when the request ends — and NULL when
+ * refused. The decision goes to `*out_decision` unless it is NULL (a
+ * refusal's `retry_after_micros` is 0).
+ *
+ * Returns `RK_NULL_POINTER`, taking nothing, when `bbr` or `out_permit`
+ * is NULL.
+ *
+ * # Safety
+ * `bbr` is NULL or a live limiter; `out_decision` is NULL or valid for a
+ * write; `out_permit` is NULL or valid for writing a pointer.
+ */
+rk_status rk_bbr_try_acquire(const rk_bbr *bbr,
+                             rk_decision *out_decision,
+                             rk_bbr_permit **out_permit);
+
+/**
+ * Releases a permit and frees it: its request has ended, and its round
+ * trip (measured now) goes into BBR's statistics. Do not use the permit
+ * again.
+ *
+ * Returns `RK_NULL_POINTER` when `permit` is NULL.
+ *
+ * # Safety
+ * `permit` is NULL or a permit from `rk_bbr_try_acquire()` that has not
+ * been released, and no other call is using it.
+ */
+rk_status rk_bbr_permit_release(rk_bbr_permit *permit);
+
+/**
+ * What BBR sees now, in `*out_stats`.
+ *
+ * Returns `RK_NULL_POINTER` when `bbr` or `out_stats` is NULL.
+ *
+ * # Safety
+ * `bbr` is NULL or a live limiter; `out_stats` is NULL or valid for a
+ * write.
+ */
+rk_status rk_bbr_stats(const rk_bbr *bbr,
+                       rk_bbr_stat *out_stats);
+
+/**
+ * A threshold's name: `"qps"`, `"thread"`, `"rt"`, `"load"` or `"cpu"`
+ * (Sentinel's, as the vectors and the other languages spell it), or NULL
+ * for `RK_SYSTEM_THRESHOLD_NONE` and any value that is not an
+ * `RK_SYSTEM_THRESHOLD_*`.
+ *
+ * Never fails; the string is static and must not be freed.
+ */
+const char *rk_system_threshold_name(rk_system_threshold threshold);
+
+/**
+ * Creates a system guard with `*rule`, reading `load` (NULL: the
+ * process-wide sampler) and `clock` (NULL: the monotonic clock), in
+ * `*out_guard`. Free it with `rk_system_guard_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when a set threshold
+ * is out of range (see `rk_system_rule`); `RK_NULL_POINTER` when `rule`
+ * or `out_guard` is NULL.
+ *
+ * # Safety
+ * `rule` is NULL or valid for reading; `load` and `clock` are NULL or
+ * live; `out_guard` is NULL or valid for writing a pointer.
+ */
+rk_status rk_system_guard_new(const rk_system_rule *rule,
+                              const rk_load *load,
+                              const rk_manual_clock *clock,
+                              rk_system_guard **out_guard);
+
+/**
+ * Frees the caller's handle of a system guard. Permits still out keep it
+ * alive until they are released. `NULL` does nothing.
+ *
+ * # Safety
+ * `guard` is NULL or a guard from `rk_system_guard_new()` that has not
+ * been freed, and no other call is using it.
+ */
+void rk_system_guard_free(rk_system_guard *guard);
+
+/**
+ * Admits a request of `count` (Sentinel's `acquireCount`, usually 1)
+ * unless a threshold refuses it. Stores a new permit in `*out_permit`
+ * when admitted — release it with `rk_system_permit_release()` — and
+ * NULL when refused. The decision goes to `*out_decision`, and the
+ * threshold that refused (`RK_SYSTEM_THRESHOLD_NONE` when admitted) to
+ * `*out_threshold`, unless they are NULL.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `count` is negative;
+ * `RK_NULL_POINTER`, taking nothing, when `guard` or `out_permit` is
+ * NULL.
+ *
+ * # Safety
+ * `guard` is NULL or a live guard; `out_decision` and `out_threshold`
+ * are NULL or valid for a write; `out_permit` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_system_guard_try_acquire(const rk_system_guard *guard,
+                                      int64_t count,
+                                      rk_decision *out_decision,
+                                      rk_system_permit **out_permit,
+                                      rk_system_threshold *out_threshold);
+
+/**
+ * Releases a permit and frees it: its request has ended, and its round
+ * trip (measured now) goes into the guard's statistics. Do not use the
+ * permit again.
+ *
+ * Returns `RK_NULL_POINTER` when `permit` is NULL.
+ *
+ * # Safety
+ * `permit` is NULL or a permit from `rk_system_guard_try_acquire()` that
+ * has not been released, and no other call is using it.
+ */
+rk_status rk_system_permit_release(rk_system_permit *permit);
+
+/**
+ * The guard's entry statistics now, in `*out_stats`.
+ *
+ * Returns `RK_NULL_POINTER` when `guard` or `out_stats` is NULL.
+ *
+ * # Safety
+ * `guard` is NULL or a live guard; `out_stats` is NULL or valid for a
+ * write.
+ */
+rk_status rk_system_guard_stats(const rk_system_guard *guard,
+                                rk_system_stats *out_stats);
+
+/**
+ * Replaces the guard's rule with `*rule`; the statistics stay (Sentinel's
+ * `loadRules`).
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field and keeping the old
+ * rule, when a set threshold is out of range; `RK_NULL_POINTER` when
+ * `guard` or `rule` is NULL.
+ *
+ * # Safety
+ * `guard` is NULL or a live guard; `rule` is NULL or valid for reading.
+ */
+rk_status rk_system_guard_set_rule(const rk_system_guard *guard,
+                                   const rk_system_rule *rule);
+
+/**
+ * The guard's rule, in `*out_rule` (the `has_` flags say which thresholds
+ * are set; an unset one's value is 0).
+ *
+ * Returns `RK_NULL_POINTER` when `guard` or `out_rule` is NULL.
+ *
+ * # Safety
+ * `guard` is NULL or a live guard; `out_rule` is NULL or valid for a
+ * write.
+ */
+rk_status rk_system_guard_rule(const rk_system_guard *guard,
+                               rk_system_rule *out_rule);
 
 /**
  * Connects to one Redis server at `url` (`"redis://host:port/db"`,

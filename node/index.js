@@ -23,6 +23,7 @@ const {
 } = require('./lib/admission.js');
 const { SrTcm, TrTcm } = require('./lib/markers.js');
 const { ConcurrencyLimiter, Permit } = require('./lib/concurrency.js');
+const { ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit } = require('./lib/load.js');
 const { CompositeLimiter } = require('./lib/composite.js');
 const { KeyedLimiter } = require('./lib/keyed.js');
 const {
@@ -69,6 +70,16 @@ const codes = Object.freeze(errorCodes());
 /** @typedef {import('./lib/concurrency.js').GradientOptions} GradientOptions */
 /** @typedef {import('./lib/concurrency.js').AimdOptions} AimdOptions */
 /** @typedef {import('./lib/concurrency.js').SampleOptions} SampleOptions */
+/** @typedef {import('./lib/load.js').ManualLoadOptions} ManualLoadOptions */
+/** @typedef {import('./lib/load.js').SystemLoadOptions} SystemLoadOptions */
+/** @typedef {import('./lib/load.js').LoadOptions} LoadOptions */
+/** @typedef {import('./lib/load.js').BbrParameters} BbrParameters */
+/** @typedef {import('./lib/load.js').BbrOptions} BbrOptions */
+/** @typedef {import('./lib/load.js').BbrStats} BbrStats */
+/** @typedef {import('./lib/load.js').SystemThreshold} SystemThreshold */
+/** @typedef {import('./lib/load.js').SystemRule} SystemRule */
+/** @typedef {import('./lib/load.js').SystemGuardOptions} SystemGuardOptions */
+/** @typedef {import('./lib/load.js').SystemStats} SystemStats */
 /** @typedef {import('./lib/composite.js').LimitOptions} LimitOptions */
 /** @typedef {import('./lib/keyed.js').KeyedOptions} KeyedOptions */
 /** @typedef {import('./lib/keyed.js').WhenFull} WhenFull */
@@ -101,6 +112,12 @@ module.exports = {
   TrTcm,
   ConcurrencyLimiter,
   Permit,
+  ManualLoad,
+  SystemLoad,
+  Bbr,
+  BbrPermit,
+  SystemGuard,
+  SystemPermit,
   CompositeLimiter,
   KeyedLimiter,
   RedisStore,

@@ -22,6 +22,12 @@ export {
   TrTcm,
   ConcurrencyLimiter,
   Permit,
+  ManualLoad,
+  SystemLoad,
+  Bbr,
+  BbrPermit,
+  SystemGuard,
+  SystemPermit,
   CompositeLimiter,
   KeyedLimiter,
   RedisStore,
@@ -53,6 +59,16 @@ export default ratekeeper;
 /** @typedef {import('./index.js').GradientOptions} GradientOptions */
 /** @typedef {import('./index.js').AimdOptions} AimdOptions */
 /** @typedef {import('./index.js').SampleOptions} SampleOptions */
+/** @typedef {import('./index.js').ManualLoadOptions} ManualLoadOptions */
+/** @typedef {import('./index.js').SystemLoadOptions} SystemLoadOptions */
+/** @typedef {import('./index.js').LoadOptions} LoadOptions */
+/** @typedef {import('./index.js').BbrParameters} BbrParameters */
+/** @typedef {import('./index.js').BbrOptions} BbrOptions */
+/** @typedef {import('./index.js').BbrStats} BbrStats */
+/** @typedef {import('./index.js').SystemThreshold} SystemThreshold */
+/** @typedef {import('./index.js').SystemRule} SystemRule */
+/** @typedef {import('./index.js').SystemGuardOptions} SystemGuardOptions */
+/** @typedef {import('./index.js').SystemStats} SystemStats */
 /** @typedef {import('./index.js').LimitOptions} LimitOptions */
 /** @typedef {import('./index.js').KeyedOptions} KeyedOptions */
 /** @typedef {import('./index.js').WhenFull} WhenFull */

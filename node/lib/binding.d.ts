@@ -85,6 +85,30 @@ export interface AdmissionMethods {
 }
 
 /**
+ * Creates a BBR limiter; absent options (`undefined`) take Kratos'
+ * defaults, an absent `load` the shared sampler.
+ */
+export declare function bbr(windowMs: unknown, windowMicros: unknown, buckets: unknown, cpuThreshold: unknown, coolDownMs: unknown, coolDownMicros: unknown, load: unknown, clock: unknown): BbrMethods
+
+/** The object `bbr` returns. */
+export interface BbrMethods {
+  /**
+   * Admits a request unless BBR sheds it: the decision to `scratch` as a
+   * decision record, an admitted one's permit (its start) to the word
+   * from `layout().permit`.
+   */
+  tryAcquire: () => boolean
+  /** The request that took the permit starting at `start` ended. */
+  release: (start: number) => void
+  /** Writes the statistics to `scratch`, in the order of `statsFields`. */
+  stats: () => void
+  /** The names of the statistics' words. */
+  statsFields: string[]
+  /** See `tryAcquire`. */
+  scratch: Float64Array
+}
+
+/**
  * Throws the error for a bad options object — not an object, or an
  * unknown key — and returns when there is none. The JavaScript classes read
  * their options themselves and call this only when their quick look finds
@@ -315,6 +339,32 @@ export interface Layout {
  * native module takes them.
  */
 export declare function limiterKeys(): Record<string, string[]>
+
+/** The object the load-signal functions return. */
+export interface LoadMethods {
+  /**
+   * The CPU usage (0 to 1) the signal reads now; `undefined` while
+   * unknown.
+   */
+  cpuUsage: () => number | undefined
+  /**
+   * The 1-minute load average the signal reads now; `undefined` while
+   * unknown.
+   */
+  loadAverage: () => number | undefined
+  /** A `ManualLoad`'s only: sets the CPU usage. */
+  setCpuUsage: (cpuUsage: unknown) => void
+  /** A `ManualLoad`'s only: sets the load average. */
+  setLoadAverage: (loadAverage: unknown) => void
+  /** A `ManualLoad`'s only: both readings unknown again. */
+  clear: () => void
+}
+
+/**
+ * Creates a manual load signal, each reading unknown unless given
+ * (`undefined`).
+ */
+export declare function manualLoad(cpuUsage: unknown, loadAverage: unknown): LoadMethods
 
 /** The object `srtcmCreate` and `trtcmCreate` return. */
 export interface MarkerMethods {
@@ -606,6 +656,60 @@ export interface SmoothMethods {
  * `cir` (bytes per second), committed burst `cbs`, excess burst `ebs`.
  */
 export declare function srtcmCreate(cir: unknown, cbs: unknown, ebs: unknown, clock: unknown): MarkerMethods
+
+/**
+ * Creates a guard of Sentinel's system rule; an absent (`undefined`)
+ * threshold is not checked, an absent `load` is the shared sampler.
+ */
+export declare function systemGuard(qps: unknown, maxThread: unknown, avgRtMs: unknown, avgRtMicros: unknown, highestSystemLoad: unknown, highestCpuUsage: unknown, load: unknown, clock: unknown): SystemGuardMethods
+
+/** The object `systemGuard` returns. */
+export interface SystemGuardMethods {
+  /**
+   * Admits a request of `count` (`undefined`: 1) unless a threshold
+   * refuses it: the decision to `scratch` as a decision record, an
+   * admitted one's permit (its start, its count) to the two words from
+   * `layout().permit`. Returns the refusing threshold's name, or
+   * `undefined` when admitted.
+   */
+  tryAcquire: (count: unknown) => string | undefined
+  /** The request that took the permit (`start`, `count`) ended. */
+  release: (start: number, count: number) => void
+  /** Writes the statistics to `scratch`, in the order of `statsFields`. */
+  stats: () => void
+  /** The names of the statistics' words. */
+  statsFields: string[]
+  /**
+   * Writes the rule's thresholds to `scratch`, in the order of
+   * `ruleFields` (`NaN`: not set).
+   */
+  rule: () => void
+  /** The names of the rule's words. */
+  ruleFields: string[]
+  /** See `tryAcquire`. */
+  scratch: Float64Array
+}
+
+/**
+ * Replaces the rule of `guard` (a `systemGuard` object) with one made of
+ * the thresholds given, as `systemGuard` makes one. (A function of its own
+ * rather than a bound method: a bound method reads at most five
+ * arguments.)
+ */
+export declare function systemGuardSetRule(guard: SystemGuardMethods, qps: unknown, maxThread: unknown, avgRtMs: unknown, avgRtMicros: unknown, highestSystemLoad: unknown, highestCpuUsage: unknown): void
+
+/**
+ * Starts a sampler of this machine's load: every `intervalMs` (or
+ * `intervalMicros`; absent: 500 ms), CPU smoothed with `decay` (absent:
+ * 0.95).
+ */
+export declare function systemLoad(intervalMs: unknown, intervalMicros: unknown, decay: unknown): LoadMethods
+
+/**
+ * The process-wide sampler (started on first use), which the limiters
+ * read when given no `load`.
+ */
+export declare function systemLoadShared(): LoadMethods
 
 /**
  * Throws the `TypeError` for a value of the wrong type that the package's

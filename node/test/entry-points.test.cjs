@@ -14,6 +14,8 @@ test('require() gives the API', () => {
   assert.equal(codes.invalidArgument, 'ERR_RATEKEEPER_INVALID_ARGUMENT');
   assert.deepEqual(Object.keys(ratekeeper).sort(), [
     'AdmissionLimiter',
+    'Bbr',
+    'BbrPermit',
     'CompositeLimiter',
     'ConcurrencyLimiter',
     'Decision',
@@ -23,6 +25,7 @@ test('require() gives the API', () => {
     'LeakyBucketMeter',
     'LeakyBucketQueue',
     'ManualClock',
+    'ManualLoad',
     'Membership',
     'NEVER',
     'Permit',
@@ -37,6 +40,9 @@ test('require() gives the API', () => {
     'SlidingWindow',
     'SlidingWindowCounter',
     'SrTcm',
+    'SystemGuard',
+    'SystemLoad',
+    'SystemPermit',
     'TokenBucket',
     'TrTcm',
     'codes',

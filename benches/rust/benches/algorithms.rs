@@ -23,9 +23,11 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use governor::{Quota, RateLimiter as Governor};
 use ratekeeper::core::{self as core_algorithms, Admission};
 use ratekeeper::{
-    AnyLimiter, Color, CompositeLimiter, ConcurrencyLimiter, FixedWindow, Gcra, LeakyBucketMeter, LeakyBucketQueue,
-    LimiterSpec, Outcome, RateLimiter, SlidingLog, SlidingWindow, SlidingWindowCounter, SrTcm, TokenBucket, TrTcm,
+    AnyLimiter, Bbr, BbrConfig, Color, CompositeLimiter, ConcurrencyLimiter, FixedWindow, Gcra, LeakyBucketMeter,
+    LeakyBucketQueue, LimiterSpec, ManualLoad, Outcome, RateLimiter, SlidingLog, SlidingWindow, SlidingWindowCounter,
+    SrTcm, SystemGuard, SystemRule, TokenBucket, TrTcm,
 };
+use std::sync::Arc;
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -44,6 +46,16 @@ fn admitting() -> Vec<Call> {
     let srtcm = SrTcm::new(1 << 40, 1 << 40, 1 << 40).unwrap();
     let trtcm = TrTcm::new(1 << 40, 1 << 40, 1 << 40, 1 << 40).unwrap();
     let concurrency = ConcurrencyLimiter::fixed(1 << 20).unwrap();
+    // The load-driven limiters on an idle manual signal: they admit, and
+    // each call is the full check plus a release that records the RT.
+    let bbr = Bbr::new(BbrConfig::default(), Arc::new(ManualLoad::new())).unwrap();
+    let rule = SystemRule {
+        qps: Some(1e18),
+        max_thread: Some(1 << 20),
+        highest_cpu_usage: Some(0.9),
+        ..SystemRule::default()
+    };
+    let guard = SystemGuard::new(rule, Arc::new(ManualLoad::new())).unwrap();
     let any = AnyLimiter::new(&LimiterSpec::Gcra {
         max_burst: 1_000_000,
         count_per_period: 1_000_000_000,
@@ -75,6 +87,20 @@ fn admitting() -> Vec<Call> {
                 permit.map(|p| concurrency.release(p, Outcome::Success)).is_some()
             }),
         ),
+        (
+            "bbr (acquire+release)",
+            Box::new(move || {
+                let (_, permit) = bbr.try_acquire();
+                permit.map(|p| bbr.release(p)).is_some()
+            }),
+        ),
+        (
+            "system_guard (acquire+release)",
+            Box::new(move || {
+                let (_, permit) = guard.try_acquire(1);
+                permit.map(|p| guard.release(p)).is_ok()
+            }),
+        ),
         ("any_limiter (gcra)", Box::new(move || black_box(any.check(1)).allowed)),
         ("composite (bucket + window)", Box::new(move || black_box(composite.check(1)).allowed)),
         ("guava RateLimiter", Box::new(move || guava.try_acquire(1, Duration::ZERO).unwrap())),
@@ -93,6 +119,14 @@ fn refusing() -> Vec<Call> {
     let log = SlidingLog::new(1, hour).unwrap();
     let counter = SlidingWindowCounter::new(1, hour).unwrap();
     let concurrency = ConcurrencyLimiter::fixed(1).unwrap();
+    // BBR sheds: CPU at 100 % and two in flight, beyond its estimate of an
+    // empty window; the system guard refuses on threads.
+    let load = Arc::new(ManualLoad::new());
+    load.set_cpu_usage(1.0).unwrap();
+    let bbr = Bbr::new(BbrConfig::default(), load).unwrap();
+    let guard =
+        SystemGuard::new(SystemRule { max_thread: Some(0), ..SystemRule::default() }, Arc::new(ManualLoad::new()))
+            .unwrap();
     let composite = CompositeLimiter::new(&[
         LimiterSpec::TokenBucket { rate: 1e-3, burst: 1 },
         LimiterSpec::FixedWindow { limit: 1, window_micros: 3_600_000_000 },
@@ -110,6 +144,9 @@ fn refusing() -> Vec<Call> {
         log.check(1).allowed,
         counter.check(1).allowed,
         concurrency.try_acquire().1.is_some(),
+        bbr.try_acquire().1.is_some(),
+        bbr.try_acquire().1.is_some(),
+        guard.try_acquire(1).1.is_ok(),
         composite.check(1).allowed,
         guava.try_acquire(1, Duration::ZERO).unwrap(),
         governor.check().is_ok(),
@@ -126,6 +163,8 @@ fn refusing() -> Vec<Call> {
         ("sliding_log", Box::new(move || black_box(log.check(1)).allowed)),
         ("sliding_window_counter", Box::new(move || black_box(counter.check(1)).allowed)),
         ("concurrency (acquire)", Box::new(move || concurrency.try_acquire().1.is_some())),
+        ("bbr (shed)", Box::new(move || bbr.try_acquire().1.is_some())),
+        ("system_guard (refused)", Box::new(move || guard.try_acquire(1).1.is_ok())),
         ("composite (bucket + window)", Box::new(move || black_box(composite.check(1)).allowed)),
         ("guava RateLimiter", Box::new(move || guava.try_acquire(1, Duration::ZERO).unwrap())),
         ("governor", Box::new(move || governor.check().is_ok())),

@@ -199,6 +199,9 @@ pub fn c_name(argument: Argument) -> &'static str {
         Argument::Window => "window_micros",
         Argument::RttTimeout => "rtt_timeout_micros",
         Argument::Rtt => "rtt_micros",
+        Argument::CoolDown => "cool_down_micros",
+        Argument::SampleInterval => "interval_micros",
+        Argument::AvgRt => "avg_rt_micros",
         // The parameters that carry them.
         Argument::PolicyName => "name",
         Argument::Limits => "limits_len",

@@ -65,6 +65,8 @@ pub mod composite;
 pub mod concurrency;
 pub mod markers;
 
+pub mod load;
+
 pub mod redis;
 
 mod text;
@@ -75,6 +77,7 @@ pub use concurrency::{rk_concurrency_limiter, rk_permit};
 pub use decision::rk_decision;
 pub use keyed::{rk_keyed_limiter, rk_keyed_options, rk_keyed_stats};
 pub use limiter::rk_limiter;
+pub use load::{rk_bbr, rk_bbr_permit, rk_load, rk_system_guard, rk_system_permit};
 pub use manual_clock::rk_manual_clock;
 pub use markers::{rk_srtcm, rk_trtcm};
 pub use rate_limiter::rk_rate_limiter;

@@ -23,6 +23,7 @@
 //! | `admission` | every admission-style algorithm (`AnyLimiter`) and the token bucket's reservations |
 //! | `markers` | RFC 2697 and RFC 2698's three-colour markers |
 //! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
+//! | `load` | the load-driven limiters (BBR, Sentinel's system rule) and their load signals |
 //! | `composite` | several limits, all or nothing |
 //! | `keyed` | a limiter per key (strings or bytes), in bounded memory |
 //! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
@@ -53,6 +54,7 @@ mod headers;
 mod js;
 mod keyed;
 mod layout;
+mod load;
 mod markers;
 mod promise;
 mod redis;

@@ -13,6 +13,7 @@ pub mod limiters;
 pub mod patterns;
 pub mod plot;
 pub mod progress;
+pub mod server;
 pub mod simulation;
 pub mod spec_syntax;
 pub mod summary;

@@ -8,6 +8,13 @@
 //! up. The parameter names are the core's (those of [`LimiterSpec`] and of
 //! the conformance vectors), durations written `1s`, `250ms`….
 //!
+//! The load-driven limiters — Kratos' [`Bbr`], Sentinel's system rule
+//! ([`SystemGuard`]) and `none`, which admits everything (the baseline) —
+//! are not in the core's registry: they judge a service by its load and by
+//! how long its requests take, so their lanes run against a simulated
+//! server ([`crate::server`]) whose requests end, each releasing its
+//! permit at its completion time.
+//!
 //! Each request of a trace is an independent caller arriving at its time:
 //! a policing limiter admits or refuses it then; a shaping one (the leaky
 //! bucket as a queue) or Guava's blocking `acquire` admits it with a wait,
@@ -23,8 +30,9 @@ use std::sync::LazyLock;
 
 use ratekeeper::Algorithm as Admission;
 use ratekeeper::{
-    AnyLimiter, Argument, CompositeLimiter, LimiterSpec, ManualClock, Parameter, ParameterKind, ParameterSource,
-    ParameterValue, RateLimiter, NEVER,
+    AnyLimiter, Argument, Bbr, BbrConfig, BbrPermit, CompositeLimiter, LimiterSpec, Load, ManualClock, ManualLoad,
+    Parameter, ParameterKind, ParameterSource, ParameterValue, RateLimiter, SystemGuard, SystemPermit, SystemRule,
+    SystemThreshold, NEVER,
 };
 
 use crate::spec_syntax::{SpecError, SpecText};
@@ -42,6 +50,16 @@ pub static ALGORITHMS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| 
         "rate, max_burst_seconds (default 1) | warmup, cold_factor (default 3); timeout (none: blocking acquire)"
             .to_owned(),
     ));
+    all.push((
+        "bbr",
+        "window (default 10s), buckets (default 100), cpu_threshold (default 0.8), cool_down (default 1s); needs --server"
+            .to_owned(),
+    ));
+    all.push((
+        "system_guard",
+        "qps, max_thread, avg_rt, highest_system_load, highest_cpu_usage (each optional); needs --server".to_owned(),
+    ));
+    all.push(("none", "admits everything: the baseline against the --server".to_owned()));
     all
 });
 
@@ -87,6 +105,12 @@ pub enum Algorithm {
     Composite(Vec<LimiterSpec>),
     /// Guava's `RateLimiter`.
     Guava(GuavaConfig),
+    /// Kratos' BBR, against the simulated server.
+    Bbr(BbrConfig),
+    /// Sentinel's system rule, against the simulated server.
+    SystemGuard(SystemRule),
+    /// No limiter: every request reaches the simulated server.
+    Unlimited,
 }
 
 /// One `--limiter`: what to run, and the name its lane is shown under.
@@ -108,6 +132,7 @@ impl LimiterConfig {
         let mut label = None;
         let mut specs = Vec::new();
         let mut guava = None;
+        let mut load_driven = None;
         for part in &parts {
             let spec = SpecText::parse(part).map_err(|e| SpecError { text: text.to_owned(), message: e.message })?;
             if let Some(l) = spec.raw("label") {
@@ -122,13 +147,23 @@ impl LimiterConfig {
                     }
                     guava = Some(parse_guava(&spec)?);
                 }
+                "bbr" | "system_guard" | "none" => {
+                    if parts.len() > 1 {
+                        return Err(spec.invalid(format!(
+                            "{} cannot be part of a composite (it is a load-driven limiter)",
+                            spec.name
+                        )));
+                    }
+                    load_driven = Some(parse_load_driven(&spec)?);
+                }
                 _ => specs.push(parse_admission(&spec)?),
             }
         }
-        let algorithm = match (guava, specs.len()) {
-            (Some(g), _) => Algorithm::Guava(g),
-            (None, 1) => Algorithm::Admission(specs[0]),
-            (None, _) => Algorithm::Composite(specs),
+        let algorithm = match (guava, load_driven, specs.len()) {
+            (Some(g), _, _) => Algorithm::Guava(g),
+            (None, Some(l), _) => l,
+            (None, None, 1) => Algorithm::Admission(specs[0]),
+            (None, None, _) => Algorithm::Composite(specs),
         };
         let label = label.unwrap_or_else(|| default_label(&algorithm));
         Ok(LimiterConfig { label, text: text.to_owned(), algorithm })
@@ -141,7 +176,15 @@ impl LimiterConfig {
             Algorithm::Admission(spec) => matches!(spec, LimiterSpec::LeakyBucketQueue { .. }),
             Algorithm::Composite(specs) => specs.iter().any(|s| matches!(s, LimiterSpec::LeakyBucketQueue { .. })),
             Algorithm::Guava(g) => g.timeout_micros != Some(0),
+            Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => false,
         }
+    }
+
+    /// Whether the lane runs against the simulated server (`bbr`,
+    /// `system_guard`, `none`): its requests end, and it is summarised by
+    /// their latency.
+    pub fn load_driven(&self) -> bool {
+        matches!(self.algorithm, Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited)
     }
 
     /// The window of a window algorithm (the first one of a composite): its
@@ -156,7 +199,7 @@ impl LimiterConfig {
         match &self.algorithm {
             Algorithm::Admission(spec) => window(spec),
             Algorithm::Composite(specs) => specs.iter().find_map(window),
-            Algorithm::Guava(_) => None,
+            Algorithm::Guava(_) | Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => None,
         }
     }
 
@@ -184,6 +227,7 @@ impl LimiterConfig {
             Algorithm::Admission(spec) => per(spec),
             Algorithm::Composite(specs) => specs.iter().filter_map(per).reduce(f64::min),
             Algorithm::Guava(g) => Some(g.rate / 1e6 * w).filter(|x| x.is_finite()),
+            Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => None,
         }
     }
 
@@ -206,6 +250,18 @@ impl LimiterConfig {
                 };
                 LaneKind::Guava { limiter: builder.build().map_err(err)?, timeout_micros: g.timeout_micros }
             }
+            Algorithm::Bbr(config) => {
+                let load = Arc::new(ManualLoad::new());
+                let limiter = Bbr::with_clock(*config, load.clone(), Arc::clone(clock)).map_err(err)?;
+                // Boxed: a BBR window of up to 128 buckets would make every lane that large.
+                LaneKind::Bbr { limiter: Box::new(limiter), load }
+            }
+            Algorithm::SystemGuard(rule) => {
+                let load = Arc::new(ManualLoad::new());
+                let limiter = SystemGuard::with_clock(*rule, load.clone(), Arc::clone(clock)).map_err(err)?;
+                LaneKind::SystemGuard { limiter: Box::new(limiter), load }
+            }
+            Algorithm::Unlimited => LaneKind::Unlimited,
         };
         Ok(Lane { kind })
     }
@@ -224,6 +280,9 @@ fn default_label(algorithm: &Algorithm) -> String {
             let kind = if g.warmup_micros.is_some() { "warming up" } else { "bursty" };
             format!("guava {kind} {mode}")
         }
+        Algorithm::Bbr(_) => "bbr".to_owned(),
+        Algorithm::SystemGuard(_) => "system_guard".to_owned(),
+        Algorithm::Unlimited => "none".to_owned(),
     }
 }
 
@@ -270,6 +329,41 @@ impl ParameterSource for Keys<'_> {
         match self.0.count(parameter.name()) {
             Ok(Some(value)) => self.0.invalid(format!("{} = {value} is too large", parameter.name())),
             _ => self.0.invalid(error.to_string()),
+        }
+    }
+}
+
+/// `bbr`, `system_guard` and `none`, under the core's field names
+/// (durations without their `_micros`).
+fn parse_load_driven(spec: &SpecText) -> Result<Algorithm, SpecError> {
+    match spec.name.as_str() {
+        "bbr" => {
+            spec.only_keys(&["window", "buckets", "cpu_threshold", "cool_down", "label"])?;
+            let default = BbrConfig::default();
+            let buckets = match spec.count("buckets")? {
+                Some(b) => u32::try_from(b).map_err(|_| spec.invalid(format!("buckets = {b} is too large")))?,
+                None => default.buckets,
+            };
+            Ok(Algorithm::Bbr(BbrConfig {
+                window_micros: spec.duration("window")?.unwrap_or(default.window_micros),
+                buckets,
+                cpu_threshold: spec.number("cpu_threshold")?.unwrap_or(default.cpu_threshold),
+                cool_down_micros: spec.duration("cool_down")?.unwrap_or(default.cool_down_micros),
+            }))
+        }
+        "system_guard" => {
+            spec.only_keys(&["qps", "max_thread", "avg_rt", "highest_system_load", "highest_cpu_usage", "label"])?;
+            Ok(Algorithm::SystemGuard(SystemRule {
+                qps: spec.number("qps")?,
+                max_thread: spec.count("max_thread")?,
+                avg_rt_micros: spec.duration("avg_rt")?,
+                highest_system_load: spec.number("highest_system_load")?,
+                highest_cpu_usage: spec.number("highest_cpu_usage")?,
+            }))
+        }
+        _ => {
+            spec.only_keys(&["label"])?;
+            Ok(Algorithm::Unlimited)
         }
     }
 }
@@ -323,6 +417,32 @@ enum LaneKind {
     Admission(AnyLimiter<Arc<ManualClock>>),
     Composite(CompositeLimiter<Arc<ManualClock>>),
     Guava { limiter: RateLimiter<Arc<ManualClock>>, timeout_micros: Option<i64> },
+    Bbr { limiter: Box<Bbr<Arc<ManualClock>>>, load: Arc<ManualLoad> },
+    SystemGuard { limiter: Box<SystemGuard<Arc<ManualClock>>>, load: Arc<ManualLoad> },
+    Unlimited,
+}
+
+/// What a load-driven lane holds for an admitted request until it ends.
+#[derive(Debug)]
+pub enum Held {
+    /// BBR's permit.
+    Bbr(BbrPermit),
+    /// The system rule's permit.
+    System(SystemPermit),
+    /// Nothing (the `none` lane).
+    Nothing,
+}
+
+/// A load-driven lane's decision: the outcome, the permit of an admitted
+/// request, and for the system rule the threshold that refused.
+#[derive(Debug)]
+pub struct LoadOutcome {
+    /// The decision, as for every lane.
+    pub outcome: Outcome,
+    /// What to release when an admitted request ends.
+    pub held: Option<Held>,
+    /// The system rule's refusing threshold.
+    pub threshold: Option<SystemThreshold>,
 }
 
 impl Lane {
@@ -338,6 +458,14 @@ impl Lane {
         match &self.kind {
             LaneKind::Admission(l) => Ok(from_decision(l.check(cost))),
             LaneKind::Composite(l) => Ok(from_decision(l.check(cost))),
+            LaneKind::Bbr { .. } | LaneKind::SystemGuard { .. } | LaneKind::Unlimited => {
+                let load = Load { cpu_usage: 0.0, load_average: 0.0 };
+                let decided = self.acquire(cost, load)?;
+                if let Some(held) = decided.held {
+                    self.release(held);
+                }
+                Ok(decided.outcome)
+            }
             LaneKind::Guava { limiter, timeout_micros } => {
                 let permits = ratekeeper::core::smooth::permits_from_i64(i64::try_from(cost).unwrap_or(i64::MAX))?;
                 let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(NEVER);
@@ -355,6 +483,59 @@ impl Lane {
                     }
                 })
             }
+        }
+    }
+}
+
+impl Lane {
+    /// A load-driven lane's decision about a request of `cost` arriving
+    /// now, the service reading `load` (other lanes: as [`decide`](Self::decide),
+    /// holding nothing). The CPU reading is clamped to 0..=1.
+    pub fn acquire(&self, cost: u64, load: Load) -> Result<LoadOutcome, ratekeeper::Error> {
+        let from_decision = |d: ratekeeper::Decision| Outcome {
+            allowed: d.allowed,
+            wait_micros: 0,
+            remaining: Some(d.remaining),
+            retry_after_micros: (!d.allowed).then_some(d.retry_after_micros),
+        };
+        let set = |signal: &ManualLoad| -> Result<(), ratekeeper::Error> {
+            signal.set_cpu_usage(load.cpu_usage.clamp(0.0, 1.0))?;
+            signal.set_load_average(load.load_average.max(0.0))
+        };
+        match &self.kind {
+            LaneKind::Bbr { limiter, load: signal } => {
+                set(signal)?;
+                let (decision, permit) = limiter.try_acquire();
+                Ok(LoadOutcome { outcome: from_decision(decision), held: permit.map(Held::Bbr), threshold: None })
+            }
+            LaneKind::SystemGuard { limiter, load: signal } => {
+                set(signal)?;
+                let (decision, result) = limiter.try_acquire(cost);
+                let (held, threshold) = match result {
+                    Ok(permit) => (Some(Held::System(permit)), None),
+                    Err(threshold) => (None, Some(threshold)),
+                };
+                Ok(LoadOutcome { outcome: from_decision(decision), held, threshold })
+            }
+            LaneKind::Unlimited => Ok(LoadOutcome {
+                outcome: Outcome { allowed: true, wait_micros: 0, remaining: None, retry_after_micros: None },
+                held: Some(Held::Nothing),
+                threshold: None,
+            }),
+            _ => {
+                let outcome = self.decide(cost)?;
+                Ok(LoadOutcome { held: outcome.allowed.then_some(Held::Nothing), outcome, threshold: None })
+            }
+        }
+    }
+
+    /// An admitted request ended now: gives its permit back (BBR records
+    /// its round trip, the system rule its RT and completion).
+    pub fn release(&self, held: Held) {
+        match (&self.kind, held) {
+            (LaneKind::Bbr { limiter, .. }, Held::Bbr(permit)) => limiter.release(permit),
+            (LaneKind::SystemGuard { limiter, .. }, Held::System(permit)) => limiter.release(permit),
+            _ => {}
         }
     }
 }
@@ -381,6 +562,11 @@ mod tests {
             "guava:rate=100,warmup=2s,cold_factor=4,timeout=50ms",
             "smooth_warming_up:rate=100,warmup=2s",
             "token_bucket:rate=10,burst=10+fixed_window:limit=1000,window=1h",
+            "bbr",
+            "bbr:window=1s,buckets=10,cpu_threshold=0.9,cool_down=500ms",
+            "system_guard:qps=10,max_thread=4,avg_rt=50ms,highest_system_load=8,highest_cpu_usage=0.9",
+            "system_guard",
+            "none",
         ] {
             let config = LimiterConfig::parse(text).unwrap_or_else(|e| panic!("{e}"));
             let lane = config.build(&clock).unwrap_or_else(|e| panic!("{e}"));
@@ -408,7 +594,7 @@ mod tests {
             assert!(config.build(&clock).unwrap_or_else(|e| panic!("{e}")).decide(1).unwrap().allowed, "{text}");
             assert!(ALGORITHMS.iter().any(|(name, _)| name == &algorithm.wire_name()), "{algorithm} in the help");
         }
-        assert_eq!(ALGORITHMS.len(), Admission::ALL.len() + 1, "and guava");
+        assert_eq!(ALGORITHMS.len(), Admission::ALL.len() + 4, "and guava, bbr, system_guard, none");
     }
 
     #[test]
@@ -436,9 +622,18 @@ mod tests {
         assert!(msg("guava:rate=1,warmup=1s,max_burst_seconds=2").contains("give one"));
         assert!(msg("guava:rate=1,cold_factor=2").contains("cold_factor needs warmup"));
         assert!(msg("smooth_warming_up:rate=1").contains("needs `warmup=`"));
+        assert!(msg("bbr+fixed_window:limit=1,window=1s").contains("load-driven"));
+        assert!(msg("bbr:cpu=0.5").contains("unknown parameter `cpu`"));
+        assert!(msg("bbr:buckets=99999999999").contains("too large"));
+        assert!(msg("system_guard:avg_rt=x").contains("avg_rt"));
+        assert!(msg("none:x=1").contains("unknown parameter `x`"));
         let clock = Arc::new(ManualClock::new());
         let invalid = LimiterConfig::parse("fixed_window:limit=0,window=1s").unwrap().build(&clock).unwrap_err();
         assert!(invalid.to_string().contains("limit"), "{invalid}");
+        let invalid = LimiterConfig::parse("bbr:cpu_threshold=2").unwrap().build(&clock).unwrap_err();
+        assert!(invalid.to_string().contains("cpu_threshold"), "{invalid}");
+        let invalid = LimiterConfig::parse("system_guard:highest_cpu_usage=-1").unwrap().build(&clock).unwrap_err();
+        assert!(invalid.to_string().contains("highest_cpu_usage"), "{invalid}");
         let invalid = LimiterConfig::parse("guava:rate=0").unwrap().build(&clock).unwrap_err();
         assert!(invalid.to_string().contains("permits_per_second"), "{invalid}");
     }

@@ -12,7 +12,8 @@ use ratekeeper_cli::limiters::{LimiterConfig, ALGORITHMS};
 use ratekeeper_cli::patterns::{self, Pattern, PATTERNS};
 use ratekeeper_cli::plot::{self, PlotData};
 use ratekeeper_cli::progress::{self, Progress};
-use ratekeeper_cli::simulation::{self, DecisionSink, LaneResult, NoSink, SimulationError};
+use ratekeeper_cli::server::{LoadTrace, ServerConfig};
+use ratekeeper_cli::simulation::{self, DecisionSink, Environment, LaneResult, NoSink, SimulationError};
 use ratekeeper_cli::summary::Summary;
 use ratekeeper_cli::trace::{self, Arrival};
 
@@ -47,7 +48,10 @@ fn after_help() -> String {
         s.push_str(&format!("  {name:<24} {params}\n"));
     }
     s.push_str(
-        "\nDurations: 1s, 1.5s, 250ms, 100us, 2m, 1h (a bare number is seconds).\n\
+        "\nServer (--server workers=N,service=DURATION; for bbr, system_guard and none): a request admitted\n\
+         while k are in flight takes service × max(1, k/N); the CPU reading is min(1, in flight/N).\n\
+         Load trace (--load FILE.csv): time (seconds),cpu_usage[,load_average], a step function replacing the server's readings.\n\
+         \nDurations: 1s, 1.5s, 250ms, 100us, 2m, 1h (a bare number is seconds).\n\
          Trace CSV: a header naming `time` (seconds) or `time_us`, and optionally `cost`; or no header and time,cost.\n\n\
          Example, the boundary attack:\n  ratekeeper simulate --pattern boundary:limit=100,window=1s \\\n    \
          --limiter fixed_window:limit=100,window=1s --limiter sliding_log:limit=100,window=1s \\\n    \
@@ -80,6 +84,16 @@ struct Simulate {
     /// one lane each).
     #[arg(short, long = "limiter", value_name = "SPEC", required = true, value_parser = parse_limiter)]
     limiters: Vec<LimiterConfig>,
+
+    /// The simulated server the load-driven lanes (bbr, system_guard,
+    /// none) send their requests to, each its own: `workers=8,service=10ms`.
+    #[arg(long, value_name = "SPEC", value_parser = parse_server)]
+    server: Option<ServerConfig>,
+
+    /// A recorded load (`time,cpu_usage[,load_average]` CSV, time in
+    /// seconds) replacing the server's CPU and load readings.
+    #[arg(long = "load", value_name = "FILE.csv")]
+    load_trace: Option<PathBuf>,
 
     /// The window of "max admitted in any window" and of the plot's curves
     /// [default: the first window limiter's window, else the boundary
@@ -127,6 +141,10 @@ fn parse_pattern(s: &str) -> Result<Pattern, String> {
 
 fn parse_limiter(s: &str) -> Result<LimiterConfig, String> {
     LimiterConfig::parse(s).map_err(|e| e.message)
+}
+
+fn parse_server(s: &str) -> Result<ServerConfig, String> {
+    ServerConfig::parse(s).map_err(|e| e.message)
 }
 
 fn parse_duration(s: &str) -> Result<i64, String> {
@@ -193,12 +211,25 @@ fn load(args: &Simulate, progress: &mut Progress) -> Result<(String, Vec<Arrival
     }
 }
 
+fn environment(args: &Simulate) -> Result<Environment, Failure> {
+    let load = match &args.load_trace {
+        None => None,
+        Some(path) => {
+            let file = File::open(path).map_err(|e| Failure(format!("cannot open {}: {e}", path.display())))?;
+            Some(LoadTrace::read_csv(BufReader::new(file)).map_err(|e| Failure(format!("{}: {e}", path.display())))?)
+        }
+    };
+    Ok(Environment { server: args.server, load })
+}
+
 fn run_with_sink(args: &Simulate, arrivals: &[Arrival], progress: &mut Progress) -> Result<Vec<LaneResult>, Failure> {
+    let environment = environment(args)?;
+    let env = &environment;
     let total = arrivals.len() as u64;
     progress.start();
     let mut report = |done: usize| progress.update("simulating (requests)", done as u64, total);
     let results = match &args.decisions {
-        None => simulation::run(arrivals, &args.limiters, &mut NoSink, &mut report)?,
+        None => simulation::run_with(arrivals, &args.limiters, env, &mut NoSink, &mut report)?,
         Some(path) => {
             let out = create(path)?;
             let format = args.decisions_format.unwrap_or_else(|| decisions::Format::from_path(path));
@@ -206,14 +237,26 @@ fn run_with_sink(args: &Simulate, arrivals: &[Arrival], progress: &mut Progress)
             match format {
                 decisions::Format::Csv => {
                     let mut sink = CsvSink::new(out).map_err(werr)?;
-                    let r = simulation::run(arrivals, &args.limiters, &mut sink as &mut dyn DecisionSink, &mut report)?;
+                    let r = simulation::run_with(
+                        arrivals,
+                        &args.limiters,
+                        env,
+                        &mut sink as &mut dyn DecisionSink,
+                        &mut report,
+                    )?;
                     sink.finish().map_err(werr)?;
                     r
                 }
                 decisions::Format::Json => {
                     let labels: Vec<&str> = args.limiters.iter().map(|l| l.label.as_str()).collect();
                     let mut sink = JsonSink::new(out, &labels).map_err(werr)?;
-                    let r = simulation::run(arrivals, &args.limiters, &mut sink as &mut dyn DecisionSink, &mut report)?;
+                    let r = simulation::run_with(
+                        arrivals,
+                        &args.limiters,
+                        env,
+                        &mut sink as &mut dyn DecisionSink,
+                        &mut report,
+                    )?;
                     sink.finish().map_err(werr)?;
                     r
                 }

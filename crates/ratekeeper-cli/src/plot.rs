@@ -10,6 +10,13 @@
 //! log's never passes it. [`write`] draws them with plotters, as SVG or PNG
 //! (by the file's extension).
 //!
+//! A load-driven lane (`bbr`, `system_guard`, `none`, against the simulated
+//! server) shows latency instead: the shaded curve is the longest latency
+//! of the requests arriving in each column, on one scale shared by all
+//! such lanes — without a limiter it climbs for as long as the overload
+//! lasts, under BBR it stays at the service time — and the red ticks are
+//! the requests it shed.
+//!
 //! Text is laid out and, in PNG, drawn with DejaVu Sans embedded in the
 //! binary (the `dejavu` crate), registered with plotters' `ab_glyph` font
 //! backend: no system font, no fontconfig, the same picture everywhere. SVG
@@ -47,6 +54,12 @@ pub struct LaneSeries {
     /// The most units in any window over the whole trace (the summary's
     /// number; equal to the curve's peak).
     pub max_in_window: u64,
+    /// Load-driven lanes: the longest latency (microseconds) of the
+    /// requests admitted in each column (0 where none): the curve drawn
+    /// instead of `in_window`.
+    pub latency: Option<Vec<i64>>,
+    /// Load-driven lanes: the 99th-percentile and the longest latency.
+    pub latency_p99_max: Option<(i64, i64)>,
 }
 
 /// Everything the plot draws.
@@ -112,11 +125,25 @@ impl PlotData {
             refused: vec![0; BINS],
             nominal: None,
             max_in_window: max_in_window(&offered, window),
+            latency: None,
+            latency_p99_max: None,
         }];
         for r in results {
             let (in_window, admitted) = columns(&r.admissions, window, from, width);
             let refusals: Vec<(i64, u64)> = r.refusals.iter().map(|&t| (t, 1)).collect();
             let (_, refused) = columns(&refusals, window, from, width);
+            let (latency, latency_p99_max) = if r.config.load_driven() {
+                let mut longest = vec![0i64; BINS];
+                for &(t, l) in &r.latencies {
+                    let b = (((t - from) as f64 / width) as usize).min(BINS - 1);
+                    longest[b] = longest[b].max(l);
+                }
+                let all: Vec<i64> = r.latencies.iter().map(|&(_, l)| l).collect();
+                let p99_max = crate::summary::percentile(&all, 99.0).zip(all.iter().max().copied());
+                (Some(longest), p99_max)
+            } else {
+                (None, None)
+            };
             lanes.push(LaneSeries {
                 label: r.config.label.clone(),
                 in_window,
@@ -124,6 +151,8 @@ impl PlotData {
                 refused,
                 nominal: r.config.nominal_per(window),
                 max_in_window: max_in_window(&r.admissions, window),
+                latency,
+                latency_p99_max,
             });
         }
         PlotData { title, window_micros: window, from_micros: from, to_micros: to, lanes }
@@ -159,8 +188,17 @@ const WIDTH: u32 = 1200;
 const LANE_HEIGHT: u32 = 170;
 const TITLE_HEIGHT: u32 = 70;
 
+/// The title's height: a line more when latency lanes need explaining.
+fn title_height(data: &PlotData) -> u32 {
+    if data.lanes.iter().any(|l| l.latency.is_some()) {
+        TITLE_HEIGHT + 18
+    } else {
+        TITLE_HEIGHT
+    }
+}
+
 fn size(data: &PlotData) -> (u32, u32) {
-    (WIDTH, TITLE_HEIGHT + LANE_HEIGHT * data.lanes.len() as u32)
+    (WIDTH, title_height(data) + LANE_HEIGHT * data.lanes.len() as u32)
 }
 
 /// Draws `data` to `path`: SVG, or PNG when the name ends in `.png`.
@@ -185,7 +223,7 @@ pub fn write(data: &PlotData, path: &Path) -> Result<(), String> {
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData) -> Result<(), String> {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing the plot: {e}");
     root.fill(&WHITE).map_err(fail)?;
-    let (title, body) = root.split_vertically(TITLE_HEIGHT);
+    let (title, body) = root.split_vertically(title_height(data));
     let w = format_micros(data.window_micros);
     title
         .draw_text(&data.title, &("sans-serif", 20).into_font().style(FontStyle::Bold).color(&BLACK), (16, 10))
@@ -199,20 +237,50 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData) -> R
             (16, 42),
         )
         .map_err(fail)?;
+    if data.lanes.iter().any(|l| l.latency.is_some()) {
+        title
+            .draw_text(
+                "latency lanes (against the simulated server): shaded, the longest latency of the requests arriving then (one scale for all); red ticks: shed requests",
+                &("sans-serif", 13).into_font().color(&BLACK),
+                (16, 60),
+            )
+            .map_err(fail)?;
+    }
     let x0 = data.from_micros as f64 / 1e6;
     let x1 = data.to_micros as f64 / 1e6;
-    let top =
-        data.lanes.iter().flat_map(|l| l.in_window.iter().map(|&v| v as f64).chain(l.nominal)).fold(1.0f64, f64::max)
+    let top = data
+        .lanes
+        .iter()
+        .filter(|l| l.latency.is_none())
+        .flat_map(|l| l.in_window.iter().map(|&v| v as f64).chain(l.nominal))
+        .fold(1.0f64, f64::max)
+        * 1.12;
+    // Latency lanes in milliseconds, on one scale.
+    let latency_top =
+        data.lanes.iter().filter_map(|l| l.latency.as_ref()).flatten().map(|&l| l as f64 / 1e3).fold(1.0f64, f64::max)
             * 1.12;
-    let rug = top * 0.16;
     let width = (data.to_micros - data.from_micros) as f64 / BINS as f64;
     let x_of = |b: usize| (data.from_micros as f64 + b as f64 * width) / 1e6;
     for (i, (lane, area)) in data.lanes.iter().zip(body.split_evenly((data.lanes.len(), 1))).enumerate() {
         let colour = if i == 0 { OFFERED } else { COLOURS[(i - 1) % COLOURS.len()] };
-        let caption = match lane.nominal {
-            Some(n) => format!("{} — at most {} in any {w} (quota {})", lane.label, lane.max_in_window, trim_number(n)),
-            None => format!("{} — at most {} in any {w}", lane.label, lane.max_in_window),
+        let shed: u32 = lane.refused.iter().sum();
+        let caption = match (lane.latency_p99_max, lane.nominal) {
+            (Some((p99, max)), _) => format!(
+                "{} — latency p99 {}, max {}; {shed} shed; at most {} admitted in any {w}",
+                lane.label,
+                format_micros(p99),
+                format_micros(max),
+                lane.max_in_window
+            ),
+            (None, Some(n)) => {
+                format!("{} — at most {} in any {w} (quota {})", lane.label, lane.max_in_window, trim_number(n))
+            }
+            (None, None) => format!("{} — at most {} in any {w}", lane.label, lane.max_in_window),
         };
+        let latency_ms: Option<Vec<u64>> =
+            lane.latency.as_ref().map(|l| l.iter().map(|&v| (v as f64 / 1e3).ceil() as u64).collect());
+        let top = if latency_ms.is_some() { latency_top } else { top };
+        let rug = top * 0.16;
         let mut chart = ChartBuilder::on(&area)
             .caption(caption, ("sans-serif", 15))
             .margin_left(16)
@@ -227,7 +295,11 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData) -> R
             .disable_x_mesh()
             .light_line_style(RGBColor(235, 235, 235))
             .y_labels(5)
-            .y_label_formatter(&|y| if *y < 0.0 { String::new() } else { trim_number(*y) })
+            .y_label_formatter(&|y| match (*y < 0.0, latency_ms.is_some()) {
+                (true, _) => String::new(),
+                (false, true) => format!("{} ms", trim_number(*y)),
+                (false, false) => trim_number(*y),
+            })
             .x_labels(12)
             .x_label_formatter(&|x| format!("{x:.2} s"))
             .label_style(("sans-serif", 11))
@@ -246,7 +318,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData) -> R
         }
         chart
             .draw_series(
-                AreaSeries::new(steps(&lane.in_window, x_of), 0.0, colour.mix(0.25))
+                AreaSeries::new(steps(latency_ms.as_ref().unwrap_or(&lane.in_window), x_of), 0.0, colour.mix(0.25))
                     .border_style(colour.stroke_width(2)),
             )
             .map_err(fail)?;

@@ -1,7 +1,11 @@
 //! The summary of a simulation: per limiter, what it admitted and refused,
 //! the most it let through in any window of the chosen length (the number
 //! the boundary attack is about), and, for limiters that make callers wait,
-//! the mean and 99th-percentile wait.
+//! the mean and 99th-percentile wait. For the load-driven lanes (`bbr`,
+//! `system_guard`, `none`, against the simulated server), also the latency
+//! of the admitted requests (p50, p99, max), the most in flight at once and
+//! the system rule's refusals by threshold: columns (and JSON fields) that
+//! appear only when such a lane is present.
 
 use serde::Serialize;
 
@@ -32,6 +36,22 @@ pub struct LaneSummary {
     pub mean_wait_micros: Option<f64>,
     /// 99th-percentile wait (nearest rank), likewise.
     pub p99_wait_micros: Option<i64>,
+    /// Load-driven lanes: the admitted requests' median latency (arrival
+    /// to completion on the simulated server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_latency_micros: Option<i64>,
+    /// Their 99th-percentile latency (nearest rank).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_latency_micros: Option<i64>,
+    /// Their longest latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_latency_micros: Option<i64>,
+    /// The most requests in flight on the lane's server at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_in_flight: Option<u64>,
+    /// The system rule's refusals by threshold.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_by: Vec<(String, u64)>,
 }
 
 /// The whole summary.
@@ -91,6 +111,7 @@ impl Summary {
             .iter()
             .map(|r| {
                 let waits = r.config.waits();
+                let latencies: Vec<i64> = r.latencies.iter().map(|&(_, l)| l).collect();
                 let mean = (waits && !r.waits.is_empty())
                     .then(|| r.waits.iter().map(|&w| w as f64).sum::<f64>() / r.waits.len() as f64);
                 LaneSummary {
@@ -103,6 +124,11 @@ impl Summary {
                     nominal_in_window: r.config.nominal_per(window_micros),
                     mean_wait_micros: mean,
                     p99_wait_micros: if waits { percentile(&r.waits, 99.0) } else { None },
+                    p50_latency_micros: percentile(&latencies, 50.0),
+                    p99_latency_micros: percentile(&latencies, 99.0),
+                    max_latency_micros: latencies.iter().max().copied(),
+                    peak_in_flight: r.peak_in_flight,
+                    refused_by: r.refusals_by_threshold.iter().map(|&(t, n)| (t.to_owned(), n)).collect(),
                 }
             })
             .collect();
@@ -141,11 +167,18 @@ impl Summary {
             "mean wait".to_owned(),
             "p99 wait".to_owned(),
         ];
+        let load_driven = self.limiters.iter().any(|l| l.peak_in_flight.is_some());
+        let mut header = header;
+        if load_driven {
+            header.extend(
+                ["p50 latency", "p99 latency", "max latency", "peak in flight", "refused by"].map(str::to_owned),
+            );
+        }
         let rows = self
             .limiters
             .iter()
             .map(|l| {
-                vec![
+                let mut row = vec![
                     l.limiter.clone(),
                     l.requests.to_string(),
                     l.admitted.to_string(),
@@ -154,7 +187,18 @@ impl Summary {
                     l.nominal_in_window.map_or("-".to_owned(), format_count),
                     l.mean_wait_micros.map_or("-".to_owned(), |m| format_micros(m.round() as i64)),
                     l.p99_wait_micros.map_or("-".to_owned(), format_micros),
-                ]
+                ];
+                if load_driven {
+                    let by: Vec<String> = l.refused_by.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                    row.extend([
+                        l.p50_latency_micros.map_or("-".to_owned(), format_micros),
+                        l.p99_latency_micros.map_or("-".to_owned(), format_micros),
+                        l.max_latency_micros.map_or("-".to_owned(), format_micros),
+                        l.peak_in_flight.map_or("-".to_owned(), |p| p.to_string()),
+                        if by.is_empty() { "-".to_owned() } else { by.join(", ") },
+                    ]);
+                }
+                row
             })
             .collect();
         (header, rows)

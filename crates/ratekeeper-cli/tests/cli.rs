@@ -220,3 +220,50 @@ fn progress_when_asked() {
     let quiet = ratekeeper(&["simulate", "--pattern", "steady:rate=10,duration=1s", "-l", "guava:rate=1", "-q"]);
     assert!(quiet.stderr.is_empty(), "no progress when stderr is not a terminal: {}", stderr(&quiet));
 }
+
+/// The load-driven lanes: a server is required; a recorded load replaces
+/// the server's CPU reading (the system rule refuses only while the trace
+/// reads above its threshold); a malformed load trace names its line.
+#[test]
+fn load_driven_lanes_need_a_server_and_read_a_load_trace() {
+    let pattern = ["simulate", "--pattern", "steady:rate=100,duration=2s"];
+    let o = ratekeeper(&[&pattern[..], &["-l", "bbr"]].concat());
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--limiter `bbr` needs a simulated server"), "{}", stderr(&o));
+
+    let load = scratch("load.csv");
+    std::fs::write(&load, "time,cpu_usage\n0,0.2\n1,0.95\n1.5,0.2\n").unwrap();
+    let decisions = scratch("load-decisions.csv");
+    let o = ratekeeper(
+        &[
+            &pattern[..],
+            &["--server", "workers=8,service=10ms", "-l", "system_guard:highest_cpu_usage=0.9", "-l", "none"],
+            &["--load", load.to_str().unwrap(), "-d", decisions.to_str().unwrap(), "--format", "json"],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let guard = &summary["limiters"][0];
+    // 1 s to 1.5 s at 100/s: 50 refused, all on cpu.
+    assert_eq!((guard["admitted"].as_u64(), guard["refused"].as_u64()), (Some(150), Some(50)));
+    assert_eq!(guard["refused_by"], serde_json::json!([["cpu", 50]]));
+    assert_eq!(guard["p99_latency_micros"], 10_000);
+    assert_eq!(summary["limiters"][1]["refused"], 0);
+    let csv = std::fs::read_to_string(&decisions).unwrap();
+    let refused: Vec<i64> =
+        csv.lines().filter(|l| l.contains(",false,")).map(|l| l.split(',').nth(1).unwrap().parse().unwrap()).collect();
+    assert!(refused.iter().all(|&t| (1_000_000..1_500_000).contains(&t)), "{refused:?}");
+
+    std::fs::write(&load, "time,cpu_usage\n0,2\n").unwrap();
+    let o = ratekeeper(
+        &[&pattern[..], &["--server", "workers=1,service=1ms", "-l", "none", "--load", load.to_str().unwrap()]]
+            .concat(),
+    );
+    assert_no_panic(&o);
+    assert!(stderr(&o).contains("line 2, column 2: cpu_usage 2 is above 1"), "{}", stderr(&o));
+    let o = ratekeeper(&[&pattern[..], &["--server", "workers=0,service=1ms", "-l", "none"]].concat());
+    assert_no_panic(&o);
+    assert!(stderr(&o).contains("workers must be at least 1"), "{}", stderr(&o));
+}

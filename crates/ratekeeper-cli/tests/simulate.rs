@@ -158,3 +158,85 @@ fn every_pattern_through_every_algorithm() {
         assert_eq!(plot.lanes.len(), ALL.len() + 1);
     }
 }
+
+/// The end-to-end run of docs/simulate.md ("Overload: BBR and the system
+/// rule"): 400/s, then 1500/s for 5 s, then 400/s again, into a server of 8
+/// workers × 10 ms (800/s). Without a limiter the requests pile up and
+/// latency grows for as long as the overload lasts; BBR keeps it near the
+/// service time and sheds only while overloaded (and within its cool-down
+/// after).
+#[test]
+fn overload_bbr_keeps_latency_bounded_and_sheds_only_while_overloaded() {
+    overload_run("bbr");
+}
+
+/// The same checks fail without a limiter in BBR's place: the test can
+/// tell an unprotected server from a protected one.
+#[test]
+#[should_panic(expected = "bbr max latency")]
+fn overload_checks_fail_without_bbr() {
+    overload_run("none");
+}
+
+const OVERLOAD: &[&str] =
+    &["steady:rate=400,duration=5s", "steady:rate=1500,start=5s,duration=5s", "steady:rate=400,start=10s,duration=5s"];
+
+/// Runs [`OVERLOAD`] through `none`, `limiter` (the lane under test) and
+/// the system rule, and checks what the docs' picture claims.
+fn overload_run(limiter: &str) {
+    use ratekeeper_cli::server::ServerConfig;
+    use ratekeeper_cli::simulation::Environment;
+    let a = arrivals(OVERLOAD);
+    let configs: Vec<LimiterConfig> = ["none", limiter, "system_guard:highest_cpu_usage=0.9"]
+        .iter()
+        .map(|l| LimiterConfig::parse(l).unwrap())
+        .collect();
+    let environment = Environment { server: Some(ServerConfig::parse("workers=8,service=10ms").unwrap()), load: None };
+    let results = simulation::run_with(&a, &configs, &environment, &mut NoSink, |_| {}).unwrap();
+    let summary = Summary::new("overload".into(), &a, &results, 1_000_000);
+    let (none, bbr, system) = (&summary.limiters[0], &summary.limiters[1], &summary.limiters[2]);
+    const SECOND: i64 = 1_000_000;
+    let p99_between = |r: &LaneResult, from: i64, to: i64| {
+        let l: Vec<i64> = r.latencies.iter().filter(|(t, _)| (from..to).contains(t)).map(|&(_, l)| l).collect();
+        ratekeeper_cli::summary::percentile(&l, 99.0).unwrap()
+    };
+
+    // No limiter: everything admitted, and latency grows past a second
+    // during the overload (4.3 s at p99 over the whole run).
+    assert_eq!((none.admitted, none.refused), (a.len() as u64, 0));
+    assert!(p99_between(&results[0], 5 * SECOND, 10 * SECOND) > SECOND);
+    assert!(none.p99_latency_micros.unwrap() > 4 * SECOND, "{:?}", none.p99_latency_micros);
+    assert!(none.peak_in_flight.unwrap() > 3000);
+
+    // BBR: latency stays within twice the service time (11.25 ms at most
+    // in the run), and requests are shed only from the overload's start
+    // to its end plus the 1 s cool-down.
+    assert!(bbr.max_latency_micros.unwrap() <= 20_000, "bbr max latency {:?}", bbr.max_latency_micros);
+    assert!(bbr.p99_latency_micros.unwrap() <= 15_000, "bbr p99 latency {:?}", bbr.p99_latency_micros);
+    assert!(p99_between(&results[1], 5 * SECOND, 10 * SECOND) <= 15_000);
+    let shed = &results[1].refusals;
+    assert!(shed.len() > 2_000, "bbr sheds the excess: {}", shed.len());
+    assert!(
+        shed.iter().all(|&t| (5 * SECOND..11 * SECOND).contains(&t)),
+        "shed at {:?} .. {:?}",
+        shed.first(),
+        shed.last()
+    );
+    // and it keeps the server busy: about its 800/s while overloaded.
+    assert!(bbr.max_in_window >= 750, "{}", bbr.max_in_window);
+
+    // The system rule on CPU > 0.9 refuses only on that threshold, only
+    // during the overload, and keeps latency at the service time.
+    assert_eq!(system.refused_by, vec![("cpu".to_owned(), system.refused)]);
+    assert!(results[2].refusals.iter().all(|&t| (5 * SECOND..10 * SECOND).contains(&t)));
+    assert!(system.max_latency_micros.unwrap() <= 20_000);
+
+    // The plot draws those latencies: its curves peak at the summary's
+    // maxima, and its red ticks are the refusals.
+    let plot = PlotData::new("overload".into(), &a, &results, 1_000_000);
+    for (lane, s) in plot.lanes[1..].iter().zip(&summary.limiters) {
+        assert_eq!(lane.latency.as_ref().and_then(|l| l.iter().max().copied()), s.max_latency_micros, "{}", s.limiter);
+        assert_eq!(lane.latency_p99_max, s.p99_latency_micros.zip(s.max_latency_micros));
+        assert_eq!(lane.refused.iter().map(|&n| u64::from(n)).sum::<u64>(), s.refused);
+    }
+}

@@ -13,7 +13,8 @@
  * the token bucket and the other admission-style algorithms (rk_limiter,
  * built from an rk_limiter_spec as a C caller builds one), the markers
  * (rk_srtcm, rk_trtcm), the adaptive limits (rk_concurrency_limiter and
- * its permits), the composite (rk_composite_limiter), and the bad inputs'
+ * its permits), the load-driven ones (rk_bbr, rk_system_guard, on a
+ * manual rk_load), the composite (rk_composite_limiter), and the bad inputs'
  * keyed limiter (rk_keyed_limiter) and lone clock. Prints one line per
  * failing case, naming the first step that differed with the expected and
  * actual values, and a last line "N passed, N failed" (", N skipped" added
@@ -957,6 +958,205 @@ static int run_concurrency(const char *algorithm, const cJSON *spec, const cJSON
   return result;
 }
 
+/* ---- Load-driven limits (bbr, system_guard) --------------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_load *load; /* a manual signal, unknown at first */
+  rk_bbr *bbr;
+  rk_system_guard *guard;
+  handles permits; /* every admitted acquire's, in order; NULL once released */
+} load_replay;
+
+/* A `load` step: sets the CPU usage, then the load average, stopping at
+ * the first the signal refuses (the step may expect that error). */
+static int load_step(const rk_load *load, const cJSON *step, why_t *why) {
+  rk_status status = RK_OK;
+  double value;
+  if (field(step, "cpu_usage") != NULL) {
+    if (double_field(step, "cpu_usage", &value, why) != 0) return -1;
+    status = rk_manual_load_set_cpu_usage(load, value);
+  }
+  if (status == RK_OK && field(step, "load_average") != NULL) {
+    if (double_field(step, "load_average", &value, why) != 0) return -1;
+    status = rk_manual_load_set_load_average(load, value);
+  }
+  return outcome(step, status, why) < 0 ? -1 : 0;
+}
+
+/* The given-back permit at the step's `permit` index, forgotten by the
+ * replay (the caller releases it). */
+static void *take_permit(load_replay *r, const cJSON *step, why_t *why) {
+  void *permit = handles_at(&r->permits, step, "permit", "permit", why);
+  if (permit == NULL) return NULL;
+  int64_t index;
+  if (int_field(step, "permit", &index, why) != 0) return NULL;
+  r->permits.items[index] = NULL;
+  return permit;
+}
+
+/* An integer figure of a `stats` step against the library's count. */
+static int stats_count(const cJSON *step, const char *key, uint64_t actual, why_t *why) {
+  int64_t expected;
+  if (int_field(step, key, &expected, why) != 0) return -1;
+  return expect_count(key, expected, actual, why);
+}
+
+static int stats_double(const cJSON *step, const char *key, double actual, why_t *why) {
+  double expected;
+  if (double_field(step, key, &expected, why) != 0) return -1;
+  return expect_double(key, expected, actual, why);
+}
+
+static int bbr_step(void *replay, const cJSON *step, why_t *why) {
+  load_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "load") == 0) return load_step(r->load, step, why);
+  if (strcmp(op, "acquire") == 0) {
+    rk_decision d;
+    rk_bbr_permit *permit = NULL;
+    if (rk_bbr_try_acquire(r->bbr, &d, &permit) != RK_OK) return fail(why, "acquire: %s", rk_last_error_message());
+    if (permit != NULL) handles_push(&r->permits, permit);
+    if (d.allowed != (permit != NULL)) return fail(why, "a permit must come with an admission, and only then");
+    return expect_decision(step, &d, why);
+  }
+  if (strcmp(op, "release") == 0) {
+    rk_bbr_permit *permit = take_permit(r, step, why);
+    if (permit == NULL) return -1;
+    if (rk_bbr_permit_release(permit) != RK_OK) return fail(why, "release: %s", rk_last_error_message());
+    return 0;
+  }
+  if (strcmp(op, "stats") == 0) {
+    rk_bbr_stat s;
+    if (rk_bbr_stats(r->bbr, &s) != RK_OK) return fail(why, "stats: %s", rk_last_error_message());
+    if (stats_count(step, "in_flight", s.in_flight, why) != 0 || stats_count(step, "max_pass", s.max_pass, why) != 0 ||
+        stats_count(step, "min_rt_millis", s.min_rt_millis, why) != 0 ||
+        stats_count(step, "max_in_flight", s.max_in_flight, why) != 0) {
+      return -1;
+    }
+    return 0;
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int system_guard_step(void *replay, const cJSON *step, why_t *why) {
+  load_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "load") == 0) return load_step(r->load, step, why);
+  if (strcmp(op, "acquire") == 0) {
+    int64_t count;
+    if (int_field(step, "count", &count, why) != 0) return -1;
+    rk_decision d;
+    rk_system_permit *permit = NULL;
+    rk_system_threshold threshold = RK_SYSTEM_THRESHOLD_NONE;
+    if (rk_system_guard_try_acquire(r->guard, count, &d, &permit, &threshold) != RK_OK) {
+      return fail(why, "acquire: %s", rk_last_error_message());
+    }
+    if (permit != NULL) handles_push(&r->permits, permit);
+    if (d.allowed != (permit != NULL)) return fail(why, "a permit must come with an admission, and only then");
+    if (expect_decision(step, &d, why) != 0) return -1;
+    /* The threshold that refused, by its name; null when admitted. */
+    const cJSON *expected = field(step, "threshold");
+    const char *name = rk_system_threshold_name(threshold);
+    if (cJSON_IsNull(expected)) {
+      if (threshold != RK_SYSTEM_THRESHOLD_NONE) return fail(why, "expected no threshold, got %s", name ? name : "?");
+      return 0;
+    }
+    if (!cJSON_IsString(expected)) return fail(why, "missing field \"threshold\" (a string or null)");
+    if (name == NULL || strcmp(name, expected->valuestring) != 0) {
+      return fail(why, "expected threshold %s, got %s", expected->valuestring, name ? name : "none");
+    }
+    return 0;
+  }
+  if (strcmp(op, "release") == 0) {
+    rk_system_permit *permit = take_permit(r, step, why);
+    if (permit == NULL) return -1;
+    if (rk_system_permit_release(permit) != RK_OK) return fail(why, "release: %s", rk_last_error_message());
+    return 0;
+  }
+  if (strcmp(op, "stats") == 0) {
+    rk_system_stats s;
+    if (rk_system_guard_stats(r->guard, &s) != RK_OK) return fail(why, "stats: %s", rk_last_error_message());
+    if (stats_double(step, "pass_qps", s.pass_qps, why) != 0 ||
+        stats_double(step, "block_qps", s.block_qps, why) != 0 ||
+        stats_double(step, "success_qps", s.success_qps, why) != 0 ||
+        stats_count(step, "in_flight", s.in_flight, why) != 0 ||
+        stats_double(step, "avg_rt_millis", s.avg_rt_millis, why) != 0 ||
+        stats_count(step, "min_rt_millis", s.min_rt_millis, why) != 0 ||
+        stats_double(step, "max_success_qps", s.max_success_qps, why) != 0) {
+      return -1;
+    }
+    return 0;
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+/* The rule of a `system_guard` limiter object: each threshold it has is
+ * set (an integer one read as an integer, so that a negative one reaches
+ * the library). */
+static int system_rule_value(const cJSON *spec, rk_system_rule *rule, why_t *why) {
+  memset(rule, 0, sizeof *rule);
+  if ((rule->has_qps = field(spec, "qps") != NULL) && double_field(spec, "qps", &rule->qps, why) != 0) return -1;
+  if ((rule->has_max_thread = field(spec, "max_thread") != NULL) &&
+      int_field(spec, "max_thread", &rule->max_thread, why) != 0) {
+    return -1;
+  }
+  if ((rule->has_avg_rt_micros = field(spec, "avg_rt_micros") != NULL) &&
+      int_field(spec, "avg_rt_micros", &rule->avg_rt_micros, why) != 0) {
+    return -1;
+  }
+  if ((rule->has_highest_system_load = field(spec, "highest_system_load") != NULL) &&
+      double_field(spec, "highest_system_load", &rule->highest_system_load, why) != 0) {
+    return -1;
+  }
+  if ((rule->has_highest_cpu_usage = field(spec, "highest_cpu_usage") != NULL) &&
+      double_field(spec, "highest_cpu_usage", &rule->highest_cpu_usage, why) != 0) {
+    return -1;
+  }
+  return 0;
+}
+
+static int run_load_driven(const char *algorithm, const cJSON *spec, const cJSON *c, why_t *why) {
+  load_replay r = {NULL, NULL, NULL, NULL, {0}};
+  bool bbr = strcmp(algorithm, "bbr") == 0;
+  int result = -1;
+  if (rk_manual_clock_new(&r.clock) != RK_OK || rk_manual_load_new(&r.load) != RK_OK) {
+    fail(why, "no clock or load signal: %s", rk_last_error_message());
+  } else if (bbr) {
+    rk_bbr_options o;
+    if (int_field(spec, "window_micros", &o.window_micros, why) == 0 &&
+        int_field(spec, "buckets", &o.buckets, why) == 0 &&
+        double_field(spec, "cpu_threshold", &o.cpu_threshold, why) == 0 &&
+        int_field(spec, "cool_down_micros", &o.cool_down_micros, why) == 0) {
+      rk_status status = rk_bbr_new(&o, r.load, r.clock, &r.bbr);
+      result = replay_steps(c, status, &r, bbr_step, why);
+    }
+  } else {
+    rk_system_rule rule;
+    if (system_rule_value(spec, &rule, why) == 0) {
+      rk_status status = rk_system_guard_new(&rule, r.load, r.clock, &r.guard);
+      result = replay_steps(c, status, &r, system_guard_step, why);
+    }
+  }
+  /* The permits the case did not give back. */
+  for (size_t i = 0; i < r.permits.len; i++) {
+    if (r.permits.items[i] == NULL) continue;
+    rk_status status =
+        bbr ? rk_bbr_permit_release(r.permits.items[i]) : rk_system_permit_release(r.permits.items[i]);
+    if (status != RK_OK) result = fail(why, "releasing permit #%zu at the end: %s", i, rk_last_error_message());
+  }
+  free(r.permits.items);
+  rk_bbr_free(r.bbr);
+  rk_system_guard_free(r.guard);
+  rk_load_free(r.load);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
 /* ---- The composite ---------------------------------------------------- */
 
 typedef struct {
@@ -1131,6 +1331,9 @@ static int run_case(const cJSON *c, why_t *why) {
   if (strcmp(algorithm, "srtcm") == 0 || strcmp(algorithm, "trtcm") == 0) return run_marker(algorithm, spec, c, why);
   if (strcmp(algorithm, "gradient") == 0 || strcmp(algorithm, "aimd") == 0 || strcmp(algorithm, "concurrency") == 0) {
     return run_concurrency(algorithm, spec, c, why);
+  }
+  if (strcmp(algorithm, "bbr") == 0 || strcmp(algorithm, "system_guard") == 0) {
+    return run_load_driven(algorithm, spec, c, why);
   }
   if (strcmp(algorithm, "composite") == 0) return run_composite(spec, c, why);
   if (strcmp(algorithm, "keyed") == 0) return run_keyed(spec, c, why);

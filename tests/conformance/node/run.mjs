@@ -10,7 +10,9 @@
 // acquires (and token bucket waits, queue acquires) make — waiting on a
 // ManualClock advances it. Every algorithm: Guava's RateLimiter, the token
 // bucket, the other admission-style limiters, the markers, the concurrency
-// limiter and its policies, the composite; one function per family below.
+// limiter and its policies, the load-driven limiters (BBR and Sentinel's
+// system rule, on a ManualLoad), the composite; one function per family
+// below.
 //
 // Prints one line per failing case (the first step that differed, expected
 // and actual) and a last line "N passed, N failed" (", N skipped" added when
@@ -550,6 +552,91 @@ function concurrency(spec, clock) {
   };
 }
 
+/**
+ * `bbr` and `system_guard`: each reads a ManualLoad the runner makes
+ * (unknown until a `load` step), and keeps every admitted acquire's permit
+ * in order for `release`.
+ */
+function loadDriven(spec, clock) {
+  const load = new rk.ManualLoad();
+  const bbr = spec.algorithm === 'bbr';
+  const permits = [];
+  /** A system_guard threshold the vector gives (left out: not checked). */
+  const optional = (key, read) => (key in spec ? read(spec, key) : undefined);
+  const make = bbr
+    ? () =>
+        new rk.Bbr({
+          windowMicros: argField(spec, 'window_micros'),
+          buckets: argField(spec, 'buckets'),
+          cpuThreshold: doubleField(spec, 'cpu_threshold'),
+          coolDownMicros: argField(spec, 'cool_down_micros'),
+          load,
+          clock,
+        })
+    : () =>
+        new rk.SystemGuard({
+          qps: optional('qps', doubleField),
+          maxThread: optional('max_thread', argField),
+          avgRtMicros: optional('avg_rt_micros', argField),
+          highestSystemLoad: optional('highest_system_load', doubleField),
+          highestCpuUsage: optional('highest_cpu_usage', doubleField),
+          load,
+          clock,
+        });
+  /** The stats fields of the vectors, by the camelCase names of `stats()`. */
+  const STATS = bbr
+    ? { in_flight: 'inFlight', max_pass: 'maxPass', min_rt_millis: 'minRtMs', max_in_flight: 'maxInFlight' }
+    : {
+        pass_qps: 'passQps',
+        block_qps: 'blockQps',
+        success_qps: 'successQps',
+        in_flight: 'inFlight',
+        avg_rt_millis: 'avgRtMs',
+        min_rt_millis: 'minRtMs',
+        max_success_qps: 'maxSuccessQps',
+      };
+  const DOUBLES = new Set(['pass_qps', 'block_qps', 'success_qps', 'avg_rt_millis', 'max_success_qps']);
+  return {
+    make,
+    async step(limiter, step) {
+      switch (step.op) {
+        case 'load':
+          return expect(step, () => {
+            if ('cpu_usage' in step) load.setCpuUsage(doubleField(step, 'cpu_usage'));
+            if ('load_average' in step) load.setLoadAverage(doubleField(step, 'load_average'));
+          });
+        case 'acquire': {
+          const result = bbr ? limiter.check() : limiter.check(argField(step, 'count'));
+          const { decision, permit } = result;
+          if (permit) permits.push(permit);
+          expectEq('a permit', decision.allowed, permit !== undefined);
+          if (!bbr) expectEq('threshold', step.threshold ?? undefined, result.threshold);
+          return expectDecision(decisionField(step), decision);
+        }
+        case 'release': {
+          const permit = permits[Number(intField(step, 'permit'))];
+          if (!permit) throw new Mismatch(`no permit #${step.permit}`);
+          return permit.release();
+        }
+        case 'stats': {
+          const stats = limiter.stats();
+          for (const [field, name] of Object.entries(STATS)) {
+            if (DOUBLES.has(field)) {
+              const expected = doubleField(step, field);
+              if (!sameDouble(expected, stats[name])) throw new Mismatch(`expected ${field} ${show(expected)}, got ${show(stats[name])}`);
+            } else {
+              expectEq(field, intField(step, field), BigInt(stats[name]));
+            }
+          }
+          return;
+        }
+        default:
+          throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+      }
+    },
+  };
+}
+
 /** `composite`: its parts are option objects with the algorithm's name. */
 function composite(spec, clock) {
   if (!Array.isArray(spec.limits)) throw new Mismatch('no "limits" array');
@@ -619,6 +706,9 @@ function create(spec, clock) {
     case 'aimd':
     case 'concurrency':
       return concurrency(spec, clock);
+    case 'bbr':
+    case 'system_guard':
+      return loadDriven(spec, clock);
     case 'composite':
       return composite(spec, clock);
     case 'keyed':
@@ -642,7 +732,7 @@ function expectedValue(step) {
 function describeStep(step) {
   const parts = [];
   for (const [k, v] of Object.entries(step)) {
-    if (['wait_micros', 'acquired', 'error', 'decision', 'parts', 'allowed', 'ok', 'delay_micros', 'tokens', 'color', 'limit'].includes(k)) continue;
+    if (['wait_micros', 'acquired', 'error', 'decision', 'parts', 'allowed', 'ok', 'delay_micros', 'tokens', 'color', 'limit', 'threshold'].includes(k)) continue;
     parts.push(k === 'op' ? String(v) : `${k}=${JSON.stringify(v)}`);
   }
   return `(${parts.join(' ')})`;

@@ -5,7 +5,8 @@
 //!
 //! Kratos sets its counters and in-flight count directly; these tests, in
 //! the module, do the same through `record_passes`, `record_rt` and the
-//! `in_flight` field.
+//! `in_flight` field. After them come this port's own tests (the memo,
+//! the errors, the decision's effect on the caches).
 
 use super::{Bbr, BbrConfig};
 use crate::load::Load;
@@ -243,4 +244,36 @@ fn bad_parameters_name_themselves() {
     assert_eq!(bad(BbrConfig { cpu_threshold: f64::NAN, ..good }), Argument::CpuThreshold);
     assert_eq!(bad(BbrConfig { cpu_threshold: 1.5, ..good }), Argument::CpuThreshold);
     assert_eq!(bad(BbrConfig { cool_down_micros: -1, ..good }), Argument::CoolDown);
+}
+
+/// The memo of settled estimates answers exactly what a scan of the
+/// buckets answers, whatever the order of adds and reads (times forward,
+/// within a bucket, and backwards).
+#[test]
+fn the_memo_always_equals_a_scan() {
+    let mut bbr = Bbr::new(BbrConfig { window_micros: 1_000_000, buckets: 10, ..BbrConfig::default() }).unwrap();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut now: i64 = 0;
+    for _ in 0..20_000 {
+        now = match next(20) {
+            0 => now - next(300_000) as i64,
+            1..=4 => now + next(150_000) as i64,
+            _ => now + next(2_000) as i64,
+        };
+        match next(3) {
+            0 => bbr.record_passes(now, next(5)),
+            1 => bbr.record_rt(now, 1 + next(50)),
+            _ => {
+                let bucket = bbr.bucket(now);
+                let expected = (bbr.scan_max_pass(bucket), bbr.scan_min_rt(bucket));
+                assert_eq!(bbr.settled(now), expected, "at {now}");
+            }
+        }
+    }
 }

@@ -139,6 +139,22 @@ pub struct Bbr {
     drop_since: Option<i64>,
     max_pass_cache: Option<Cached>,
     min_rt_cache: Option<Cached>,
+    /// The settled buckets' estimates at one bucket index. Not Kratos'
+    /// cache (that one lives one bucket length from when it was computed,
+    /// and its timing is part of the semantics) but a memo of the same
+    /// values: adding to the current bucket never changes what is settled
+    /// at it (the current bucket is not counted, and the buckets an add
+    /// empties were already out of the window), so they stay exact until
+    /// the bucket index moves or an add lands at another index.
+    memo: Option<Settled>,
+}
+
+/// [`Bbr::memo`]'s entry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Settled {
+    bucket: i64,
+    max_pass: i64,
+    min_rt: i64,
 }
 
 impl Bbr {
@@ -157,6 +173,7 @@ impl Bbr {
             drop_since: None,
             max_pass_cache: None,
             min_rt_cache: None,
+            memo: None,
         })
     }
 
@@ -188,17 +205,17 @@ impl Bbr {
     }
 
     /// The most requests completed in one settled bucket, at least 1.
-    fn settled_max_pass(&self, now_micros: i64) -> i64 {
-        let most = self.passes.settled(self.bucket(now_micros)).map(|(sum, _)| sum).max().unwrap_or(0).max(1);
+    fn scan_max_pass(&self, bucket: i64) -> i64 {
+        let most = self.passes.settled(bucket).map(|(sum, _)| sum).max().unwrap_or(0).max(1);
         i64::try_from(most).unwrap_or(i64::MAX)
     }
 
     /// The lowest average RT of a settled bucket in whole milliseconds,
     /// rounded up, at least 1.
-    fn settled_min_rt(&self, now_micros: i64) -> i64 {
+    fn scan_min_rt(&self, bucket: i64) -> i64 {
         let lowest = self
             .rts
-            .settled(self.bucket(now_micros))
+            .settled(bucket)
             .filter(|&(_, count)| count > 0)
             .map(|(sum, count)| sum as f64 / count as f64)
             .fold(f64::MAX, f64::min);
@@ -210,6 +227,25 @@ impl Bbr {
             rounded as i64
         } else {
             1
+        }
+    }
+
+    /// The settled estimates (max pass, min RT) at `now_micros`, from the
+    /// memo when it is for the same bucket.
+    fn settled(&mut self, now_micros: i64) -> (i64, i64) {
+        let bucket = self.bucket(now_micros);
+        if let Some(memo) = self.memo.filter(|m| m.bucket == bucket) {
+            return (memo.max_pass, memo.min_rt);
+        }
+        let memo = Settled { bucket, max_pass: self.scan_max_pass(bucket), min_rt: self.scan_min_rt(bucket) };
+        self.memo = Some(memo);
+        (memo.max_pass, memo.min_rt)
+    }
+
+    /// Forgets the memo unless an add at `bucket` leaves it exact.
+    fn added_at(&mut self, bucket: i64) {
+        if self.memo.is_some_and(|m| m.bucket != bucket) {
+            self.memo = None;
         }
     }
 
@@ -226,7 +262,7 @@ impl Bbr {
         if let Some(value) = self.fresh(self.max_pass_cache, now_micros) {
             return value as u64;
         }
-        let value = self.settled_max_pass(now_micros);
+        let value = self.settled(now_micros).0;
         self.max_pass_cache = Some(Cached { value, at_micros: now_micros });
         value as u64
     }
@@ -238,7 +274,7 @@ impl Bbr {
         if let Some(value) = self.fresh(self.min_rt_cache, now_micros) {
             return value as u64;
         }
-        let value = self.settled_min_rt(now_micros);
+        let value = self.settled(now_micros).1;
         self.min_rt_cache = Some(Cached { value, at_micros: now_micros });
         value as u64
     }
@@ -251,11 +287,18 @@ impl Bbr {
     }
 
     /// The capacity as [`max_in_flight`](Self::max_in_flight) would answer,
-    /// leaving the caches as they are: a decision reports it without
-    /// changing when Kratos would next recompute.
-    pub fn peek_max_in_flight(&self, now_micros: i64) -> u64 {
-        let max_pass = self.fresh(self.max_pass_cache, now_micros).unwrap_or_else(|| self.settled_max_pass(now_micros));
-        let min_rt = self.fresh(self.min_rt_cache, now_micros).unwrap_or_else(|| self.settled_min_rt(now_micros));
+    /// leaving Kratos' caches as they are: a decision reports it without
+    /// changing when Kratos would next recompute. (It may fill the memo,
+    /// which changes no answer.)
+    pub fn peek_max_in_flight(&mut self, now_micros: i64) -> u64 {
+        let (max_pass, min_rt) =
+            match (self.fresh(self.max_pass_cache, now_micros), self.fresh(self.min_rt_cache, now_micros)) {
+                (Some(max_pass), Some(min_rt)) => (max_pass, min_rt),
+                (max_pass, min_rt) => {
+                    let settled = self.settled(now_micros);
+                    (max_pass.unwrap_or(settled.0), min_rt.unwrap_or(settled.1))
+                }
+            };
         self.capacity(max_pass, min_rt)
     }
 
@@ -269,7 +312,10 @@ impl Bbr {
     /// Whether a request arriving at `now_micros` is shed (Kratos'
     /// `shouldDrop`); records when shedding begins and ends.
     pub fn should_drop(&mut self, now_micros: i64, load: Load) -> bool {
-        if load.cpu_usage < self.config.cpu_threshold {
+        // Kratos' `cpu < threshold`, where a NaN reading counts as below:
+        // nothing is shed on a reading that means nothing.
+        let over = load.cpu_usage >= self.config.cpu_threshold;
+        if !over {
             let Some(since) = self.drop_since else {
                 return false;
             };
@@ -309,6 +355,7 @@ impl Bbr {
         let elapsed = now_micros.saturating_sub(permit.start_micros).max(0);
         let rt_millis = ceil(elapsed as f64 / 1000.0) as u64;
         let bucket = self.bucket(now_micros);
+        self.added_at(bucket);
         if rt_millis > 0 {
             self.rts.add(bucket, rt_millis);
         }
@@ -333,6 +380,7 @@ impl Bbr {
     /// translated tests.
     pub fn record_passes(&mut self, now_micros: i64, count: u64) {
         let bucket = self.bucket(now_micros);
+        self.added_at(bucket);
         self.passes.add(bucket, count);
     }
 
@@ -340,6 +388,7 @@ impl Bbr {
     /// (Kratos' `rtStat.Add`).
     pub fn record_rt(&mut self, now_micros: i64, rt_millis: u64) {
         let bucket = self.bucket(now_micros);
+        self.added_at(bucket);
         self.rts.add(bucket, rt_millis);
     }
 }

@@ -377,16 +377,17 @@ impl SystemGuard {
         // The older bucket rolls off at the next boundary, the current one
         // 500 ms later.
         let index = Self::index(now_micros);
-        let next_boundary = (index + 1) * BUCKET_MILLIS * 1000 - now_micros;
+        let next_boundary =
+            index.saturating_add(1).saturating_mul(BUCKET_MILLIS * 1000).saturating_sub(now_micros).max(0);
         let current = self.buckets[index.rem_euclid(2) as usize].pass;
-        let reset_after = if passed > 0.0 { next_boundary + BUCKET_MILLIS * 1000 } else { 0 };
+        let reset_after = if passed > 0.0 { next_boundary.saturating_add(BUCKET_MILLIS * 1000) } else { 0 };
         if allowed {
             return Decision::allowed(limit, remaining, reset_after, SECOND);
         }
         let retry_after = if count as f64 > qps {
             NEVER
-        } else if (current + count) as f64 > qps {
-            next_boundary + BUCKET_MILLIS * 1000
+        } else if current.saturating_add(count) as f64 > qps {
+            next_boundary.saturating_add(BUCKET_MILLIS * 1000)
         } else if passed + count as f64 > qps {
             next_boundary
         } else {
