@@ -10,7 +10,7 @@
 //! package wraps the handles in `ratekeeper.BbrPermit` and
 //! `ratekeeper.SystemPermit`, context managers that release on exit.
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -135,7 +135,7 @@ impl PySystemLoad {
     /// limiter made without ``load`` reads.
     #[staticmethod]
     fn shared() -> Self {
-        PySystemLoad { load: shared_system_load() }
+        PySystemLoad { load: SystemLoad::shared() }
     }
 
     /// The latest smoothed CPU usage (0.0 to 1.0), or ``None`` before the
@@ -156,15 +156,6 @@ impl PySystemLoad {
     }
 }
 
-/// The process-wide sampler, started on first use.
-///
-/// TEMPORARY(issue 23): `ratekeeper::load::SystemLoad::shared()`, which
-/// issue 23 plans in the std layer for every binding, once it lands there.
-fn shared_system_load() -> Arc<SystemLoad> {
-    static SHARED: OnceLock<Arc<SystemLoad>> = OnceLock::new();
-    Arc::clone(SHARED.get_or_init(|| Arc::new(SystemLoad::start())))
-}
-
 /// The signal a limiter reads, and the Python object it came from (`None`
 /// for the shared sampler).
 type LoadArg = (Arc<dyn LoadSignal>, Option<Py<PyAny>>);
@@ -174,7 +165,7 @@ type LoadArg = (Arc<dyn LoadSignal>, Option<Py<PyAny>>);
 /// limiter's `load` property.
 fn load_arg(load: Option<&Bound<'_, PyAny>>) -> PyResult<LoadArg> {
     let Some(obj) = load.filter(|o| !o.is_none()) else {
-        return Ok((shared_system_load(), None));
+        return Ok((SystemLoad::shared(), None));
     };
     let signal: Arc<dyn LoadSignal> = if let Ok(manual) = obj.cast::<PyManualLoad>() {
         manual.get().load.clone()
