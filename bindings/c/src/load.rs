@@ -258,8 +258,8 @@ pub struct rk_bbr_options {
 
 impl rk_bbr_options {
     fn to_config(self) -> Result<BbrConfig, Failure> {
-        let buckets =
-            u32::try_from(self.buckets).map_err(|_| Failure::from(Error::invalid_int(Argument::Buckets, self.buckets)))?;
+        let buckets = u32::try_from(self.buckets)
+            .map_err(|_| Failure::from(Error::invalid_int(Argument::Buckets, self.buckets)))?;
         Ok(BbrConfig {
             window_micros: self.window_micros,
             buckets,
@@ -368,7 +368,8 @@ pub unsafe extern "C" fn rk_bbr_new(
         let (options, load, clock, out) =
             unsafe { (handle(options, "options")?, load.as_ref(), clock.as_ref(), Out::required(out_bbr, "out_bbr")?) };
         let config = options.to_config()?;
-        let bbr = Bbr::with_clock(config, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(Failure::from)?;
+        let bbr =
+            Bbr::with_clock(config, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(Failure::from)?;
         out.write(Arc::into_raw(Arc::new(rk_bbr { bbr })).cast_mut());
         Ok(())
     })
@@ -659,8 +660,8 @@ pub unsafe extern "C" fn rk_system_guard_new(
         let (rule, load, clock, out) =
             unsafe { (handle(rule, "rule")?, load.as_ref(), clock.as_ref(), Out::required(out_guard, "out_guard")?) };
         let rule = rule.to_rule()?;
-        let guard =
-            SystemGuard::with_clock(rule, rk_load::signal(load), rk_manual_clock::any_clock(clock)).map_err(Failure::from)?;
+        let guard = SystemGuard::with_clock(rule, rk_load::signal(load), rk_manual_clock::any_clock(clock))
+            .map_err(Failure::from)?;
         out.write(Arc::into_raw(Arc::new(rk_system_guard { guard })).cast_mut());
         Ok(())
     })
