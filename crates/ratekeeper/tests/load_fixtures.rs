@@ -108,10 +108,16 @@ fn the_smallest_limit_wins() {
     set("cpu.max", "300000 100000\n");
     set("cpuset.cpus.effective", "2\n");
     assert_eq!(reader(&root).allowed_cpus().unwrap(), 1.0);
-    // No cpuset file: the host's CPUs (8 in its /proc/stat).
+    // No cpuset controller for the service: its slice's CPUs (0-3), then
+    // the root's (0-7), then, with none anywhere, the host's (the 8 cpuN
+    // lines of its /proc/stat).
+    set("cpu.max", "max 100000\n");
     fs::remove_file(service.join("cpuset.cpus.effective")).unwrap();
-    assert_eq!(reader(&root).allowed_cpus().unwrap(), 3.0);
-    fs::write(root.join("sys/fs/cgroup/app.slice/api.service/cpu.max"), "max 100000\n").unwrap();
+    assert_eq!(reader(&root).allowed_cpus().unwrap(), 4.0);
+    fs::remove_file(root.join("sys/fs/cgroup/app.slice/cpuset.cpus.effective")).unwrap();
+    fs::write(root.join("sys/fs/cgroup/cpuset.cpus.effective"), "0-5\n").unwrap();
+    assert_eq!(reader(&root).allowed_cpus().unwrap(), 6.0);
+    fs::remove_file(root.join("sys/fs/cgroup/cpuset.cpus.effective")).unwrap();
     assert_eq!(reader(&root).allowed_cpus().unwrap(), 8.0);
 
     let root = copy_of("v1", "t0", "v1_no_quota");

@@ -343,7 +343,9 @@ fn v2_reader(root: &Path, memberships: &[Membership], mounts: &[CgroupMount], ho
     let from = dirs.iter().position(|d| d.join("cpu.stat").is_file())?;
     let dirs = &dirs[from..];
     let quotas = dirs.iter().map(|d| d.join("cpu.max")).filter(|p| p.is_file()).map(Quota::Max).collect();
-    let cpuset = Some(dirs[0].join("cpuset.cpus.effective")).filter(|p| p.is_file());
+    // A group whose parent does not enable the cpuset controller has no
+    // cpuset files and runs on its nearest ancestor's effective CPUs.
+    let cpuset = first_with(dirs, "cpuset.cpus.effective");
     Some(CpuReader {
         source: CpuSource::CgroupV2,
         usage: dirs[0].join("cpu.stat"),
