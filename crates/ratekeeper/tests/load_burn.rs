@@ -9,10 +9,12 @@
 //! * While they spin, a reading must rise by at least 0.2 over the idle
 //!   one, or, when the idle reading left less room than that, reach 0.9:
 //!   every allowed CPU is busy, and the reading has to say so.
-//! * The group's CPU time over the burning window must hold at least 90%
-//!   of the children's own CPU time (`/proc/<pid>/schedstat`), however
-//!   little the scheduler gave them: the reading counts their work, in
-//!   the right unit.
+//! * Each reading over the burning window must be at least 90% of the
+//!   children's own share of it (their CPU time from
+//!   `/proc/<pid>/schedstat` over the window times the CPUs), however
+//!   little the scheduler gave them: the reading counts their work, in the
+//!   right unit, over the right number of CPUs. So must the group's raw
+//!   CPU time, which also may not exceed what the allowed CPUs hold.
 #![cfg(target_os = "linux")]
 
 use std::process::{Child, Command, Stdio};
@@ -71,6 +73,7 @@ struct Window {
     /// The detected group's CPU time over the window, when it is a cgroup.
     group_ns: Option<u64>,
     cpus: f64,
+    host_cpus: f64,
     children_ns: u64,
     elapsed: Duration,
 }
@@ -89,6 +92,7 @@ fn measure(detected: &mut CpuReader, host: &mut CpuReader, spinners: Option<&Spi
         host: h1.usage_since(&h0, elapsed).unwrap(),
         group_ns,
         cpus,
+        host_cpus: host.allowed_cpus().unwrap(),
         children_ns: c1 - c0,
         elapsed,
     }
@@ -133,8 +137,13 @@ fn burning_children_move_the_reading() {
     assert!(rose(idle.detected, burning.detected), "{} source: {idle:?} -> {burning:?}", detected.source());
     assert!(rose(idle.host, burning.host), "host: {idle:?} -> {burning:?}");
     assert!(rose(sampled_idle, sampled_burning), "SystemLoad: {sampled_idle} -> {sampled_burning}");
-    // The children ran (the scheduler gives a spinning task some time).
-    assert!(burning.children_ns as f64 >= 0.05 * burning.elapsed.as_nanos() as f64, "{burning:?}");
+    // The children ran (the scheduler gives a spinning task some time),
+    // and each reading holds their share.
+    let elapsed_ns = burning.elapsed.as_nanos() as f64;
+    assert!(burning.children_ns as f64 >= 0.05 * elapsed_ns, "{burning:?}");
+    let share = |cpus: f64| (burning.children_ns as f64 / (elapsed_ns * cpus)).min(1.0);
+    assert!(burning.detected >= 0.9 * share(burning.cpus), "{} misses the children: {burning:?}", detected.source());
+    assert!(burning.host >= 0.9 * share(burning.host_cpus), "host misses the children: {burning:?}");
     if let Some(group_ns) = burning.group_ns {
         assert!(group_ns as f64 >= 0.9 * burning.children_ns as f64, "the group missed the children: {burning:?}");
         let unclamped = group_ns as f64 / (burning.elapsed.as_nanos() as f64 * burning.cpus);
