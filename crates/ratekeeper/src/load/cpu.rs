@@ -289,8 +289,10 @@ impl CpuReader {
                 Quota::Max(path) => parse_cpu_max(read_into(path, buf)?).map_err(|r| LoadError::parse(path, r))?,
                 Quota::Cfs { quota, period } => {
                     let q = parse_i64(read_into(quota, buf)?).map_err(|r| LoadError::parse(quota, r))?;
-                    let p = parse_u64(read_into(period, buf)?).map_err(|r| LoadError::parse(period, r))?;
-                    cfs_limit(q, p).map_err(|r| LoadError::parse(quota, r))?
+                    let p = parse_u64(read_into(period, buf)?)
+                        .and_then(|p| if p == 0 { Err("the period is 0") } else { Ok(p) })
+                        .map_err(|r| LoadError::parse(period, r))?;
+                    cfs_limit(q, p)
                 }
             };
             if let Some(limit) = limit {
@@ -341,7 +343,9 @@ fn v2_reader(root: &Path, memberships: &[Membership], mounts: &[CgroupMount], ho
     let from = dirs.iter().position(|d| d.join("cpu.stat").is_file())?;
     let dirs = &dirs[from..];
     let quotas = dirs.iter().map(|d| d.join("cpu.max")).filter(|p| p.is_file()).map(Quota::Max).collect();
-    let cpuset = Some(dirs[0].join("cpuset.cpus.effective")).filter(|p| p.is_file());
+    // A group whose parent does not enable the cpuset controller has no
+    // cpuset files and runs on its nearest ancestor's effective CPUs.
+    let cpuset = first_with(dirs, "cpuset.cpus.effective");
     Some(CpuReader {
         source: CpuSource::CgroupV2,
         usage: dirs[0].join("cpu.stat"),
@@ -435,14 +439,10 @@ pub(crate) fn parse_cpu_max(text: &str) -> Result<Option<f64>, &'static str> {
     Ok(Some(quota as f64 / period.ok_or(FORMAT)? as f64))
 }
 
-/// The CPUs a cgroup v1 CFS quota allows: `quota / period`, or none when
-/// the quota is -1 (sched-bwc.rst).
-pub(crate) fn cfs_limit(quota_us: i64, period_us: u64) -> Result<Option<f64>, &'static str> {
-    match (quota_us, period_us) {
-        (_, 0) => Err("cpu.cfs_period_us is 0"),
-        (q, _) if q < 0 => Ok(None),
-        (q, p) => Ok(Some(q as f64 / p as f64)),
-    }
+/// The CPUs a cgroup v1 CFS quota allows: `quota / period` (a period
+/// above 0), or none when the quota is -1 (sched-bwc.rst).
+pub(crate) fn cfs_limit(quota_us: i64, period_us: u64) -> Option<f64> {
+    (quota_us >= 0).then(|| quota_us as f64 / period_us as f64)
 }
 
 /// How many CPUs a cpuset list (`0-3`, `0,2-5,8`) names. The kernel prints
@@ -509,9 +509,8 @@ mod tests {
 
     #[test]
     fn cfs() {
-        assert_eq!(cfs_limit(-1, 100_000), Ok(None));
-        assert_eq!(cfs_limit(50_000, 100_000), Ok(Some(0.5)));
-        assert!(cfs_limit(50_000, 0).is_err());
+        assert_eq!(cfs_limit(-1, 100_000), None);
+        assert_eq!(cfs_limit(50_000, 100_000), Some(0.5));
     }
 
     #[test]

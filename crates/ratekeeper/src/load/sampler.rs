@@ -251,8 +251,8 @@ fn run(shared: &Shared, mut sampler: Sampler) {
     while shared.sleep_until(next) {
         let now = Instant::now();
         sampler.tick(shared, now);
-        next =
-            next.and_then(|n| n.checked_add(shared.interval)).map(|n| if n <= now { now + shared.interval } else { n });
+        let following = next.and_then(|n| n.checked_add(shared.interval));
+        next = following.and_then(|n| if n > now { Some(n) } else { now.checked_add(shared.interval) });
     }
 }
 
