@@ -7,13 +7,10 @@ use std::time::Duration;
 use ratekeeper::load::Smoother;
 use ratekeeper::{Argument, Error, LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
 
-// TEMPORARY(issue 23): these become Argument::CpuUsage, Argument::LoadAverage
-// and the sampler's own interval and decay arguments, with the same switch
-// in src/load/mod.rs.
-const CPU_USAGE: Argument = Argument::Smoothing;
-const LOAD_AVERAGE: Argument = Argument::Smoothing;
-const SAMPLE_INTERVAL: Argument = Argument::Interval;
-const DECAY: Argument = Argument::Smoothing;
+const CPU_USAGE: Argument = Argument::CpuUsage;
+const LOAD_AVERAGE: Argument = Argument::LoadAverage;
+const SAMPLE_INTERVAL: Argument = Argument::SampleInterval;
+const DECAY: Argument = Argument::Decay;
 
 #[test]
 fn manual_load_says_what_it_is_told() {
