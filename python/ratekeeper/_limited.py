@@ -17,7 +17,8 @@ two hooks:
 Both return ``(answer, guard)``: ``answer`` is falsy when the call is
 refused (``False``, or a refused ``Decision``), and ``guard`` is a context
 manager the call runs in (a concurrency permit, released when the call
-ends) or ``None``.
+ends) or ``None``. A hook whose refusal says more than a ``Decision``
+(``SystemGuard``'s threshold) raises its own ``RateLimitExceeded`` instead.
 """
 
 from __future__ import annotations

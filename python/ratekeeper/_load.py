@@ -14,15 +14,18 @@ never given back is given back when it is garbage-collected.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, final, overload
 
 from ratekeeper import _ratekeeper
+from ratekeeper._limited import Admission, LimitedCalls, Timeout
 from ratekeeper._ratekeeper import Decision, RateLimitExceeded
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ratekeeper._ratekeeper import _BbrPermitHandle, _SystemPermitHandle
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _HeldPermit:
@@ -92,7 +95,7 @@ class SystemPermit(_HeldPermit):
     __slots__ = ()
 
 
-class Bbr(_ratekeeper.Bbr):
+class Bbr(_ratekeeper.Bbr, LimitedCalls):
     """Kratos' BBR limiter (go-kratos/aegis ``ratelimit/bbr``): load
     shedding that starts only when the CPU is at or above ``cpu_threshold``
     (or within ``cool_down`` seconds after shedding began), and then refuses
@@ -105,10 +108,14 @@ class Bbr(_ratekeeper.Bbr):
         with bbr.acquire():               # RateLimitExceeded when shedding
             handle_the_request()
 
+        @bbr.limited                      # the same, around each call
+        def handle(request): ...
+
     Nothing here waits: a request is admitted or refused at once.
     """
 
     __slots__ = ()
+    _UNIT = "permit"
 
     def try_acquire(self) -> BbrPermit | None:
         """A permit unless BBR sheds the request, else ``None``."""
@@ -133,8 +140,27 @@ class Bbr(_ratekeeper.Bbr):
         decision, handle = self._try_acquire()
         return decision, None if handle is None else BbrPermit(handle, decision)
 
+    @overload
+    def limited(self, func: _F, /) -> _F: ...
 
-class SystemGuard(_ratekeeper.SystemGuard):
+    @overload
+    def limited(self, func: None = None, /) -> Callable[[_F], _F]: ...
+
+    def limited(self, func: _F | None = None, /) -> _F | Callable[[_F], _F]:
+        """A decorator: each call holds a permit while it runs (given back
+        when it returns or raises); a call made while BBR sheds raises
+        ``RateLimitExceeded`` (with the refusal's ``Decision``) and is not
+        made. Works on plain and ``async`` functions."""
+        return self._decorate(func, 1, None)
+
+    def _check_call(self, amount: int, timeout: Timeout) -> None:
+        pass
+
+    def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
+        return self.check()
+
+
+class SystemGuard(_ratekeeper.SystemGuard, LimitedCalls):
     """Sentinel's system rule (``SystemRuleManager.checkSystem``): one
     guard at the entrance of a whole service, refusing new requests while
     it exceeds any of five thresholds, each optional — ``qps`` (admitted
@@ -149,6 +175,9 @@ class SystemGuard(_ratekeeper.SystemGuard):
                 handle_the_request()
         except RateLimitExceeded as refused:
             print(refused.threshold)      # "qps", "thread", "rt", "load" or "cpu"
+
+        @guard.limited(count=2)           # the same, around each call
+        async def handle(request): ...
 
     Nothing here waits: a request is admitted or refused at once.
     """
@@ -180,3 +209,30 @@ class SystemGuard(_ratekeeper.SystemGuard):
         decision, handle, threshold = self._try_acquire(count)
         permit = None if handle is None else SystemPermit(handle, decision)
         return decision, permit, threshold
+
+    @overload
+    def limited(self, func: _F, /) -> _F: ...
+
+    @overload
+    def limited(self, func: None = None, /, *, count: int = 1) -> Callable[[_F], _F]: ...
+
+    def limited(self, func: _F | None = None, /, *, count: int = 1) -> _F | Callable[[_F], _F]:
+        """A decorator: each call is a request of ``count`` holding a permit
+        while it runs (given back when it returns or raises); a call a
+        threshold refuses raises ``acquire``'s ``RateLimitExceeded`` (with
+        its ``decision`` and ``threshold``) and is not made. Works on plain
+        and ``async`` functions."""
+        return self._decorate(func, count, None)
+
+    def _check_call(self, amount: int, timeout: Timeout) -> None:
+        # The native guard checks a count only as it admits a request: ask
+        # one with no threshold, that nothing else reads, so that a bad
+        # count fails when decorating with the error acquire would raise,
+        # and this guard's statistics see nothing.
+        _ratekeeper.SystemGuard(load=_ratekeeper.ManualLoad())._try_acquire(amount)
+
+    def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
+        # acquire raises the refusal: its threshold is not in the Decision
+        # the mixin would build the exception from.
+        permit = self.acquire(amount)
+        return permit.decision, permit

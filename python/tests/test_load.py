@@ -1,12 +1,13 @@
 """The load-driven limiters, ``Bbr`` and ``SystemGuard``, on a
 ``ManualClock`` and a ``ManualLoad``: when they shed, their statistics,
 their permits (context managers, sync and async, released once), and the
-errors of every argument."""
+errors of every argument, and their ``limited`` decorators."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import math
 from datetime import timedelta
 from typing import Any
@@ -175,6 +176,76 @@ def test_a_forgotten_permit_is_released_when_collected(
     gc.collect()
     assert bbr.stats().in_flight == 0
     assert guard.stats().in_flight == 0
+
+
+def test_bbr_limited_calls_hold_a_permit_while_they_run(
+    clock: ManualClock, load: ManualLoad
+) -> None:
+    bbr = warmed_bbr(clock, load)
+    seen: list[int] = []
+
+    @bbr.limited
+    def work(x: int) -> int:
+        """Work."""
+        seen.append(bbr.stats().in_flight)
+        if x < 0:
+            raise ValueError(x)
+        return x * 2
+
+    assert work(2) == 4
+    assert seen == [1]
+    assert bbr.stats().in_flight == 0
+    with pytest.raises(ValueError, match="-1") as failed:
+        work(-1)
+    assert seen == [1, 1]
+    # Released by the call, not when its frame (held by the traceback) goes.
+    assert failed.value.__traceback__ is not None
+    assert bbr.stats().in_flight == 0
+    assert work.__doc__ == "Work."
+
+    held = [bbr.acquire() for _ in range(2)]
+    load.set_cpu_usage(0.9)
+    with pytest.raises(RateLimitExceeded, match="work: 1 permit") as refused:
+        work(3)
+    assert seen == [1, 1]  # not called
+    assert refused.value.decision is not None
+    assert not refused.value.decision.allowed
+    assert refused.value.threshold is None
+    assert bbr.stats().in_flight == 2
+    for p in held:
+        p.release()
+
+
+def test_bbr_limited_async_calls(clock: ManualClock, load: ManualLoad) -> None:
+    bbr = warmed_bbr(clock, load)
+    calls = 0
+
+    @bbr.limited()
+    async def work(fail: bool) -> int:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0)
+        if fail:
+            raise KeyError("boom")
+        return bbr.stats().in_flight
+
+    assert inspect.iscoroutinefunction(work)
+    assert asyncio.run(work(False)) == 1
+    assert bbr.stats().in_flight == 0
+    with pytest.raises(KeyError) as failed:
+        asyncio.run(work(True))
+    assert failed.value.__traceback__ is not None  # the call's frame is kept
+    assert bbr.stats().in_flight == 0
+
+    held = [bbr.acquire() for _ in range(2)]
+    load.set_cpu_usage(0.9)
+    with pytest.raises(RateLimitExceeded) as refused:
+        asyncio.run(work(False))
+    assert calls == 2
+    assert refused.value.decision is not None
+    assert not refused.value.decision.allowed
+    assert bbr.stats().in_flight == 2
+    del held
 
 
 def guard_on(clock: ManualClock, load: ManualLoad, **rule: Any) -> SystemGuard:
@@ -422,6 +493,95 @@ def test_bad_counts(clock: ManualClock, load: ManualLoad) -> None:
         guard.try_acquire(1.0)  # type: ignore[arg-type]
     assert wrong.value.argument == "count"
     assert guard.stats().in_flight == 0
+
+
+def test_system_guard_limited_calls_hold_a_permit_of_their_count(
+    clock: ManualClock, load: ManualLoad
+) -> None:
+    guard = guard_on(clock, load, qps=4)
+    seen: list[tuple[int, float]] = []
+
+    @guard.limited(count=2)
+    def work(fail: bool = False) -> str:
+        """Work."""
+        stats = guard.stats()
+        seen.append((stats.in_flight, stats.pass_qps))
+        if fail:
+            raise ValueError("boom")
+        return "done"
+
+    assert work() == "done"
+    assert seen == [(1, 2.0)]
+    assert guard.stats().in_flight == 0
+    with pytest.raises(ValueError, match="boom") as failed:
+        work(fail=True)
+    assert seen == [(1, 2.0), (1, 4.0)]
+    assert failed.value.__traceback__ is not None  # the call's frame is kept
+    assert guard.stats().in_flight == 0
+    assert work.__doc__ == "Work."
+
+    # Refused as acquire refuses: the same exception, threshold and all.
+    with pytest.raises(RateLimitExceeded) as by_acquire:
+        guard.acquire(2)
+    with pytest.raises(RateLimitExceeded) as refused:
+        work()
+    assert len(seen) == 2  # not called
+    assert refused.value.threshold == "qps"
+    assert str(refused.value) == str(by_acquire.value)
+    assert refused.value.decision == by_acquire.value.decision
+    assert refused.value.decision is not None
+    assert not refused.value.decision.allowed
+    assert guard.stats().block_qps == 4.0  # two refusals of 2
+    assert guard.stats().in_flight == 0
+
+
+def test_system_guard_limited_async_calls(clock: ManualClock, load: ManualLoad) -> None:
+    guard = guard_on(clock, load, highest_cpu_usage=0.5)
+    calls = 0
+
+    @guard.limited
+    async def work(fail: bool) -> int:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0)
+        if fail:
+            raise KeyError("boom")
+        return guard.stats().in_flight
+
+    assert inspect.iscoroutinefunction(work)
+    assert asyncio.run(work(False)) == 1
+    assert guard.stats().in_flight == 0
+    with pytest.raises(KeyError) as failed:
+        asyncio.run(work(True))
+    assert failed.value.__traceback__ is not None  # the call's frame is kept
+    assert guard.stats().in_flight == 0
+
+    load.set_cpu_usage(0.6)
+    with pytest.raises(RateLimitExceeded) as refused:
+        asyncio.run(work(False))
+    assert calls == 2
+    assert refused.value.threshold == "cpu"
+    assert refused.value.decision is not None
+    assert not refused.value.decision.allowed
+    assert guard.stats().pass_qps == 2.0
+
+
+def test_system_guard_limited_checks_its_count_when_decorating(
+    clock: ManualClock, load: ManualLoad
+) -> None:
+    guard = guard_on(clock, load, qps=1)
+    with pytest.raises(InvalidArgumentError) as bad:
+        guard.limited(count=-1)
+    assert bad.value.argument == "count"
+    with pytest.raises(ArgumentTypeError) as wrong:
+        guard.limited(count=1.0)  # type: ignore[call-overload]
+    assert wrong.value.argument == "count"
+    with pytest.raises(ArgumentTypeError) as first:
+        guard.limited(2)  # type: ignore[call-overload]
+    assert first.value.argument == "func"
+    # Checking took nothing from this guard.
+    assert guard.stats().pass_qps == 0.0
+    assert guard.try_acquire() is not None
 
 
 def test_manual_load(load: ManualLoad) -> None:
