@@ -225,11 +225,8 @@ class SystemGuard(_ratekeeper.SystemGuard, LimitedCalls):
         return self._decorate(func, count, None)
 
     def _check_call(self, amount: int, timeout: Timeout) -> None:
-        # The native guard checks a count only as it admits a request: ask
-        # one with no threshold, that nothing else reads, so that a bad
-        # count fails when decorating with the error acquire would raise,
-        # and this guard's statistics see nothing.
-        _ratekeeper.SystemGuard(load=_ratekeeper.ManualLoad())._try_acquire(amount)
+        # A bad count fails when decorating, with the error acquire raises.
+        _ratekeeper.SystemGuard._check_count(amount)
 
     def _admit_call(self, amount: int, timeout: Timeout) -> Admission:
         # acquire raises the refusal: its threshold is not in the Decision

@@ -512,6 +512,13 @@ impl PySystemGuard {
         self.clock.as_ref().map(|c| c.clone_ref(py))
     }
 
+    /// Checks a ``count`` as ``_try_acquire`` would, taking nothing: for
+    /// ``limited``, which fails when decorating rather than when called.
+    #[staticmethod]
+    fn _check_count(count: &Bound<'_, PyAny>) -> PyResult<()> {
+        args::non_negative_int(count, "count").map(drop)
+    }
+
     /// Admits a request of ``count`` unless a threshold refuses it: the
     /// decision, the permit's handle when admitted
     /// (``ratekeeper.SystemPermit`` wraps it), and the name of the
