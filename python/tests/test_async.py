@@ -107,8 +107,10 @@ def test_cancelling_a_wait_keeps_the_permits_taken() -> None:
     # The cancelled request still holds its reservation: the next one waits
     # for the first permit's second and the cancelled request's, from the
     # first acquire (1 s less, had the cancel given it back), however
-    # slowly this ran.
-    assert wait >= 2.0 - elapsed - 1e-6, (wait, elapsed)
+    # slowly this ran. The limiter's clock (the TSC) and time.monotonic
+    # may disagree by some microseconds (12 µs seen under load): 10 ms of
+    # slack still tells 2 s from 1 s.
+    assert wait >= 2.0 - elapsed - 0.01, (wait, elapsed)
 
 
 def test_the_async_methods_check_their_arguments() -> None:
