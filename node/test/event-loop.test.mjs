@@ -25,8 +25,9 @@ test('timers keep firing while 1,000 acquires wait', async () => {
   clearInterval(interval);
   clearTimeout(midpoint);
 
-  // The 1,000 calls returned at once: nothing slept on this thread.
-  assert.ok(queueing < 100, `queueing 1,000 acquires took ${queueing} ms`);
+  // The 1,000 calls returned at once: nothing slept on this thread (had
+  // they slept, queueing would take the whole 200 ms schedule).
+  assert.ok(queueing < 150, `queueing 1,000 acquires took ${queueing} ms`);
   // The waits are Guava's schedule: permit i is due 200 µs × i after the
   // first, less the time that passed while the calls were being made.
   assert.equal(waits[0], 0);
@@ -41,8 +42,10 @@ test('timers keep firing while 1,000 acquires wait', async () => {
   // The proof: while they waited, the timers ran, and acquires kept resolving
   // in between — some were done and some not when the 100 ms timer fired.
   assert.ok(resolvedAtMidpoint > 0 && resolvedAtMidpoint < 1_000, `${resolvedAtMidpoint} resolved at 100 ms`);
-  assert.ok(ticks >= 20, `the 1 ms interval fired only ${ticks} times in ${elapsed} ms`);
-  assert.ok(resolvedAt[999] - resolvedAt[0] >= 10, `ticks between first and last: ${resolvedAt[999] - resolvedAt[0]}`);
+  // (A loaded machine runs a 1 ms interval far less often than every ms;
+  // a blocked loop would run it not at all.)
+  assert.ok(ticks >= 10, `the 1 ms interval fired only ${ticks} times in ${elapsed} ms`);
+  assert.ok(resolvedAt[999] - resolvedAt[0] >= 5, `ticks between first and last: ${resolvedAt[999] - resolvedAt[0]}`);
 });
 
 test('a timed tryAcquire waits on a timer too', async () => {
@@ -88,8 +91,10 @@ async function thousandWaits(start) {
   }
   assert.ok(elapsed >= 150, `all waits resolved after only ${elapsed} ms`);
   assert.ok(resolvedAtMidpoint > 0 && resolvedAtMidpoint < 1_000, `${resolvedAtMidpoint} resolved at 100 ms`);
-  assert.ok(ticks >= 20, `the 1 ms interval fired only ${ticks} times in ${elapsed} ms`);
-  assert.ok(resolvedAt[999] - resolvedAt[0] >= 10, `ticks between first and last: ${resolvedAt[999] - resolvedAt[0]}`);
+  // (A loaded machine runs a 1 ms interval far less often than every ms;
+  // a blocked loop would run it not at all.)
+  assert.ok(ticks >= 10, `the 1 ms interval fired only ${ticks} times in ${elapsed} ms`);
+  assert.ok(resolvedAt[999] - resolvedAt[0] >= 5, `ticks between first and last: ${resolvedAt[999] - resolvedAt[0]}`);
 }
 
 test('TokenBucket.wait: timers keep firing while 1,000 waits wait', async () => {

@@ -164,14 +164,17 @@ test('limiters on one ManualClock share its time', async () => {
 });
 
 test('on the real clock, a timed tryAcquire waits for its permit', async () => {
-  const limiter = RateLimiter.create(10); // one permit every 100 ms
+  // One permit a second, timed from before the first: however slowly a
+  // loaded machine runs the lines between, the second permit is due 1 s
+  // after the first was taken, so at least 1 s after `start`.
+  const limiter = RateLimiter.create(1);
+  const start = performance.now();
   assert.equal(limiter.tryAcquire(), true);
   assert.equal(limiter.tryAcquire(), false);
-  const start = performance.now();
   assert.equal(await limiter.tryAcquire(1, { timeoutMs: 5_000 }), true);
   const waited = performance.now() - start;
-  assert.ok(waited >= 95, `waited only ${waited} ms`);
-  assert.ok(waited < 2_000, `waited ${waited} ms`);
+  assert.ok(waited >= 995, `waited only ${waited} ms`);
+  assert.ok(waited < 5_000, `waited ${waited} ms`);
   assert.equal(await limiter.tryAcquire(1, { timeoutMs: 10 }), false); // at once, nothing taken
 });
 
