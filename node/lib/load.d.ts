@@ -324,7 +324,7 @@ export class Bbr {
  * One request admitted by a `Bbr`. Release it exactly once when the
  * request ends; later releases do nothing.
  */
-export class BbrPermit {
+export class BbrPermit extends HeldPermit {
     /**
      * Use `Bbr.tryAcquire`.
      * @private
@@ -339,19 +339,7 @@ export class BbrPermit {
      * @readonly
      */
     readonly decision: import("./decision.js").Decision;
-    /**
-     * Whether the permit has been released.
-     * @type {boolean}
-     */
-    get released(): boolean;
-    /**
-     * The request ended: records its round-trip time (the time since the
-     * permit was taken). Releasing again does nothing.
-     * @returns {void}
-     */
-    release(): void;
     get [Symbol.toStringTag](): string;
-    #private;
 }
 /**
  * @typedef {'qps' | 'thread' | 'rt' | 'load' | 'cpu'} SystemThreshold Which
@@ -453,7 +441,7 @@ export class SystemGuard {
  * One request admitted by a `SystemGuard`. Release it exactly once when
  * the request ends; later releases do nothing.
  */
-export class SystemPermit {
+export class SystemPermit extends HeldPermit {
     /**
      * Use `SystemGuard.tryAcquire`.
      * @private
@@ -468,18 +456,32 @@ export class SystemPermit {
      * @readonly
      */
     readonly decision: import("./decision.js").Decision;
+    get [Symbol.toStringTag](): string;
+}
+import native = require("./binding.js");
+/**
+ * What both permits share: a release that runs once — by `release()`, or
+ * when the permit is collected unreleased.
+ */
+declare class HeldPermit {
+    /**
+     * @protected
+     * @param {() => void} release Ends the request in the native limiter; it
+     *   must not hold the permit (the registry keeps it).
+     */
+    protected constructor();
     /**
      * Whether the permit has been released.
      * @type {boolean}
      */
     get released(): boolean;
     /**
-     * The request ended: records its round-trip time and its completion.
-     * Releasing again does nothing.
+     * The request ended: records its round-trip time (the time since the
+     * permit was taken) and, for a `SystemPermit`, its completion. Releasing
+     * again does nothing.
      * @returns {void}
      */
     release(): void;
-    get [Symbol.toStringTag](): string;
     #private;
 }
-import native = require("./binding.js");
+export {};

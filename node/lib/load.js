@@ -286,6 +286,47 @@ let systemPermitOf;
 const unreleased = new FinalizationRegistry((release) => release());
 
 /**
+ * What both permits share: a release that runs once — by `release()`, or
+ * when the permit is collected unreleased.
+ */
+class HeldPermit {
+  /** @type {(() => void) | undefined} */
+  #release;
+
+  /**
+   * @protected
+   * @param {() => void} release Ends the request in the native limiter; it
+   *   must not hold the permit (the registry keeps it).
+   */
+  constructor(release) {
+    this.#release = release;
+    unreleased.register(this, release, this);
+  }
+
+  /**
+   * Whether the permit has been released.
+   * @type {boolean}
+   */
+  get released() {
+    return this.#release === undefined;
+  }
+
+  /**
+   * The request ended: records its round-trip time (the time since the
+   * permit was taken) and, for a `SystemPermit`, its completion. Releasing
+   * again does nothing.
+   * @returns {void}
+   */
+  release() {
+    const release = this.#release;
+    if (release === undefined) return;
+    this.#release = undefined;
+    unreleased.unregister(this);
+    release();
+  }
+}
+
+/**
  * The fields a native `stats()` or `rule()` wrote to the scratch words.
  * @param {readonly string[]} fields Their names, in the order of the words.
  * @param {Float64Array} f
@@ -387,10 +428,7 @@ const BBR_OPTIONS = Object.freeze([
  * One request admitted by a `Bbr`. Release it exactly once when the
  * request ends; later releases do nothing.
  */
-class BbrPermit {
-  /** @type {(() => void) | undefined} */
-  #release;
-
+class BbrPermit extends HeldPermit {
   /**
    * Use `Bbr.tryAcquire`.
    * @private
@@ -401,42 +439,18 @@ class BbrPermit {
    */
   constructor(token, methods, f, big) {
     if (token !== LIMITER) noPublicConstructor('BbrPermit', 'use Bbr.tryAcquire()');
+    const release = methods.release;
+    const start = f[PERMIT_AT];
+    super(() => release(start));
     /**
      * The decision that admitted the request.
      * @readonly
      */
     this.decision = decisionAt(f, big, 0);
-    const release = methods.release;
-    const start = f[PERMIT_AT];
-    this.#release = () => release(start);
-    // What the registry calls if this permit is collected unreleased: it
-    // must not hold the permit itself.
-    unreleased.register(this, () => release(start), this);
   }
 
   static {
     bbrPermitOf = (methods, f, big) => new BbrPermit(LIMITER, methods, f, big);
-  }
-
-  /**
-   * Whether the permit has been released.
-   * @type {boolean}
-   */
-  get released() {
-    return this.#release === undefined;
-  }
-
-  /**
-   * The request ended: records its round-trip time (the time since the
-   * permit was taken). Releasing again does nothing.
-   * @returns {void}
-   */
-  release() {
-    const release = this.#release;
-    if (release === undefined) return;
-    this.#release = undefined;
-    unreleased.unregister(this);
-    release();
   }
 
   get [Symbol.toStringTag]() {
@@ -598,10 +612,7 @@ const GUARD_OPTIONS = Object.freeze([...RULE_OPTIONS, 'load', 'clock']);
  * One request admitted by a `SystemGuard`. Release it exactly once when
  * the request ends; later releases do nothing.
  */
-class SystemPermit {
-  /** @type {(() => void) | undefined} */
-  #release;
-
+class SystemPermit extends HeldPermit {
   /**
    * Use `SystemGuard.tryAcquire`.
    * @private
@@ -612,42 +623,18 @@ class SystemPermit {
    */
   constructor(token, methods, f, big) {
     if (token !== LIMITER) noPublicConstructor('SystemPermit', 'use SystemGuard.tryAcquire()');
+    const release = methods.release;
+    const [start, count] = [f[PERMIT_AT], f[PERMIT_AT + 1]];
+    super(() => release(start, count));
     /**
      * The decision that admitted the request.
      * @readonly
      */
     this.decision = decisionAt(f, big, 0);
-    const release = methods.release;
-    const [start, count] = [f[PERMIT_AT], f[PERMIT_AT + 1]];
-    this.#release = () => release(start, count);
-    // What the registry calls if this permit is collected unreleased: it
-    // must not hold the permit itself.
-    unreleased.register(this, () => release(start, count), this);
   }
 
   static {
     systemPermitOf = (methods, f, big) => new SystemPermit(LIMITER, methods, f, big);
-  }
-
-  /**
-   * Whether the permit has been released.
-   * @type {boolean}
-   */
-  get released() {
-    return this.#release === undefined;
-  }
-
-  /**
-   * The request ended: records its round-trip time and its completion.
-   * Releasing again does nothing.
-   * @returns {void}
-   */
-  release() {
-    const release = this.#release;
-    if (release === undefined) return;
-    this.#release = undefined;
-    unreleased.unregister(this);
-    release();
   }
 
   get [Symbol.toStringTag]() {
@@ -658,16 +645,14 @@ class SystemPermit {
 // `permit[Symbol.dispose]()` releases it, for `using permit = …`. At run
 // time only, as for the concurrency limiter's `Permit` (lib/concurrency.js).
 if (typeof Symbol.dispose === 'symbol') {
-  for (const Class of [BbrPermit, SystemPermit]) {
-    Object.defineProperty(Class.prototype, Symbol.dispose, {
-      /** @this {BbrPermit | SystemPermit} */
-      value() {
-        this.release();
-      },
-      writable: true,
-      configurable: true,
-    });
-  }
+  Object.defineProperty(HeldPermit.prototype, Symbol.dispose, {
+    /** @this {HeldPermit} */
+    value() {
+      this.release();
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 module.exports = { ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit };
