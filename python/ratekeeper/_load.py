@@ -23,7 +23,7 @@ from ratekeeper._ratekeeper import Decision, RateLimitExceeded
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from ratekeeper._ratekeeper import _BbrPermitHandle, _SystemPermitHandle
+    from ratekeeper._ratekeeper import _LoadPermitHandle
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -33,7 +33,7 @@ class _HeldPermit:
 
     __slots__ = ("_decision", "_handle")
 
-    def __init__(self, handle: _BbrPermitHandle | _SystemPermitHandle, decision: Decision) -> None:
+    def __init__(self, handle: _LoadPermitHandle, decision: Decision) -> None:
         self._handle = handle
         self._decision = decision
 

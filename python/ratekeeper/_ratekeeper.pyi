@@ -54,9 +54,8 @@ __all__ = [
     "TokenBucket",
     "TrTcm",
     "UnsupportedError",
-    "_BbrPermitHandle",
+    "_LoadPermitHandle",
     "_PermitHandle",
-    "_SystemPermitHandle",
     "__version__",
     "_settle_future",
     "ratelimit_header",
@@ -434,10 +433,10 @@ class Bbr:
     def load(self) -> ManualLoad | SystemLoad | None: ...
     @property
     def clock(self) -> ManualClock | None: ...
-    def _try_acquire(self) -> tuple[Decision, _BbrPermitHandle | None]: ...
+    def _try_acquire(self) -> tuple[Decision, _LoadPermitHandle | None]: ...
 
 @final
-class _BbrPermitHandle:
+class _LoadPermitHandle:
     def release(self) -> None: ...
     @property
     def released(self) -> bool: ...
@@ -491,15 +490,7 @@ class SystemGuard:
     def clock(self) -> ManualClock | None: ...
     @staticmethod
     def _check_count(count: int) -> None: ...
-    def _try_acquire(
-        self, count: int
-    ) -> tuple[Decision, _SystemPermitHandle | None, str | None]: ...
-
-@final
-class _SystemPermitHandle:
-    def release(self) -> None: ...
-    @property
-    def released(self) -> bool: ...
+    def _try_acquire(self, count: int) -> tuple[Decision, _LoadPermitHandle | None, str | None]: ...
 
 @disjoint_base
 class KeyedLimiter:

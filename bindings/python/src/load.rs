@@ -4,7 +4,7 @@
 //! `/proc` and cgroup sampler).
 //!
 //! As for `ConcurrencyLimiter`, an admitted request's permit is a handle
-//! ([`PyBbrPermitHandle`], [`PySystemPermitHandle`]) that releases the Rust
+//! ([`PyLoadPermitHandle`], one class for both) that releases the Rust
 //! permit exactly once, and releases it if it is garbage-collected first so
 //! that the limiter never counts a lost request in flight forever. The
 //! package wraps the handles in `ratekeeper.BbrPermit` and
@@ -287,9 +287,9 @@ impl PyBbr {
     /// Admits a request unless BBR sheds it: the decision, and the permit's
     /// handle when admitted (``ratekeeper.BbrPermit`` wraps it).
     #[pyo3(name = "_try_acquire")]
-    fn try_acquire(slf: &Bound<'_, Self>) -> (PyDecision, Option<PyBbrPermitHandle>) {
+    fn try_acquire(slf: &Bound<'_, Self>) -> (PyDecision, Option<PyLoadPermitHandle>) {
         let (decision, permit) = slf.get().bbr.try_acquire();
-        let handle = permit.map(|p| PyBbrPermitHandle { bbr: slf.clone().unbind(), permit: Mutex::new(Some(p)) });
+        let handle = permit.map(|p| PyLoadPermitHandle::new(Held::Bbr(slf.clone().unbind(), p)));
         (PyDecision(decision), handle)
     }
 
@@ -309,38 +309,63 @@ impl PyBbr {
     }
 }
 
-/// A permit of a ``Bbr``, released exactly once; see ``ratekeeper.BbrPermit``.
-#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "_BbrPermitHandle")]
+/// An admitted request of a ``Bbr`` or a ``SystemGuard``: the limiter and
+/// its permit.
 #[derive(Debug)]
-pub struct PyBbrPermitHandle {
-    bbr: Py<PyBbr>,
-    permit: Mutex<Option<BbrPermit>>,
+enum Held {
+    Bbr(Py<PyBbr>, BbrPermit),
+    Guard(Py<PySystemGuard>, SystemPermit),
+}
+
+impl Held {
+    /// Ends the request in its limiter: records its round trip (and, for the
+    /// guard, its completion).
+    fn release(self) {
+        match self {
+            Held::Bbr(bbr, permit) => bbr.get().bbr.release(permit),
+            Held::Guard(guard, permit) => guard.get().guard.release(permit),
+        }
+    }
+}
+
+/// A permit of a ``Bbr`` or a ``SystemGuard``, released exactly once; see
+/// ``ratekeeper.BbrPermit`` and ``ratekeeper.SystemPermit``.
+#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "_LoadPermitHandle")]
+#[derive(Debug)]
+pub struct PyLoadPermitHandle {
+    held: Mutex<Option<Held>>,
+}
+
+impl PyLoadPermitHandle {
+    fn new(held: Held) -> Self {
+        PyLoadPermitHandle { held: Mutex::new(Some(held)) }
+    }
 }
 
 #[pymethods]
-impl PyBbrPermitHandle {
+impl PyLoadPermitHandle {
     /// Ends the request: its round-trip time is recorded. Does nothing once
     /// released.
     fn release(&self) {
-        let permit = self.permit.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(permit) = permit {
-            self.bbr.get().bbr.release(permit);
+        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(held) = held {
+            held.release();
         }
     }
 
     /// Whether the permit was released.
     #[getter]
     fn released(&self) -> bool {
-        self.permit.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).is_none()
     }
 }
 
-impl Drop for PyBbrPermitHandle {
+impl Drop for PyLoadPermitHandle {
     /// A permit nobody released is released when it is collected (its
-    /// round trip ends then): BBR never counts it in flight forever.
+    /// round trip ends then): the limiter never counts it in flight forever.
     fn drop(&mut self) {
-        if let Some(permit) = self.permit.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
-            self.bbr.get().bbr.release(permit);
+        if let Some(held) = self.held.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
+            held.release();
         }
     }
 }
@@ -527,14 +552,12 @@ impl PySystemGuard {
     fn try_acquire(
         slf: &Bound<'_, Self>,
         count: &Bound<'_, PyAny>,
-    ) -> PyResult<(PyDecision, Option<PySystemPermitHandle>, Option<&'static str>)> {
+    ) -> PyResult<(PyDecision, Option<PyLoadPermitHandle>, Option<&'static str>)> {
         let count = args::non_negative_int(count, "count")? as u64;
         Ok(match slf.get().guard.try_acquire(count) {
-            (decision, Ok(permit)) => (
-                PyDecision(decision),
-                Some(PySystemPermitHandle { guard: slf.clone().unbind(), permit: Mutex::new(Some(permit)) }),
-                None,
-            ),
+            (decision, Ok(permit)) => {
+                (PyDecision(decision), Some(PyLoadPermitHandle::new(Held::Guard(slf.clone().unbind(), permit))), None)
+            }
             (decision, Err(threshold)) => (PyDecision(decision), None, Some(threshold.name())),
         })
     }
@@ -562,42 +585,6 @@ impl PySystemGuard {
         let rest = signal_repr(py, &this.load, &this.clock)?;
         let rest = if parts.is_empty() { rest.trim_start_matches(", ").to_owned() } else { rest };
         Ok(format!("{}({}{rest})", slf.get_type().name()?, parts.join(", ")))
-    }
-}
-
-/// A permit of a ``SystemGuard``, released exactly once; see
-/// ``ratekeeper.SystemPermit``.
-#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "_SystemPermitHandle")]
-#[derive(Debug)]
-pub struct PySystemPermitHandle {
-    guard: Py<PySystemGuard>,
-    permit: Mutex<Option<SystemPermit>>,
-}
-
-#[pymethods]
-impl PySystemPermitHandle {
-    /// Ends the request: its round-trip time is recorded. Does nothing once
-    /// released.
-    fn release(&self) {
-        let permit = self.permit.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(permit) = permit {
-            self.guard.get().guard.release(permit);
-        }
-    }
-
-    /// Whether the permit was released.
-    #[getter]
-    fn released(&self) -> bool {
-        self.permit.lock().unwrap_or_else(PoisonError::into_inner).is_none()
-    }
-}
-
-impl Drop for PySystemPermitHandle {
-    /// A permit nobody released is released when it is collected.
-    fn drop(&mut self) {
-        if let Some(permit) = self.permit.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
-            self.guard.get().guard.release(permit);
-        }
     }
 }
 
@@ -675,10 +662,9 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyManualLoad>()?;
     module.add_class::<PySystemLoad>()?;
     module.add_class::<PyBbr>()?;
-    module.add_class::<PyBbrPermitHandle>()?;
+    module.add_class::<PyLoadPermitHandle>()?;
     module.add_class::<PyBbrStats>()?;
     module.add_class::<PySystemGuard>()?;
-    module.add_class::<PySystemPermitHandle>()?;
     module.add_class::<PySystemStats>()?;
     Ok(())
 }
