@@ -37,6 +37,7 @@ pub use rolling::MAX_BUCKETS;
 use crate::decision::Decision;
 use crate::error::{Argument, Error};
 use crate::load::Load;
+use crate::ticks::ceil_div;
 
 const MICROS_PER_SECOND: i64 = 1_000_000;
 
@@ -353,7 +354,7 @@ impl Bbr {
     /// as the function Kratos' `Allow` returns.
     pub fn release(&mut self, permit: BbrPermit, now_micros: i64) {
         let elapsed = now_micros.saturating_sub(permit.start_micros).max(0);
-        let rt_millis = ceil(elapsed as f64 / 1000.0) as u64;
+        let rt_millis = ceil_div(elapsed as u64, 1000);
         let bucket = self.bucket(now_micros);
         self.added_at(bucket);
         if rt_millis > 0 {
