@@ -244,26 +244,26 @@ impl PyBbr {
     /// The statistics' window in seconds.
     #[getter]
     fn window(&self) -> f64 {
-        seconds_from_micros(self.bbr.snapshot().config().window_micros)
+        seconds_from_micros(self.bbr.config().window_micros)
     }
 
     /// How many buckets the window is split into.
     #[getter]
     fn buckets(&self) -> u32 {
-        self.bbr.snapshot().config().buckets
+        self.bbr.config().buckets
     }
 
     /// The CPU usage at or above which BBR sheds.
     #[getter]
     fn cpu_threshold(&self) -> f64 {
-        self.bbr.snapshot().config().cpu_threshold
+        self.bbr.config().cpu_threshold
     }
 
     /// Seconds after shedding began during which BBR keeps shedding
     /// although the CPU is below its threshold.
     #[getter]
     fn cool_down(&self) -> f64 {
-        seconds_from_micros(self.bbr.snapshot().config().cool_down_micros)
+        seconds_from_micros(self.bbr.config().cool_down_micros)
     }
 
     /// What BBR sees now (Kratos' ``Stat``).
@@ -296,7 +296,7 @@ impl PyBbr {
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
         let this = slf.get();
-        let c = *this.bbr.snapshot().config();
+        let c = this.bbr.config();
         Ok(format!(
             "{}(window={}, buckets={}, cpu_threshold={}, cool_down={}{})",
             slf.get_type().name()?,

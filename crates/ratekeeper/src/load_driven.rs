@@ -59,6 +59,12 @@ impl<T, C: Clock> Driven<T, C> {
         Load::new(self.signal.cpu_usage().unwrap_or(0.0), self.signal.load_average().unwrap_or(0.0))
     }
 
+    /// Reads the core without a time or a load: for what no decision
+    /// changes (the parameters).
+    fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).core)
+    }
+
     /// Runs `f` on the core at the current time (never earlier than the
     /// last call's).
     fn with<R>(&self, f: impl FnOnce(&mut T, i64, Load) -> R) -> R {
@@ -136,9 +142,14 @@ impl<C: Clock> Bbr<C> {
         self.inner.with(|bbr, now, load| bbr.stats(now, load))
     }
 
+    /// The parameters.
+    pub fn config(&self) -> BbrConfig {
+        self.inner.read(|bbr| *bbr.config())
+    }
+
     /// A copy of the core state machine.
     pub fn snapshot(&self) -> CoreBbr {
-        self.inner.with(|bbr, _, _| bbr.clone())
+        self.inner.read(CoreBbr::clone)
     }
 
     /// The limiter's clock.
@@ -226,7 +237,7 @@ impl<C: Clock> SystemGuard<C> {
 
     /// The rule.
     pub fn rule(&self) -> SystemRule {
-        self.inner.with(|guard, _, _| *guard.rule())
+        self.inner.read(|guard| *guard.rule())
     }
 
     /// The entry statistics now (Sentinel's entry node).
