@@ -209,6 +209,15 @@ arguments! {
         SampleInterval,
         /// The weight a load sampler gives the previous smoothed CPU usage.
         Decay,
+        /// Permits a cycle limiter's cycle brings (Resilience4j's
+        /// `limitForPeriod`): a positive Java `int`.
+        LimitForPeriod,
+        /// A cycle limiter's cycle (Resilience4j's `limitRefreshPeriod`): a
+        /// duration of at least 1 µs.
+        LimitRefreshPeriod,
+        /// The longest wait a cycle limiter gives (Resilience4j's
+        /// `timeoutDuration`): a duration of at least 0.
+        TimeoutDuration,
     }
 }
 
@@ -284,6 +293,9 @@ impl Argument {
             Argument::LoadAverage => "load_average",
             Argument::SampleInterval => "interval",
             Argument::Decay => "decay",
+            Argument::LimitForPeriod => "limit_for_period",
+            Argument::LimitRefreshPeriod => "limit_refresh_period",
+            Argument::TimeoutDuration => "timeout_duration",
         }
     }
 
@@ -361,6 +373,9 @@ impl Argument {
             Argument::MaxThread => "must be between 0 and 9223372036854775807",
             Argument::SampleInterval => duration_requirement!("1000"),
             Argument::Decay => "must be at least 0.0 and below 1.0",
+            Argument::LimitForPeriod => "must be between 1 and 2147483647",
+            Argument::LimitRefreshPeriod => duration_requirement!("1"),
+            Argument::TimeoutDuration => duration_requirement!("0"),
         }
     }
 

@@ -28,6 +28,8 @@
 //!   concurrency-limits' rules), driving a [`ConcurrencyLimiter`].
 //! * [`Bbr`] and [`SystemGuard`] — load shedding driven by the system's
 //!   [`Load`]: Kratos' BBR limiter and Sentinel's system rule.
+//! * [`CycleLimiter`] — Resilience4j's `AtomicRateLimiter`: permits per
+//!   cycle, reserved ahead within a timeout.
 //! * [`Composite`] and [`composite::check_all`] — several limits admitted
 //!   all or nothing.
 //!
@@ -58,6 +60,7 @@ pub mod bbr;
 mod color;
 pub mod composite;
 pub mod concurrency;
+pub mod cycle;
 pub mod decision;
 pub mod duration;
 mod error;
@@ -88,6 +91,7 @@ pub use bbr::{Bbr, BbrConfig, BbrPermit, BbrStats};
 pub use color::Color;
 pub use composite::Composite;
 pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
+pub use cycle::{CycleConfig, CycleLimiter, CycleMetrics};
 pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
 pub use fixed_window::FixedWindow;
