@@ -367,6 +367,27 @@ fn integer_bounds() -> Vec<Bound> {
             (1, 4),
             ("at least one", ""),
         ),
+        b(
+            "cycle_config limit_for_period",
+            Argument::LimitForPeriod,
+            |v| ok(ratekeeper::cycle_config(v, us(1), us(0))),
+            (1, i32::MAX as u64),
+            ("between 1", "2147483647"),
+        ),
+        b(
+            "cycle_config limit_refresh_period",
+            Argument::LimitRefreshPeriod,
+            |v| ok(ratekeeper::cycle_config(1, us(v), us(0))),
+            (1, MAX_MICROS),
+            ("between 1", micros_text),
+        ),
+        b(
+            "cycle_config timeout_duration",
+            Argument::TimeoutDuration,
+            |v| ok(ratekeeper::cycle_config(1, us(1), us(v))),
+            (0, MAX_MICROS),
+            ("", micros_text),
+        ),
     ]
 }
 

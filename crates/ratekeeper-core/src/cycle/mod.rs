@@ -264,10 +264,23 @@ impl CycleLimiter {
     /// same request would be admitted ([`NEVER`] when it never would: more
     /// permits than the timeout lets the cycles bring).
     pub fn acquire_permission(&mut self, permits: u64, now_micros: i64) -> Decision {
+        self.acquire_within(permits, self.config.timeout_micros, now_micros)
+    }
+
+    /// [`acquire_permission`](Self::acquire_permission) with a timeout of 0
+    /// for this one request, whatever the configured one: admitted only
+    /// when the current cycle has the permits, never with a wait. Not a
+    /// Resilience4j method (its callers would build a second limiter with a
+    /// zero timeout); the state change is the same `calculateNextState`.
+    pub fn try_acquire_permission(&mut self, permits: u64, now_micros: i64) -> Decision {
+        self.acquire_within(permits, 0, now_micros)
+    }
+
+    fn acquire_within(&mut self, permits: u64, timeout_micros: i64, now_micros: i64) -> Decision {
         let now = self.time(now_micros);
-        let next = self.next(permits, Some(self.config.timeout_micros), now);
+        let next = self.next(permits, Some(timeout_micros), now);
         self.save(&next, now);
-        self.decision(permits, &next, now)
+        self.decision(permits, timeout_micros, &next, now)
     }
 
     /// Resilience4j's `reservePermission(permits)`: the same state change
@@ -306,7 +319,7 @@ impl CycleLimiter {
     }
 
     /// The answer to a request of `permits` whose arithmetic gave `next`.
-    fn decision(&self, permits: u64, next: &Next, now: i64) -> Decision {
+    fn decision(&self, permits: u64, timeout_micros: i64, next: &Next, now: i64) -> Decision {
         let limit = self.config.limit_for_period;
         let window = self.config.limit_refresh_period_micros;
         let remaining = u64::try_from(next.permissions.max(0)).unwrap_or(u64::MAX);
@@ -316,7 +329,7 @@ impl CycleLimiter {
             decision.wait_micros = saturate(next.wait);
             decision
         } else {
-            let retry_after = self.retry_after(i128::from(permits), next, now);
+            let retry_after = self.retry_after(i128::from(permits), timeout_micros, next, now);
             Decision::refused(limit, remaining, retry_after, reset_after, window)
         }
     }
@@ -342,9 +355,9 @@ impl CycleLimiter {
     /// gives (capped at the limit), and within each the wait again shrinks
     /// to its least at the cycle's last microsecond: the answer is in the
     /// first later cycle whose count makes that least wait fit.
-    fn retry_after(&self, permits: i128, next: &Next, now: i64) -> i64 {
+    fn retry_after(&self, permits: i128, timeout_micros: i64, next: &Next, now: i64) -> i64 {
         let (period, limit) = (self.period(), self.limit());
-        let timeout = i128::from(self.config.timeout_micros);
+        let timeout = i128::from(timeout_micros);
         let now = i128::from(now);
         let cycle = i128::from(next.cycle);
         let in_this_cycle = next.wait - timeout;

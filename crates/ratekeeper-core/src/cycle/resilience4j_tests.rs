@@ -632,3 +632,17 @@ fn time_never_goes_back() {
     assert!(!acquire(&mut limiter, 0));
     assert_eq!(limiter.metrics(0).cycle, 3);
 }
+
+/// A try takes only what the current cycle has, with no wait, whatever the
+/// timeout; its refusal's retry-after is for a try too.
+#[test]
+fn a_try_never_reserves_ahead() {
+    let mut limiter = setup(CYCLE);
+    assert!(limiter.try_acquire_permission(1, 10).allowed);
+    let refused = limiter.try_acquire_permission(1, 10);
+    assert!(!refused.allowed);
+    assert_eq!(refused.retry_after_micros, CYCLE - 10);
+    assert_eq!(metrics(&limiter, 10), (0, CYCLE - 10));
+    assert_eq!(limiter.acquire_permission(1, 10).wait_micros, CYCLE - 10);
+    assert_eq!(limiter.try_acquire_permission(2, 10).retry_after_micros, NEVER);
+}
