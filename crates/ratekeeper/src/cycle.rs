@@ -176,7 +176,13 @@ impl<C: Clock> CycleLimiter<C> {
     /// reservation ahead, whatever the timeout (not a Resilience4j method;
     /// its `acquirePermission` always uses the configured timeout).
     pub fn try_acquire_permission(&self, permits: u64) -> bool {
-        self.with(|core, now| core.try_acquire_permission(permits, now)).allowed
+        self.check_now(permits).allowed
+    }
+
+    /// [`try_acquire_permission`](Self::try_acquire_permission) answered
+    /// with the decision (a refusal's `retry_after` is for another try).
+    pub fn check_now(&self, permits: u64) -> Decision {
+        self.with(|core, now| core.try_acquire_permission(permits, now))
     }
 
     /// Sets the permits per cycle from the next calculation on
