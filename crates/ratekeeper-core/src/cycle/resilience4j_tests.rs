@@ -25,7 +25,15 @@
 //!   absolute start time;
 //! * `RateLimiterConfigTest`'s `builderTimeoutIsNull` and
 //!   `builderRefreshPeriodIsNull` (Rust has no null); its "too large"
-//!   durations are std tests, where a `Duration` can exceed `i64::MAX` µs.
+//!   durations are std tests, where a `Duration` can exceed `i64::MAX` µs;
+//! * the module's other tests: `RateLimiterTest`,
+//!   `RateLimiterWithConditionalDrainTest` and its integration test check
+//!   the decorators (`decorateSupplier`, `drainPermissionsOnResult`) over a
+//!   mocked limiter, `RateLimiterEventPublisherTest` the events,
+//!   `RateLimiterRegistryTest` and `InMemoryRateLimiterRegistryTest` the
+//!   registry of limiters by name, `SemaphoreBasedRateLimiter*Test` the other
+//!   implementation, `RequestNotPermittedExceptionTest` the exception: none
+//!   of these is part of the algorithm, and ratekeeper has none of them.
 //!
 //! After them come this port's own tests: the decision's retry-after and
 //! reset-after against a replay, the worst case, and the deliberate
