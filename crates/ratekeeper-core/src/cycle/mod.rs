@@ -394,7 +394,10 @@ fn saturate(value: i128) -> i64 {
 
 /// A cost is a number of permits; a decision is
 /// [`acquire_permission`](CycleLimiter::acquire_permission)'s, so an
-/// admitted request may come with a wait.
+/// admitted request may come with a wait. Like the token bucket in debt, a
+/// cost of 0 is not always admitted: while permits are reserved ahead (a
+/// negative count) it waits for the next cycle, as Resilience4j's
+/// `acquirePermission(0)` does, and is refused when the timeout is shorter.
 impl Admission for CycleLimiter {
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
         self.acquire_permission(cost, now_micros)

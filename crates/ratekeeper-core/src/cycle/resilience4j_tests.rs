@@ -654,3 +654,19 @@ fn a_try_never_reserves_ahead() {
     assert_eq!(limiter.acquire_permission(1, 10).wait_micros, CYCLE - 10);
     assert_eq!(limiter.try_acquire_permission(2, 10).retry_after_micros, NEVER);
 }
+
+/// A cost of 0 waits for the next cycle while the count is negative, as
+/// Resilience4j's `acquirePermission(0)`; `peek` changes nothing.
+#[test]
+fn zero_permits_in_debt_wait_for_the_next_cycle() {
+    let mut limiter = setup(CYCLE);
+    assert_eq!(limiter.acquire_permission(0, 10).wait_micros, 0);
+    assert!(acquire(&mut limiter, 10));
+    assert_eq!(limiter.acquire_permission(1, 10).wait_micros, CYCLE - 10);
+    let before = limiter;
+    let zero = limiter.peek(0, 20);
+    assert_eq!((zero.allowed, zero.wait_micros), (true, CYCLE - 20));
+    assert_eq!(limiter, before);
+    assert!(!limiter.try_acquire_permission(0, 20).allowed);
+    assert_eq!(limiter.check(0, 20).wait_micros, CYCLE - 20);
+}
