@@ -28,6 +28,9 @@
 //!   concurrency-limits' rules), driving a [`ConcurrencyLimiter`].
 //! * [`Bbr`] and [`SystemGuard`] — load shedding driven by the system's
 //!   [`Load`]: Kratos' BBR limiter and Sentinel's system rule.
+//! * [`FlowController`] — Sentinel's flow rule: its default (with
+//!   occupy-next-window priority), warm-up, rate-limiter and warm-up
+//!   rate-limiter controllers on its sliding statistics.
 //! * [`Composite`] and [`composite::check_all`] — several limits admitted
 //!   all or nothing.
 //!
@@ -62,6 +65,7 @@ pub mod decision;
 pub mod duration;
 mod error;
 pub mod fixed_window;
+pub mod flow;
 pub mod full;
 pub mod gcra;
 mod go;
@@ -91,6 +95,7 @@ pub use concurrency::{ConcurrencyLimiter, ConcurrencyPolicy, Outcome, Permit};
 pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
 pub use fixed_window::FixedWindow;
+pub use flow::{ControlBehavior, FlowController, FlowGrade, FlowPermit, FlowRule, FlowStats};
 pub use full::Full;
 pub use gcra::Gcra;
 pub use gradient::{Gradient, GradientConfig};
