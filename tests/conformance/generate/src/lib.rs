@@ -19,6 +19,7 @@ use ratekeeper_core::{Algorithm, Decision};
 mod adaptive;
 mod admission;
 mod composite;
+mod flow;
 mod gcra;
 mod leaky;
 mod load;
@@ -90,6 +91,7 @@ pub fn all_files() -> Vec<VectorFile> {
         VectorFile { name: "adaptive.json", cases: adaptive::cases() },
         VectorFile { name: "composite.json", cases: composite::cases() },
         VectorFile { name: "load.json", cases: load::cases() },
+        VectorFile { name: "flow.json", cases: flow::cases() },
     ]
 }
 

@@ -28,6 +28,7 @@ use serde_json::Value;
 mod adaptive;
 pub mod admission;
 mod composite;
+mod flow;
 mod keyed;
 mod load;
 mod markers;
@@ -135,6 +136,7 @@ pub fn run_case(case: &Value) -> Result<(), String> {
         "composite" => composite::run(limiter, case),
         "bbr" => load::run_bbr(limiter, case),
         "system_guard" => load::run_system_guard(limiter, case),
+        "flow" => flow::run(limiter, case),
         "keyed" => keyed::run(limiter, case),
         "manual_clock" => keyed::run_clock(case),
         other => Err(format!("unsupported algorithm {other:?}")),
