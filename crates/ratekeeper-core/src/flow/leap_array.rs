@@ -54,34 +54,35 @@ impl<B> Window<B> {
     }
 }
 
-/// Sentinel's `LeapArray` over buckets of type `B`; see the
+/// Sentinel's `LeapArray` over buckets of type `B`, with room for `N`
+/// buckets (at most `N` may be asked for); see the
 /// [module documentation](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeapArray<B> {
+pub struct LeapArray<B, const N: usize = MAX_SAMPLE_COUNT> {
     window_length_ms: i64,
     sample_count: usize,
     interval_ms: i64,
     /// A future array (`FutureBucketLeapArray`) counts only the windows
     /// that have not begun; a plain one those of the last interval.
     future: bool,
-    slots: [Option<Window<B>>; MAX_SAMPLE_COUNT],
+    slots: [Option<Window<B>>; N],
 }
 
 /// Checks a leap array's shape as Sentinel's `LeapArray` constructor and
 /// `FlowRuleUtil.isWindowConfigValid` do.
-pub(crate) fn check_shape(sample_count: u32, interval_ms: u32) -> Result<(), Error> {
+pub(crate) fn check_shape(sample_count: u32, interval_ms: u32, most: usize) -> Result<(), Error> {
     if interval_ms == 0 || interval_ms > i32::MAX as u32 {
         return Err(Error::invalid_int(Argument::IntervalMs, i64::from(interval_ms)));
     }
-    if sample_count == 0 || sample_count as usize > MAX_SAMPLE_COUNT || interval_ms % sample_count != 0 {
+    if sample_count == 0 || sample_count as usize > most || interval_ms % sample_count != 0 {
         return Err(Error::invalid_int(Argument::SampleCount, i64::from(sample_count)));
     }
     Ok(())
 }
 
-impl<B: Copy> LeapArray<B> {
+impl<B: Copy, const N: usize> LeapArray<B, N> {
     /// A leap array of `sample_count` buckets over `interval_ms`: at most
-    /// [`MAX_SAMPLE_COUNT`] buckets, and the interval evenly divided.
+    /// `N` buckets (and [`MAX_SAMPLE_COUNT`]), the interval evenly divided.
     pub fn new(sample_count: u32, interval_ms: u32) -> Result<Self, Error> {
         Self::with_kind(sample_count, interval_ms, false)
     }
@@ -93,13 +94,13 @@ impl<B: Copy> LeapArray<B> {
     }
 
     fn with_kind(sample_count: u32, interval_ms: u32, future: bool) -> Result<Self, Error> {
-        check_shape(sample_count, interval_ms)?;
+        check_shape(sample_count, interval_ms, N.min(MAX_SAMPLE_COUNT))?;
         Ok(LeapArray {
             window_length_ms: i64::from(interval_ms / sample_count),
             sample_count: sample_count as usize,
             interval_ms: i64::from(interval_ms),
             future,
-            slots: [None; MAX_SAMPLE_COUNT],
+            slots: [None; N],
         })
     }
 
@@ -199,7 +200,7 @@ impl<B: Copy> LeapArray<B> {
     }
 }
 
-impl LeapArray<MetricBucket> {
+impl<const N: usize> LeapArray<MetricBucket, N> {
     /// The window of `time_ms` in a plain bucket array (Sentinel's
     /// `BucketLeapArray`): a new window starts empty.
     pub fn current_bucket(&mut self, time_ms: i64) -> Option<&mut MetricBucket> {

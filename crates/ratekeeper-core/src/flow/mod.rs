@@ -282,7 +282,7 @@ impl FlowController {
     /// [`DEFAULT_INTERVAL_MS`]).
     pub fn new(rule: FlowRule, sample_count: u32, interval_ms: u32) -> Result<Self, Error> {
         rule.validate()?;
-        check_shape(sample_count, interval_ms)?;
+        check_shape(sample_count, interval_ms, leap_array::MAX_SAMPLE_COUNT)?;
         Ok(FlowController { rule, node: StatisticNode::new(sample_count, interval_ms)?, rater: Rater::of(&rule) })
     }
 

@@ -37,7 +37,7 @@ pub trait FlowNode {
 pub struct StatisticNode {
     second: OccupiableBucketLeapArray,
     /// The last two whole seconds (Sentinel's minute array, cut down).
-    minute: LeapArray<MetricBucket>,
+    minute: LeapArray<MetricBucket, 2>,
     cur_thread_num: u64,
 }
 

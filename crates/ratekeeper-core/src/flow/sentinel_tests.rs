@@ -602,6 +602,14 @@ mod tests {
         assert_eq!(admitted, 10);
     }
 
+    /// The whole state is fixed arrays: 64 metric buckets, 64 booking
+    /// buckets and the two seconds of the minute array.
+    #[test]
+    fn the_state_is_bounded() {
+        let size = core::mem::size_of::<FlowController>();
+        assert!(size <= 5_600, "{size} bytes");
+    }
+
     /// A rule Sentinel's `FlowRuleUtil.isValidRule` ignores is an error
     /// naming the field; so is a statistics shape its `LeapArray` refuses.
     #[test]
