@@ -17,11 +17,23 @@
 //!   updates one after the other: there are no threads in the core, and
 //!   the wrapper's lock serialises them.
 //!
-//! Differences kept on purpose (see the module documentation): windows and
-//! whole seconds are aligned to the controller's creation; a fresh rate
-//! limiter admits its first request at once and a fresh warm-up controller
-//! fills its store on its first request, as Sentinel's do when its clock
-//! reads decades after 1970; a rule Sentinel would ignore is an error.
+//! Differences kept on purpose (see the module documentation):
+//! - windows and whole seconds are aligned to the controller's creation,
+//!   not to the epoch;
+//! - a fresh rate limiter admits its first request at once and a fresh
+//!   warm-up controller fills its store on its first request, as Sentinel's
+//!   do when its clock reads decades after 1970;
+//! - a request admitted after a queueing wait counts as passed when it is
+//!   decided; Sentinel counts it after its sleep, in the window where it
+//!   goes through (the core cannot write into a window that has not begun
+//!   without booking it, which only occupied passes do);
+//! - the occupy timeout is Sentinel's default, 500 ms, not a setting;
+//! - a rule Sentinel would ignore (or fall back from, for a cold factor of
+//!   1 or less) is an error, and an infinite count is refused;
+//! - the rate limiter counts a count below 0.5 in nanoseconds, where
+//!   Sentinel's constructor divides by zero;
+//! - token counts are 64-bit where Sentinel's `int`s overflow, and
+//!   arithmetic saturates where Java's wraps.
 
 extern crate std;
 use std::vec::Vec;
