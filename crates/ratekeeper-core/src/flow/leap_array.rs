@@ -119,8 +119,11 @@ impl<B: Copy, const N: usize> LeapArray<B, N> {
         self.interval_ms
     }
 
+    /// The slot of `time_ms`. Floor division: before the owner's creation
+    /// (the previous window of the first one) is a slot of its own, as the
+    /// times before any Sentinel clock reading are.
     fn index(&self, time_ms: i64) -> usize {
-        (time_ms / self.window_length_ms).rem_euclid(self.sample_count as i64) as usize
+        time_ms.div_euclid(self.window_length_ms).rem_euclid(self.sample_count as i64) as usize
     }
 
     /// The window holding `time_ms`, its bucket made fresh with

@@ -571,6 +571,17 @@ mod tests {
         assert_eq!(flow.check(5, false, 1_000_000).unwrap().0.retry_after_micros, crate::decision::NEVER);
     }
 
+    /// In the first second the previous second is empty: it lies before
+    /// the creation (a Sentinel clock never reads such a time).
+    #[test]
+    fn the_previous_second_of_the_first_is_empty() {
+        let mut flow = FlowController::new(FlowRule::qps(100.0), 2, 1000).unwrap();
+        flow.add_pass(15, 0);
+        assert_eq!(flow.stats(680_000).previous_pass_qps, 0.0);
+        assert_eq!(flow.stats(1_680_000).previous_pass_qps, 15.0);
+        assert_eq!(flow.stats(2_000_000).previous_pass_qps, 0.0);
+    }
+
     /// Usage added unconditionally counts against the rule.
     #[test]
     fn added_passes_count() {
