@@ -237,4 +237,43 @@ mod tests {
         assert!(flow.check(u32::MAX, false).is_err());
         assert!(FlowController::new(FlowRule::qps(1.0), 3, 1000).is_err());
     }
+
+    /// Sentinel's `FlowPartialIntegrationTest`, the cases about one
+    /// resource's rule (`testQpsRegex`, `testOriginFlowRule`,
+    /// `testFlowRule_other`, `testStrategy` and `testStrategy_chain` pick
+    /// resources, origins and nodes, which a `FlowController` has not).
+    mod flow_partial_integration_test {
+        use super::*;
+
+        /// `testQPSGrade`: one entry per second passes, the second is
+        /// blocked.
+        #[test]
+        fn test_qps_grade() {
+            let flow = FlowController::with_clock(FlowRule::qps(1.0), 2, 1000, ManualClock::new()).unwrap();
+            let e = flow.entry(1, false).unwrap().expect("the first passes");
+            drop(e);
+            assert!(flow.entry(1, false).unwrap().is_err());
+        }
+
+        /// `testThreadGrade`: while another thread holds its entry, the
+        /// second entry of a thread-grade rule of 1 is blocked.
+        #[test]
+        fn test_thread_grade() {
+            let flow = FlowController::with_clock(FlowRule::thread(1.0), 2, 1000, ManualClock::new()).unwrap();
+            let (entered, release) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let e = flow.entry(1, false).unwrap().expect("the holder passes");
+                    entered.wait();
+                    release.wait();
+                    drop(e);
+                });
+                entered.wait();
+                let second = flow.entry(1, false).unwrap().map(|e| e.decision().allowed);
+                release.wait(); // before asserting: a failure must not leave the holder waiting
+                assert!(second.is_err());
+            });
+            assert!(flow.entry(1, false).unwrap().is_ok());
+        }
+    }
 }
