@@ -269,6 +269,13 @@ pub struct FlowStats {
 
 /// Sentinel's flow rule as a state machine; see the
 /// [module documentation](self).
+///
+/// Worst case (detailed in the module documentation): the default and
+/// warm-up controllers admit at most `count × interval` in the last
+/// `sample_count` buckets, so up to twice that in any `interval` of time;
+/// the thread grade at most `count` in flight; the rate limiters one
+/// request per cost, plus what their queue of `max_queueing_time_ms`
+/// holds. The state is fixed arrays (5,456 bytes), never allocated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowController {
     rule: FlowRule,
