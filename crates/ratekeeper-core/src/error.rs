@@ -218,6 +218,24 @@ arguments! {
         /// The longest wait a cycle limiter gives (Resilience4j's
         /// `timeoutDuration`): a duration of at least 0.
         TimeoutDuration,
+        /// A flow rule's threshold (Sentinel's `count`): per second or in
+        /// flight, finite and not negative.
+        Count,
+        /// A flow rule's warm-up period in whole seconds (Sentinel's
+        /// `warmUpPeriodSec`).
+        WarmUpPeriodSec,
+        /// A flow rule's cold factor: Sentinel's is an integer above 1.
+        FlowColdFactor,
+        /// A flow rule's queueing bound in whole milliseconds (Sentinel's
+        /// `maxQueueingTimeMs`).
+        MaxQueueingTimeMs,
+        /// How many buckets Sentinel's statistics split their interval into.
+        SampleCount,
+        /// The interval of Sentinel's statistics in whole milliseconds.
+        IntervalMs,
+        /// How many permits a flow check asks for (Sentinel's
+        /// `acquireCount`, a Java `int`): 0 allowed.
+        AcquireCount,
     }
 }
 
@@ -296,6 +314,13 @@ impl Argument {
             Argument::LimitForPeriod => "limit_for_period",
             Argument::LimitRefreshPeriod => "limit_refresh_period",
             Argument::TimeoutDuration => "timeout_duration",
+            Argument::Count => "count",
+            Argument::WarmUpPeriodSec => "warm_up_period_sec",
+            Argument::FlowColdFactor => "cold_factor",
+            Argument::MaxQueueingTimeMs => "max_queueing_time_ms",
+            Argument::SampleCount => "sample_count",
+            Argument::IntervalMs => "interval_ms",
+            Argument::AcquireCount => "acquire_count",
         }
     }
 
@@ -376,6 +401,12 @@ impl Argument {
             Argument::LimitForPeriod => "must be between 1 and 2147483647",
             Argument::LimitRefreshPeriod => duration_requirement!("1"),
             Argument::TimeoutDuration => duration_requirement!("0"),
+            Argument::Count => "must be finite and not negative",
+            Argument::WarmUpPeriodSec => "must be between 1 and 2147483647 seconds",
+            Argument::FlowColdFactor => "must be a whole number between 2 and 2147483647",
+            Argument::MaxQueueingTimeMs | Argument::IntervalMs => "must be between 1 and 2147483647 milliseconds",
+            Argument::SampleCount => "must be between 1 and 64 and divide interval_ms",
+            Argument::AcquireCount => "must be between 0 and 2147483647",
         }
     }
 
@@ -401,6 +432,7 @@ impl Argument {
                 | Argument::CpuUsage
                 | Argument::LoadAverage
                 | Argument::Decay
+                | Argument::Count
         )
     }
 }

@@ -30,6 +30,9 @@
 //!   [`Load`]: Kratos' BBR limiter and Sentinel's system rule.
 //! * [`CycleLimiter`] — Resilience4j's `AtomicRateLimiter`: permits per
 //!   cycle, reserved ahead within a timeout.
+//! * [`FlowController`] — Sentinel's flow rule: its default (with
+//!   occupy-next-window priority), warm-up, rate-limiter and warm-up
+//!   rate-limiter controllers on its sliding statistics.
 //! * [`Composite`] and [`composite::check_all`] — several limits admitted
 //!   all or nothing.
 //!
@@ -65,6 +68,7 @@ pub mod decision;
 pub mod duration;
 mod error;
 pub mod fixed_window;
+pub mod flow;
 pub mod full;
 pub mod gcra;
 mod go;
@@ -95,6 +99,7 @@ pub use cycle::{CycleConfig, CycleLimiter, CycleMetrics};
 pub use decision::{Decision, NEVER};
 pub use error::{Argument, Error, InvalidArgument, Value};
 pub use fixed_window::FixedWindow;
+pub use flow::{ControlBehavior, FlowController, FlowGrade, FlowPermit, FlowRule, FlowStats};
 pub use full::Full;
 pub use gcra::Gcra;
 pub use gradient::{Gradient, GradientConfig};

@@ -36,6 +36,7 @@ mod clock;
 mod composite;
 mod concurrency;
 mod cycle;
+mod flow;
 mod gcra;
 pub mod headers;
 pub mod keyed;
@@ -58,6 +59,7 @@ pub use clock::{AnyClock, Clock, ManualClock, MonotonicClock};
 pub use composite::CompositeLimiter;
 pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use cycle::{cycle_config, CycleLimiter, CycleLimiterMetrics};
+pub use flow::{FlowController, FlowEntry};
 pub use gcra::Gcra;
 pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
@@ -66,6 +68,7 @@ pub use load_driven::{Bbr, BbrGuard, SystemGuard, SystemPermitGuard};
 pub use markers::{SrTcm, TrTcm};
 pub use rate_limiter::{wait_as_seconds, RateLimiter, RateLimiterBuilder};
 pub use ratekeeper_core::cycle::CycleConfig;
+pub use ratekeeper_core::flow::{ControlBehavior, FlowGrade, FlowPermit, FlowRule, FlowStats};
 pub use ratekeeper_core::token_bucket::Reservation;
 pub use ratekeeper_core::{
     cost_from_i64, unsigned_from_i64, Admission, AimdConfig, Algorithm, Argument, BbrConfig, BbrPermit, BbrStats,

@@ -20,6 +20,7 @@ mod adaptive;
 mod admission;
 mod composite;
 mod cycle;
+mod flow;
 mod gcra;
 mod leaky;
 mod load;
@@ -92,6 +93,7 @@ pub fn all_files() -> Vec<VectorFile> {
         VectorFile { name: "composite.json", cases: composite::cases() },
         VectorFile { name: "load.json", cases: load::cases() },
         VectorFile { name: "cycle.json", cases: cycle::cases() },
+        VectorFile { name: "flow.json", cases: flow::cases() },
     ]
 }
 

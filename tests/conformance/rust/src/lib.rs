@@ -29,6 +29,7 @@ mod adaptive;
 pub mod admission;
 mod composite;
 mod cycle;
+mod flow;
 mod keyed;
 mod load;
 mod markers;
@@ -137,6 +138,7 @@ pub fn run_case(case: &Value) -> Result<(), String> {
         "bbr" => load::run_bbr(limiter, case),
         "system_guard" => load::run_system_guard(limiter, case),
         "cycle" => cycle::run(limiter, case),
+        "flow" => flow::run(limiter, case),
         "keyed" => keyed::run(limiter, case),
         "manual_clock" => keyed::run_clock(case),
         other => Err(format!("unsupported algorithm {other:?}")),
