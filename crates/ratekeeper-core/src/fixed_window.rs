@@ -117,8 +117,11 @@ impl FixedWindow {
         // Whole again at the end of the window, or now if nothing is counted.
         let reset_after = |counted: u64| if counted == 0 { 0 } else { to_end };
         let after = count.saturating_add(cost);
-        if after <= self.limit {
-            let decision = Decision::allowed(self.limit, self.limit - after, reset_after(after), self.window_micros);
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= self.limit {
+            let decision =
+                Decision::allowed(self.limit, self.limit.saturating_sub(after), reset_after(after), self.window_micros);
             return (decision, (cost > 0).then_some((index, after)));
         }
         let retry_after = if cost > self.limit { NEVER } else { to_end };
@@ -240,6 +243,8 @@ mod tests {
         let refused = w.check(1, 300);
         assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 2, 0));
         assert_eq!(refused.retry_after_micros, 700);
+        let look = w.peek(0, 300);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
         let d = w.check(2, 1_000);
         assert_eq!((d.allowed, d.remaining), (true, 0));
         // Higher: the difference at once, in the same window.

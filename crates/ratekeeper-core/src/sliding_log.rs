@@ -210,7 +210,9 @@ impl<S: LogStorage> SlidingLog<S> {
         let total = self.total - expired_units;
         let after = total.saturating_add(cost);
         let newest = self.entries().skip(skip).last();
-        if after <= self.limit {
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= self.limit {
             let reset_after = if after == 0 {
                 0
             } else if cost > 0 {
@@ -218,7 +220,7 @@ impl<S: LogStorage> SlidingLog<S> {
             } else {
                 newest.map_or(0, |e| self.until_out(e.at_micros, t))
             };
-            return Decision::allowed(self.limit, self.limit - after, reset_after, self.window_micros);
+            return Decision::allowed(self.limit, self.limit.saturating_sub(after), reset_after, self.window_micros);
         }
         let retry_after = if cost > self.limit {
             NEVER
@@ -423,7 +425,8 @@ mod tests {
         let refused = l.check(1, 600);
         assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 2, 0));
         assert_eq!(refused.retry_after_micros, 800);
-        assert_eq!(l.peek(0, 600).remaining, 0);
+        let look = l.check(0, 600);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
         assert!(!l.check(1, 1_399).allowed);
         assert!(l.check(2, 1_400).allowed);
         // Higher (up to the storage's 8): the difference at once.

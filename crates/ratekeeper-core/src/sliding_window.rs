@@ -160,9 +160,11 @@ impl SlidingWindow {
         };
         let total: u64 = counts[..n].iter().map(|&c| u64::from(c)).sum();
         let after = total.saturating_add(cost);
-        if after <= limit {
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= limit {
             counts[slot] = counts[slot].saturating_add(cost as u32);
-            let decision = Decision::allowed(limit, limit - after, reset_after(&counts), window);
+            let decision = Decision::allowed(limit, limit.saturating_sub(after), reset_after(&counts), window);
             return (decision, (cost > 0).then_some((index, counts)));
         }
         let retry_after = if cost > limit {
@@ -329,6 +331,8 @@ mod tests {
         let refused = w.check(1, 500_000);
         assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 3, 0));
         assert_eq!(refused.retry_after_micros, 500_000);
+        let look = w.check(0, 500_000);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
         assert!(!w.check(1, 999_999).allowed);
         assert!(w.check(1, 1_000_000).allowed);
         // Higher: the difference at once.

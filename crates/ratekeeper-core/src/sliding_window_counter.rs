@@ -294,6 +294,8 @@ mod tests {
         let refused = c.check(1, 700);
         assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 4, 0));
         assert_eq!(refused.retry_after_micros, 925);
+        let look = c.check(0, 700);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
         assert!(!c.check(1, 1_624).allowed);
         assert!(c.check(1, 1_625).allowed);
         // Higher: the difference at once (3 of the 8 still weigh, plus 1).
