@@ -3,10 +3,86 @@
 
 use serde_json::{json, Value};
 
-use ratekeeper_core::{Admission, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter};
+use ratekeeper_core::sliding_log::LogStorage;
+use ratekeeper_core::{
+    Admission, Argument, Error, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter,
+};
 
 use crate::admission::{random_walk, Recorder};
-use crate::{create_error, create_error_naming, int};
+use crate::{argument_name, create_error, create_error_naming, error_step, int};
+
+/// The largest limit a sliding log has in every binding (the std layer's
+/// `MAX_SLIDING_LOG_LIMIT`), at creation and at run time.
+const MAX_LOG_LIMIT: u64 = 1 << 20;
+
+/// What the four windows share beyond `check`: a limit that changes at run
+/// time (each window's `set_limit`, with the bounds every binding has).
+trait SetLimit: Admission {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error>;
+}
+
+impl SetLimit for FixedWindow {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        FixedWindow::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingWindow {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        SlidingWindow::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingWindowCounter {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        SlidingWindowCounter::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingLog<Grown> {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        if limit == 0 || limit > MAX_LOG_LIMIT {
+            return Err(Error::invalid_uint(Argument::SlidingLogLimit, limit));
+        }
+        SlidingLog::set_limit(self, limit, now_micros)
+    }
+}
+
+/// `set_limit {limit}`: the window's limit changes now (a negative limit is
+/// the binding's conversion error, as a negative cost is).
+fn set_limit<A: SetLimit>(r: &mut Recorder<A>, limit: i64) {
+    let step = json!({"op": "set_limit", "limit": int(limit)});
+    let result =
+        ratekeeper_core::unsigned_from_i64(Argument::Limit, limit).and_then(|l| r.limiter.set_limit(l, r.clock.now));
+    r.steps.push(match result {
+        Ok(()) => step,
+        Err(e) => error_step(step, argument_name(e)),
+    });
+}
+
+/// A sliding log's entries in a `Vec` it resizes, as the std layer's heap
+/// storage: a run-time limit above the creation's must fit.
+#[derive(Debug, Clone, Default)]
+struct Grown(Vec<LogEntry>);
+
+impl LogStorage for Grown {
+    fn slots(&self) -> &[LogEntry] {
+        &self.0
+    }
+
+    fn slots_mut(&mut self) -> &mut [LogEntry] {
+        &mut self.0
+    }
+
+    fn resize(&mut self, len: usize) -> bool {
+        self.0.resize(len, LogEntry::default());
+        true
+    }
+
+    fn resizes(&self) -> bool {
+        true
+    }
+}
 
 fn window(algorithm: &str, limit: i64, window_micros: i64) -> Value {
     json!({"algorithm": algorithm, "limit": int(limit), "window_micros": int(window_micros)})
@@ -16,9 +92,9 @@ fn sliding(limit: i64, window_micros: i64, sub_windows: i64) -> Value {
     json!({"algorithm": "sliding_window", "limit": int(limit), "window_micros": int(window_micros), "sub_windows": int(sub_windows)})
 }
 
-/// A sliding log over a boxed slice, as the std layer builds it.
-fn log(limit: u64, window_micros: i64) -> SlidingLog<Box<[LogEntry]>> {
-    SlidingLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice()).expect("valid")
+/// A sliding log over storage that resizes, as the std layer builds it.
+fn log(limit: u64, window_micros: i64) -> SlidingLog<Grown> {
+    SlidingLog::new(limit, window_micros, Grown::default()).expect("valid")
 }
 
 fn record<A: Admission>(cases: &mut Vec<Value>, name: String, spec: Value, core: A, script: &dyn Fn(&mut Recorder<A>)) {
@@ -143,6 +219,72 @@ pub fn cases() -> Vec<Value> {
     );
     record(c, "sliding_log/same-instant-shares-an-entry".into(), window("sliding_log", 4, 10), log(4, 10), &|r| {
         r.checks(1, 5).sleep(9).check(1).sleep(1).checks(1, 5);
+    });
+
+    // Run-time limits: the counts stay; a lower limit refuses until the
+    // count is under it, a higher one admits the difference at once; an
+    // invalid one changes nothing.
+    record(
+        c,
+        "fixed_window/set-limit-keeps-the-count".into(),
+        window("fixed_window", 5, 1_000),
+        fixed(5, 1_000),
+        &|r| {
+            r.sleep(100).check(4);
+            set_limit(r, 2);
+            r.sleep(100).check(1).peek(0).sleep(800).check(2).check(1);
+            set_limit(r, 6);
+            r.check(4).check(1);
+            for bad in [0, -1] {
+                set_limit(r, bad);
+            }
+            r.peek(0).sleep(1_000).check(6);
+        },
+    );
+    record(
+        c,
+        "sliding_window/set-limit-keeps-the-sub-windows".into(),
+        sliding(6, 1_000_000, 4),
+        sw(6, 1_000_000, 4),
+        &|r| {
+            r.sleep(100_000).check(3).sleep(200_000).check(2);
+            set_limit(r, 3);
+            r.sleep(200_000).check(1).sleep(499_999).check(1).sleep(1).check(1);
+            set_limit(r, 10);
+            r.check(7).check(1);
+            for bad in [0, -1, 4_294_967_296] {
+                set_limit(r, bad);
+            }
+            r.peek(0);
+        },
+    );
+    record(
+        c,
+        "sliding_window_counter/set-limit-keeps-the-counts".into(),
+        window("sliding_window_counter", 10, 1_000),
+        counter(10, 1_000),
+        &|r| {
+            r.sleep(500).check(8);
+            set_limit(r, 4);
+            r.sleep(200).check(1).sleep(924).check(1).sleep(1).check(1);
+            set_limit(r, 12);
+            r.check(8).check(1);
+            for bad in [0, -1] {
+                set_limit(r, bad);
+            }
+            r.peek(0);
+        },
+    );
+    record(c, "sliding_log/set-limit-keeps-the-log".into(), window("sliding_log", 6, 1_000), log(6, 1_000), &|r| {
+        r.sleep(100).check(2).sleep(300).check(3);
+        set_limit(r, 2);
+        r.sleep(200).check(1).peek(0).sleep(799).check(1).sleep(1).check(2);
+        set_limit(r, 8);
+        r.sleep(100).check(6).check(1);
+        for bad in [0, -1, 1_048_577] {
+            set_limit(r, bad);
+        }
+        r.peek(0);
     });
 
     for (algorithm, limit, w) in [
