@@ -292,10 +292,9 @@ fn extras(algorithm: Algorithm) -> &'static [Named<Admit>] {
         Algorithm::Gcra => GCRA,
         Algorithm::LeakyBucketMeter => METER,
         Algorithm::LeakyBucketQueue => QUEUE,
-        Algorithm::FixedWindow
-        | Algorithm::SlidingWindow
-        | Algorithm::SlidingLog
-        | Algorithm::SlidingWindowCounter => WINDOW,
+        Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
+            WINDOW
+        }
     }
 }
 

@@ -312,7 +312,8 @@ fn window_limit(base: &Bound<'_, PyLimiter>) -> PyResult<u64> {
 /// has counted; an invalid limit raises, changing nothing.
 fn set_window_limit(base: &Bound<'_, PyLimiter>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
     let limit = args::count(limit, Argument::Limit)?;
-    let changed = base.get().window()?.set_window_limit(limit).ok_or_else(|| internal("this limiter is not a window"))?;
+    let changed =
+        base.get().window()?.set_window_limit(limit).ok_or_else(|| internal("this limiter is not a window"))?;
     changed.map_err(|e| from_rust(base.py(), e))
 }
 
