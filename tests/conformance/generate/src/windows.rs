@@ -9,7 +9,7 @@ use ratekeeper_core::{
 };
 
 use crate::admission::{random_walk, Recorder};
-use crate::{argument_name, create_error, create_error_naming, error_step, int};
+use crate::{argument_name, create_error, create_error_naming, error_step, int, Rng};
 
 /// The largest limit a sliding log has in every binding (the std layer's
 /// `MAX_SLIDING_LOG_LIMIT`), at creation and at run time.
@@ -58,6 +58,29 @@ fn set_limit<A: SetLimit>(r: &mut Recorder<A>, limit: i64) {
         Ok(()) => step,
         Err(e) => error_step(step, argument_name(e)),
     });
+}
+
+/// A random walk of checks, peeks and sleeps (as
+/// [`random_walk`]'s) with a `set_limit` to 1 to `2 × limit` about one step
+/// in seven.
+fn walk_with_limits<A: SetLimit>(limiter: A, seed: u64, period: i64, limit: u64) -> Recorder<A> {
+    let mut rng = Rng::new(seed);
+    let mut r = Recorder::new(limiter);
+    for _ in 0..(20 + rng.below(20)) {
+        match rng.below(7) {
+            0 => set_limit(&mut r, 1 + rng.below(2 * limit) as i64),
+            1 | 2 => {
+                r.sleep(rng.below(period as u64 + 1) as i64);
+            }
+            3 => {
+                r.peek(rng.below(limit + 1));
+            }
+            _ => {
+                r.check(rng.below(limit / 2 + 2));
+            }
+        }
+    }
+    r
 }
 
 /// A sliding log's entries in a `Vec` it resizes, as the std layer's heap
@@ -322,6 +345,25 @@ pub fn cases() -> Vec<Value> {
     .enumerate()
     {
         cases.push(create_error_naming(format!("sliding_window/create-invalid-{i}"), spec, argument, bound));
+    }
+
+    // Random walks whose limit changes now and then (from 1 to twice the
+    // creation's), between the same checks, peeks and sleeps.
+    for seed in 0..4u64 {
+        let (l, w) = [(3u64, 1_000i64), (10, 1_000_000)][seed as usize % 2];
+        let mut walk = walk_with_limits(fixed(l, w), 0xf1_1000 + seed, w, l);
+        cases.push(walk.done(format!("fixed_window/random-limits-{seed}"), window("fixed_window", l as i64, w)));
+        let n = [2u32, 4, 5, 16][seed as usize];
+        let w16 = w - w % i64::from(n);
+        let mut walk = walk_with_limits(sw(l, w16, n), 0x5a_1000 + seed, w16, l);
+        cases.push(walk.done(format!("sliding_window/random-limits-{seed}"), sliding(l as i64, w16, i64::from(n))));
+        let mut walk = walk_with_limits(log(l, w), 0x10_1000 + seed, w, l);
+        cases.push(walk.done(format!("sliding_log/random-limits-{seed}"), window("sliding_log", l as i64, w)));
+        let mut walk = walk_with_limits(counter(l, w), 0xc0_1000 + seed, w, l);
+        cases.push(walk.done(
+            format!("sliding_window_counter/random-limits-{seed}"),
+            window("sliding_window_counter", l as i64, w),
+        ));
     }
 
     for seed in 0..6u64 {
