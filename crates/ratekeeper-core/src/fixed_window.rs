@@ -14,6 +14,10 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so time going
 //! backwards never reopens an old window.
+//!
+//! The limit may change at run time ([`FixedWindow::set_limit`]), keeping
+//! the count: every admission leaves its window within the limit of that
+//! moment, so the worst case holds with the largest limit in force.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};

@@ -23,6 +23,11 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so the log
 //! stays sorted and time going backwards never frees a unit.
+//!
+//! The limit may change at run time ([`SlidingLog::set_limit`]), keeping
+//! the log: every admission leaves the window ending with it within the
+//! limit of that moment, so no window holds more than the largest limit in
+//! force during it.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};

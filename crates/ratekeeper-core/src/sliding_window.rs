@@ -19,6 +19,10 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so time going
 //! backwards never revives an old sub-window.
+//!
+//! The limit may change at run time ([`SlidingWindow::set_limit`]), keeping
+//! the counts: every admission leaves its sub-windows within the limit of
+//! that moment, so the worst case holds with the largest limit in force.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};

@@ -21,6 +21,10 @@
 //! `limit`. Memory: two counters.
 //!
 //! A time earlier than the latest seen counts as the latest.
+//!
+//! The limit may change at run time ([`SlidingWindowCounter::set_limit`]),
+//! keeping both counts: the worst case holds with the largest limit in
+//! force in the two windows.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
