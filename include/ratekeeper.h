@@ -1755,6 +1755,39 @@ rk_status rk_leaky_bucket_queue_acquire(const rk_limiter *limiter,
                                         rk_decision *out_decision);
 
 /**
+ * A window's limit (`rk_limiter_new_fixed_window()`,
+ * `..._sliding_window()`, `..._sliding_log()`,
+ * `..._sliding_window_counter()`), as last set, in `*out_limit`.
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not one of the four
+ * windows; `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+ * write.
+ */
+rk_status rk_window_limit(const rk_limiter *limiter,
+                          uint64_t *out_limit);
+
+/**
+ * Changes a window's limit now, keeping what it has counted: a lower
+ * limit refuses until the count is under it, a higher one admits the
+ * difference at once (Go's `SetLimitAt` and Guava's `setRate` keep what
+ * was taken alike).
+ *
+ * Returns `RK_WRONG_ALGORITHM` when `limiter` is not one of the four
+ * windows; `RK_INVALID_ARGUMENT`, changing nothing, when `limit` is 0,
+ * negative or above the window's bound (as at creation: 2^32 − 1 for a
+ * sliding window, 1048576 for a sliding log);
+ * `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_window_set_limit(const rk_limiter *limiter,
+                              int64_t limit);
+
+/**
  * Go's `ReserveN(now, cost)`: takes `cost` tokens now, possibly from the
  * future, and stores a new reservation in `*out_reservation` (free it
  * with `rk_reservation_free()`). A reservation of more than the burst is

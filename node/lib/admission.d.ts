@@ -426,7 +426,18 @@ export class LeakyBucketQueue extends AdmissionLimiter {
 export class FixedWindow extends AdmissionLimiter {
     /** @param {WindowOptions} options */
     constructor(options: WindowOptions);
+    /** @param {number | bigint} limit */
+    set limit(limit: number | bigint);
+    /**
+     * Units per window. Setting it (a number or a bigint) keeps what the
+     * window has counted: a lower limit refuses until the count is under it,
+     * a higher one admits the difference at once. A bad limit throws a
+     * `RangeError` or `TypeError` and changes nothing.
+     * @type {number}
+     */
+    get limit(): number;
     get [Symbol.toStringTag](): string;
+    #private;
 }
 /**
  * @typedef {object} SlidingWindowOptions
@@ -445,7 +456,16 @@ export class FixedWindow extends AdmissionLimiter {
 export class SlidingWindow extends AdmissionLimiter {
     /** @param {SlidingWindowOptions} options */
     constructor(options: SlidingWindowOptions);
+    /** @param {number | bigint} limit */
+    set limit(limit: number | bigint);
+    /**
+     * Units per window; setting it keeps what the window has counted, as
+     * `FixedWindow`'s `limit` does (at most 2^32 − 1 here).
+     * @type {number}
+     */
+    get limit(): number;
     get [Symbol.toStringTag](): string;
+    #private;
 }
 /**
  * Exactly `limit` units in any window: the sliding log. Its memory grows
@@ -457,7 +477,16 @@ export class SlidingLog extends AdmissionLimiter {
     static MAX_LIMIT: number;
     /** @param {WindowOptions} options */
     constructor(options: WindowOptions);
+    /** @param {number | bigint} limit */
+    set limit(limit: number | bigint);
+    /**
+     * Units per window; setting it keeps what the window has counted, as
+     * `FixedWindow`'s `limit` does (at most `SlidingLog.MAX_LIMIT`).
+     * @type {number}
+     */
+    get limit(): number;
     get [Symbol.toStringTag](): string;
+    #private;
 }
 /**
  * About `limit` units per sliding window: the weighted two-window
@@ -466,7 +495,16 @@ export class SlidingLog extends AdmissionLimiter {
 export class SlidingWindowCounter extends AdmissionLimiter {
     /** @param {WindowOptions} options */
     constructor(options: WindowOptions);
+    /** @param {number | bigint} limit */
+    set limit(limit: number | bigint);
+    /**
+     * Units per window; setting it keeps both counts, as `FixedWindow`'s
+     * `limit` keeps its count.
+     * @type {number}
+     */
+    get limit(): number;
     get [Symbol.toStringTag](): string;
+    #private;
 }
 import { Decision } from "./decision.js";
 /**

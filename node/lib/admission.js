@@ -482,9 +482,30 @@ class LeakyBucketQueue extends AdmissionLimiter {
  * creation. The cheapest; worst case `2 × limit` across a boundary.
  */
 class FixedWindow extends AdmissionLimiter {
+  /** @type {import('./binding.js').AdmissionMethods} */
+  #native;
+
   /** @param {WindowOptions} options */
   constructor(options) {
-    super(CREATE, create('fixedWindow', options));
+    const methods = create('fixedWindow', options);
+    super(CREATE, methods);
+    this.#native = methods;
+  }
+
+  /**
+   * Units per window. Setting it (a number or a bigint) keeps what the
+   * window has counted: a lower limit refuses until the count is under it,
+   * a higher one admits the difference at once. A bad limit throws a
+   * `RangeError` or `TypeError` and changes nothing.
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit();
+  }
+
+  /** @param {number | bigint} limit */
+  set limit(limit) {
+    this.#native.setLimit(limit);
   }
 
   get [Symbol.toStringTag]() {
@@ -508,9 +529,28 @@ class FixedWindow extends AdmissionLimiter {
  * counters: the window slides a sub-window at a time).
  */
 class SlidingWindow extends AdmissionLimiter {
+  /** @type {import('./binding.js').AdmissionMethods} */
+  #native;
+
   /** @param {SlidingWindowOptions} options */
   constructor(options) {
-    super(CREATE, create('slidingWindow', options));
+    const methods = create('slidingWindow', options);
+    super(CREATE, methods);
+    this.#native = methods;
+  }
+
+  /**
+   * Units per window; setting it keeps what the window has counted, as
+   * `FixedWindow`'s `limit` does (at most 2^32 − 1 here).
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit();
+  }
+
+  /** @param {number | bigint} limit */
+  set limit(limit) {
+    this.#native.setLimit(limit);
   }
 
   get [Symbol.toStringTag]() {
@@ -524,12 +564,31 @@ class SlidingWindow extends AdmissionLimiter {
  * most `SlidingLog.MAX_LIMIT` (2^20).
  */
 class SlidingLog extends AdmissionLimiter {
+  /** @type {import('./binding.js').AdmissionMethods} */
+  #native;
+
   /** The largest `limit`. */
   static MAX_LIMIT = native.MAX_SLIDING_LOG_LIMIT;
 
   /** @param {WindowOptions} options */
   constructor(options) {
-    super(CREATE, create('slidingLog', options));
+    const methods = create('slidingLog', options);
+    super(CREATE, methods);
+    this.#native = methods;
+  }
+
+  /**
+   * Units per window; setting it keeps what the window has counted, as
+   * `FixedWindow`'s `limit` does (at most `SlidingLog.MAX_LIMIT`).
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit();
+  }
+
+  /** @param {number | bigint} limit */
+  set limit(limit) {
+    this.#native.setLimit(limit);
   }
 
   get [Symbol.toStringTag]() {
@@ -542,9 +601,28 @@ class SlidingLog extends AdmissionLimiter {
  * approximation (two counters).
  */
 class SlidingWindowCounter extends AdmissionLimiter {
+  /** @type {import('./binding.js').AdmissionMethods} */
+  #native;
+
   /** @param {WindowOptions} options */
   constructor(options) {
-    super(CREATE, create('slidingWindowCounter', options));
+    const methods = create('slidingWindowCounter', options);
+    super(CREATE, methods);
+    this.#native = methods;
+  }
+
+  /**
+   * Units per window; setting it keeps both counts, as `FixedWindow`'s
+   * `limit` keeps its count.
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit();
+  }
+
+  /** @param {number | bigint} limit */
+  set limit(limit) {
+    this.#native.setLimit(limit);
   }
 
   get [Symbol.toStringTag]() {

@@ -73,8 +73,10 @@ export interface AdmissionMethods {
   setBurst: (burst: number | bigint) => void
   /** Token bucket: Go's `Tokens()`. */
   tokens: () => number
-  /** GCRA: redis-cell's limit, `maxBurst + 1`. */
+  /** GCRA: redis-cell's limit, `maxBurst + 1`; a window: its limit. */
   limit: () => number
+  /** A window: changes its limit, keeping what it has counted. */
+  setLimit: (limit: number | bigint) => void
   /** Leaky bucket meter: the water level now. */
   level: () => number
   /**

@@ -18,6 +18,7 @@ import {
   SlidingWindow,
   SlidingWindowCounter,
   TokenBucket,
+  codes,
 } from '../index.mjs';
 
 /** The decision's fields as a plain object, for deepEqual. */
@@ -278,6 +279,48 @@ test('SlidingWindowCounter: the weighted two-window estimate', () => {
   clock.advance(1500); // half of the last window still counts: 5 of 10
   assert.equal(counter.check(5).allowed, true);
   assert.equal(counter.check().allowed, false);
+});
+
+test('windows: the limit changes at run time, keeping the count', () => {
+  for (const make of [
+    (clock) => new FixedWindow({ limit: 4, windowMs: 1000, clock }),
+    (clock) => new SlidingWindow({ limit: 4, windowMs: 1000, subWindows: 2, clock }),
+    (clock) => new SlidingLog({ limit: 4, windowMs: 1000, clock }),
+    (clock) => new SlidingWindowCounter({ limit: 4, windowMs: 1000, clock }),
+  ]) {
+    const window = make(new ManualClock());
+    const name = String(window);
+    assert.equal(window.check(3).allowed, true, name);
+    window.limit = 2; // under the 3 counted: refused, a free look admitted
+    assert.deepEqual([window.check().allowed, window.check().limit, window.check().remaining], [false, 2, 0], name);
+    assert.equal(window.peek(0).allowed, true, name);
+    window.limit = 5n; // the difference at once
+    assert.equal(window.check(2).allowed, true, name);
+    assert.equal(window.check().allowed, false, name);
+    assert.equal(window.limit, 5, name);
+  }
+});
+
+test('windows: a bad limit throws and changes nothing', () => {
+  const log = new SlidingLog({ limit: 2, windowMs: 1000, clock: new ManualClock() });
+  const sliding = new SlidingWindow({ limit: 2, windowMs: 1000, subWindows: 2, clock: new ManualClock() });
+  for (const [window, bad] of [[log, 0], [log, -1], [log, SlidingLog.MAX_LIMIT + 1], [log, 1.5], [sliding, 2 ** 32]]) {
+    assert.throws(
+      () => {
+        window.limit = bad;
+      },
+      (e) => e instanceof RangeError && e.code === codes.invalidArgument && e.argument === 'limit',
+      `${window} ${bad}`,
+    );
+    assert.equal(window.limit, 2);
+  }
+  assert.throws(
+    () => {
+      log.limit = /** @type {any} */ ('3');
+    },
+    (e) => e instanceof TypeError && e.code === codes.invalidArgType && e.argument === 'limit',
+  );
+  assert.equal(log.check(2).allowed && !log.check().allowed, true);
 });
 
 test('limiters on one ManualClock share its time', () => {

@@ -13,6 +13,7 @@ import pytest
 import ratekeeper
 from ratekeeper import (
     MAX_SLIDING_LOG_LIMIT,
+    ArgumentTypeError,
     CompositeLimiter,
     Decision,
     FixedWindow,
@@ -252,6 +253,61 @@ def test_sliding_window_counter_weights_the_previous_window(clock: ManualClock) 
     assert counter.peek(0).remaining == 5
     assert counter.check(5).allowed
     assert not counter.check().allowed
+
+
+@pytest.mark.parametrize("window_class", [FixedWindow, SlidingLog, SlidingWindowCounter])
+def test_a_windows_limit_changes_keeping_its_count(
+    clock: ManualClock, window_class: type[FixedWindow | SlidingLog | SlidingWindowCounter]
+) -> None:
+    window = window_class(4, 1.0, clock=clock)
+    assert window.check(3).allowed
+    window.limit = 2  # under the 3 counted: refused, a free look still admitted
+    refused = window.check()
+    assert (refused.allowed, refused.limit, refused.remaining) == (False, 2, 0)
+    assert window.peek(0).allowed
+    window.limit = 5  # the difference at once
+    assert window.check(2).allowed
+    assert not window.check().allowed
+    assert window.limit == 5
+    assert repr(window).startswith(f"{window_class.__name__}(limit=5,")
+
+
+def test_a_sliding_windows_limit_changes_keeping_its_sub_windows(clock: ManualClock) -> None:
+    window = SlidingWindow(4, 1.0, 4, clock=clock)
+    assert window.check(3).allowed
+    clock.advance(0.5)
+    window.limit = 2
+    assert window.check().retry_after == 0.5  # when the first quarter slides out
+    clock.advance(0.5)
+    assert window.check(2).allowed
+    assert window.limit == 2
+
+
+def test_an_invalid_window_limit_changes_nothing(clock: ManualClock) -> None:
+    log = SlidingLog(2, 1.0, clock=clock)
+    sliding = SlidingWindow(2, 1.0, 2, clock=clock)
+    cases: list[tuple[SlidingLog | SlidingWindow, int]] = [
+        (log, 0),
+        (log, -1),
+        (log, MAX_SLIDING_LOG_LIMIT + 1),
+        (sliding, 2**32),
+    ]
+    for window, bad in cases:
+        with pytest.raises(InvalidArgumentError) as raised:
+            window.limit = bad
+        assert raised.value.argument == "limit"
+        assert window.limit == 2
+    with pytest.raises(ArgumentTypeError):
+        log.limit = 1.5  # type: ignore[assignment]
+    assert log.check(2).allowed
+    assert not log.check().allowed
+
+
+def test_a_window_template_keeps_its_current_limit(clock: ManualClock) -> None:
+    window = FixedWindow(1, 1.0)
+    window.limit = 3
+    limiter = CompositeLimiter([window], clock=clock)
+    assert limiter.check(3).allowed
 
 
 # --- CompositeLimiter --------------------------------------------------------

@@ -60,6 +60,8 @@ static void null_handles(void) {
   CHECK_NULL(rk_limiter_peek(NULL, 1, &d), "limiter");
   CHECK_NULL(rk_limiter_algorithm(NULL, &a), "limiter");
   CHECK_NULL(rk_gcra_limit(NULL, &u), "limiter");
+  CHECK_NULL(rk_window_limit(NULL, &u), "limiter");
+  CHECK_NULL(rk_window_set_limit(NULL, 1), "limiter");
   CHECK_NULL(rk_leaky_bucket_meter_level(NULL, &u), "limiter");
   CHECK_NULL(rk_leaky_bucket_queue_acquire(NULL, 1, &d), "limiter");
   CHECK_NULL(rk_token_bucket_reserve(NULL, 1, &r), "limiter");
@@ -130,6 +132,7 @@ static void null_out_parameters(void) {
   CHECK_NULL(rk_limiter_peek(window_, 1, NULL), "out_decision");
   CHECK_NULL(rk_limiter_algorithm(window_, NULL), "out_algorithm");
   CHECK_NULL(rk_gcra_limit(gcra_, NULL), "out_limit");
+  CHECK_NULL(rk_window_limit(window_, NULL), "out_limit");
   CHECK_NULL(rk_leaky_bucket_meter_level(meter_, NULL), "out_level");
   CHECK_NULL(rk_leaky_bucket_queue_acquire(queue_, 1, NULL), "out_decision");
   CHECK_NULL(rk_token_bucket_reserve(bucket_, 1, NULL), "out_reservation");
@@ -365,6 +368,34 @@ static void invalid_specs(void) {
 
 /* Negative costs, byte counts, round trips; unknown colours. Nothing is
  * taken. */
+/* A window's limit out of its bounds (the creation's) changes nothing. */
+static void invalid_window_limits(void) {
+  rk_limiter *log = NULL, *sliding = NULL;
+  CHECK_OK(rk_limiter_new_sliding_log(2, 1000, clock_, &log));
+  CHECK_OK(rk_limiter_new_sliding_window(2, 1000, 2, clock_, &sliding));
+  if (log == NULL || sliding == NULL) return;
+  const int64_t bad[] = {0, -1, INT64_MIN, 1048577};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    CHECK_INVALID(rk_window_set_limit(log, bad[k]), "limit");
+  }
+  CHECK_STR(rk_last_error_message(),
+            "rk_window_set_limit: invalid argument limit = 1048577: must be between 1 and 1048576");
+  CHECK_INVALID(rk_window_set_limit(window_, 0), "limit");
+  CHECK_INVALID(rk_window_set_limit(sliding, (int64_t)UINT32_MAX + 1), "limit");
+  uint64_t limit = 0;
+  CHECK_OK(rk_window_limit(log, &limit));
+  CHECK_I64(limit, 2);
+  CHECK_OK(rk_window_limit(sliding, &limit));
+  CHECK_I64(limit, 2);
+  rk_decision d;
+  CHECK_OK(rk_limiter_check(log, 2, &d));
+  CHECK(d.allowed);
+  CHECK_OK(rk_limiter_check(log, 1, &d));
+  CHECK(!d.allowed);
+  rk_limiter_free(log);
+  rk_limiter_free(sliding);
+}
+
 static void invalid_calls(void) {
   rk_decision d = {.limit = 777};
   rk_reservation *r = UNTOUCHED;
@@ -439,6 +470,9 @@ static void wrong_algorithms(void) {
   CHECK_FAILS(rk_gcra_limit(bucket_, &u), RK_WRONG_ALGORITHM, "limiter");
   CHECK_STR(rk_last_error_message(), "rk_gcra_limit: limiter is a token_bucket limiter; this function needs a gcra");
   CHECK_FAILS(rk_leaky_bucket_meter_level(queue_, &u), RK_WRONG_ALGORITHM, "limiter");
+  CHECK_FAILS(rk_window_limit(gcra_, &u), RK_WRONG_ALGORITHM, "limiter");
+  CHECK_FAILS(rk_window_set_limit(bucket_, 1), RK_WRONG_ALGORITHM, "limiter");
+  CHECK_STR(rk_last_error_message(), "rk_window_set_limit: limiter is a token_bucket limiter; this function needs a window");
   CHECK_FAILS(rk_leaky_bucket_queue_acquire(meter_, 1, &d), RK_WRONG_ALGORITHM, "limiter");
   CHECK_STR(rk_last_error_message(), "rk_leaky_bucket_queue_acquire: limiter is a leaky_bucket_meter limiter; this "
                                      "function needs a leaky_bucket_queue");
@@ -476,6 +510,7 @@ int main(void) {
   invalid_concurrency_configs();
   invalid_specs();
   invalid_calls();
+  invalid_window_limits();
   wrong_algorithms();
 
   rk_reservation_free(reservation_);

@@ -362,6 +362,36 @@ static void windows(void) {
   rk_manual_clock_free(clock);
 }
 
+/* A window's limit changes at run time, keeping what it has counted: a
+ * lower limit refuses until the count is under it (a free look is still
+ * admitted), a higher one admits the difference at once. */
+static void window_limits(void) {
+  rk_manual_clock *clock = new_clock();
+  rk_limiter *windows[4] = {NULL, NULL, NULL, NULL};
+  must(rk_limiter_new_fixed_window(4, 1000000, clock, &windows[0]), &windows[0]);
+  must(rk_limiter_new_sliding_window(4, 1000000, 2, clock, &windows[1]), &windows[1]);
+  must(rk_limiter_new_sliding_log(4, 1000000, clock, &windows[2]), &windows[2]);
+  must(rk_limiter_new_sliding_window_counter(4, 1000000, clock, &windows[3]), &windows[3]);
+  for (size_t k = 0; k < 4; k++) {
+    rk_limiter *w = windows[k];
+    CHECK(check(w, 3).allowed);
+    CHECK_OK(rk_window_set_limit(w, 2));
+    rk_decision d = check(w, 1);
+    CHECK(!d.allowed);
+    CHECK_I64(d.limit, 2);
+    CHECK_I64(d.remaining, 0);
+    CHECK(peek(w, 0).allowed);
+    CHECK_OK(rk_window_set_limit(w, 5));
+    CHECK(check(w, 2).allowed);
+    CHECK(!check(w, 1).allowed);
+    uint64_t limit = 0;
+    CHECK_OK(rk_window_limit(w, &limit));
+    CHECK_I64(limit, 5);
+    rk_limiter_free(w);
+  }
+  rk_manual_clock_free(clock);
+}
+
 /* Each typed constructor makes the limiter its spec describes: the same
  * decisions, step by step, on two clocks moved alike. */
 static void typed_constructors_agree_with_specs(void) {
@@ -474,6 +504,7 @@ int main(void) {
   leaky_bucket_meter();
   leaky_bucket_queue();
   windows();
+  window_limits();
   typed_constructors_agree_with_specs();
   real_clock();
   return check_summary("test_limiters");

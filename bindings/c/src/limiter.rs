@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use ratekeeper::{cost_from_i64, AnyClock, AnyLimiter, TokenBucket};
+use ratekeeper::{cost_from_i64, unsigned_from_i64, AnyClock, AnyLimiter, Argument, TokenBucket};
 
 use crate::boundary::{free_arc, guard, handle, Out};
 use crate::decision::rk_decision;
@@ -489,6 +489,49 @@ pub unsafe extern "C" fn rk_leaky_bucket_queue_acquire(
         };
         out.write(queue.acquire(cost_from_i64(cost)?).into());
         Ok(())
+    })
+}
+
+/// A window's limit (`rk_limiter_new_fixed_window()`,
+/// `..._sliding_window()`, `..._sliding_log()`,
+/// `..._sliding_window_counter()`), as last set, in `*out_limit`.
+///
+/// Returns `RK_WRONG_ALGORITHM` when `limiter` is not one of the four
+/// windows; `RK_NULL_POINTER` when `limiter` or `out_limit` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_limit` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_window_limit(limiter: *const rk_limiter, out_limit: *mut u64) -> rk_status {
+    guard("rk_window_limit", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::required(out_limit, "out_limit")?) };
+        out.write(limiter.limiter.window_limit().ok_or_else(|| limiter.wrong("window"))?);
+        Ok(())
+    })
+}
+
+/// Changes a window's limit now, keeping what it has counted: a lower
+/// limit refuses until the count is under it, a higher one admits the
+/// difference at once (Go's `SetLimitAt` and Guava's `setRate` keep what
+/// was taken alike).
+///
+/// Returns `RK_WRONG_ALGORITHM` when `limiter` is not one of the four
+/// windows; `RK_INVALID_ARGUMENT`, changing nothing, when `limit` is 0,
+/// negative or above the window's bound (as at creation: 2^32 − 1 for a
+/// sliding window, 1048576 for a sliding log);
+/// `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_window_set_limit(limiter: *const rk_limiter, limit: i64) -> rk_status {
+    guard("rk_window_set_limit", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter") }?;
+        let limit = unsigned_from_i64(Argument::Limit, limit)?;
+        Ok(limiter.limiter.set_window_limit(limit).ok_or_else(|| limiter.wrong("window"))??)
     })
 }
 

@@ -7,7 +7,8 @@
 //! Every limiter has the hot calls `check(cost)` (the decision goes to the
 //! limiter's scratch words, `allowed` is returned) and `tryAcquire(cost)`
 //! (`allowed` only), and `peek(cost)`; a few have extras of their own (the
-//! token bucket's reservations and waits, the queue's `acquire`). Waiting is
+//! token bucket's reservations and waits, the queue's `acquire`, the
+//! windows' `limit`/`setLimit`). Waiting is
 //! the JavaScript side's (a timer); on a `ManualClock` the calls that wait
 //! advance the clock instead, as the library's own blocking calls do.
 
@@ -82,9 +83,12 @@ pub struct AdmissionMethods {
     /// Token bucket: Go's `Tokens()`.
     #[napi(ts_type = "() => number")]
     pub tokens: (),
-    /// GCRA: redis-cell's limit, `maxBurst + 1`.
+    /// GCRA: redis-cell's limit, `maxBurst + 1`; a window: its limit.
     #[napi(ts_type = "() => number")]
     pub limit: (),
+    /// A window: changes its limit, keeping what it has counted.
+    #[napi(ts_type = "(limit: number | bigint) => void")]
+    pub set_limit: (),
     /// Leaky bucket meter: the water level now.
     #[napi(ts_type = "() => number")]
     pub level: (),
@@ -222,6 +226,26 @@ fn set_burst(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Undefined)
 }
 
+/// A window's limit (`limit()` of the four windows).
+fn window_limit(a: &Arc<Admit>, _: &Args) -> Result<Returned, Boxed> {
+    let limit = a.limiter.window_limit().ok_or_else(|| Failure::Internal("limit on another algorithm".to_owned()))?;
+    Ok(Returned::Number(limit as f64))
+}
+
+/// A window's `set_limit`: the bound crossed is the window's own (a
+/// sliding window's 2^32 − 1, a sliding log's 2^20), named `limit`.
+fn set_limit(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
+    let value = args.get(0);
+    let limit = args::count(value, Argument::Limit, "limit")?;
+    let changed = a
+        .limiter
+        .set_window_limit(limit)
+        .ok_or_else(|| Failure::Internal("setLimit on another algorithm than a window".to_owned()))?;
+    let given = |argument| Given { argument, name: "limit", value };
+    blame(changed, &[given(Argument::Limit), given(Argument::SlidingWindowLimit), given(Argument::SlidingLogLimit)])?;
+    Ok(Returned::Undefined)
+}
+
 fn acquire(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
     let AnyLimiter::LeakyBucketQueue(queue) = &a.limiter else {
         return Err(Failure::Internal("acquire on another algorithm than the queue".to_owned()).into());
@@ -260,13 +284,17 @@ const METER: &[Named<Admit>] = &[(c"level", 0, |a, _| match &a.limiter {
 
 const QUEUE: &[Named<Admit>] = &[(c"acquire", 1, acquire)];
 
+const WINDOW: &[Named<Admit>] = &[(c"limit", 0, window_limit), (c"setLimit", 1, set_limit)];
+
 fn extras(algorithm: Algorithm) -> &'static [Named<Admit>] {
     match algorithm {
         Algorithm::TokenBucket => TOKEN_BUCKET,
         Algorithm::Gcra => GCRA,
         Algorithm::LeakyBucketMeter => METER,
         Algorithm::LeakyBucketQueue => QUEUE,
-        _ => &[],
+        Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::SlidingLog | Algorithm::SlidingWindowCounter => {
+            WINDOW
+        }
     }
 }
 

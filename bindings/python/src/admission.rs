@@ -17,7 +17,7 @@ use ratekeeper::{Algorithm, Argument, LimiterSpec, Reservation, NEVER};
 use crate::args::{self, Cost, Deadline};
 use crate::clock::{self, PyManualClock};
 use crate::decision::{seconds_from_micros, PyDecision};
-use crate::errors::{from_rust, invalid_named, wrong_type};
+use crate::errors::{from_rust, internal, invalid_named, wrong_type};
 use crate::limiter::PyLimiter;
 use crate::wait;
 
@@ -303,6 +303,20 @@ impl PyLeakyBucketQueue {
     }
 }
 
+/// A window's ``limit`` getter: the units per window now.
+fn window_limit(base: &Bound<'_, PyLimiter>) -> PyResult<u64> {
+    base.get().window()?.window_limit().ok_or_else(|| internal("this limiter is not a window"))
+}
+
+/// A window's ``limit`` setter: the window's `set_limit`, keeping what it
+/// has counted; an invalid limit raises, changing nothing.
+fn set_window_limit(base: &Bound<'_, PyLimiter>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
+    let limit = args::count(limit, Argument::Limit)?;
+    let changed =
+        base.get().window()?.set_window_limit(limit).ok_or_else(|| internal("this limiter is not a window"))?;
+    changed.map_err(|e| from_rust(base.py(), e))
+}
+
 /// At most ``limit`` units per fixed window of ``window`` (seconds or a
 /// ``timedelta``), windows aligned to the limiter's creation. The
 /// cheapest; up to ``2 * limit`` across a window boundary.
@@ -320,6 +334,19 @@ impl PyFixedWindow {
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         Ok(PyLimiter::of(Algorithm::FixedWindow, &[limit, window], clock)?.add_subclass(PyFixedWindow))
+    }
+
+    /// Units per window. Setting it keeps what the window has counted: a
+    /// lower limit refuses until the count is under it, a higher one
+    /// admits the difference at once.
+    #[getter]
+    fn limit(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        window_limit(slf.as_super())
+    }
+
+    #[setter]
+    fn set_limit(slf: &Bound<'_, Self>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_window_limit(slf.as_super(), limit)
     }
 }
 
@@ -341,6 +368,19 @@ impl PySlidingWindow {
     ) -> PyResult<PyClassInitializer<Self>> {
         Ok(PyLimiter::of(Algorithm::SlidingWindow, &[limit, window, sub_windows], clock)?.add_subclass(PySlidingWindow))
     }
+
+    /// Units per window. Setting it keeps what the window has counted: a
+    /// lower limit refuses until the count is under it, a higher one
+    /// admits the difference at once.
+    #[getter]
+    fn limit(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        window_limit(slf.as_super())
+    }
+
+    #[setter]
+    fn set_limit(slf: &Bound<'_, Self>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_window_limit(slf.as_super(), limit)
+    }
 }
 
 /// Exactly ``limit`` units in any window of ``window``: the sliding log
@@ -359,6 +399,19 @@ impl PySlidingLog {
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         Ok(PyLimiter::of(Algorithm::SlidingLog, &[limit, window], clock)?.add_subclass(PySlidingLog))
+    }
+
+    /// Units per window. Setting it keeps what the window has counted: a
+    /// lower limit refuses until the count is under it, a higher one
+    /// admits the difference at once.
+    #[getter]
+    fn limit(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        window_limit(slf.as_super())
+    }
+
+    #[setter]
+    fn set_limit(slf: &Bound<'_, Self>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_window_limit(slf.as_super(), limit)
     }
 }
 
@@ -379,6 +432,19 @@ impl PySlidingWindowCounter {
     ) -> PyResult<PyClassInitializer<Self>> {
         Ok(PyLimiter::of(Algorithm::SlidingWindowCounter, &[limit, window], clock)?
             .add_subclass(PySlidingWindowCounter))
+    }
+
+    /// Units per window. Setting it keeps what the window has counted: a
+    /// lower limit refuses until the count is under it, a higher one
+    /// admits the difference at once.
+    #[getter]
+    fn limit(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        window_limit(slf.as_super())
+    }
+
+    #[setter]
+    fn set_limit(slf: &Bound<'_, Self>, limit: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_window_limit(slf.as_super(), limit)
     }
 }
 

@@ -31,7 +31,8 @@ use crate::float_repr;
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     /// One algorithm, and the spec it was built from (a token bucket's rate
-    /// and burst may change since; [`PyLimiter::current_spec`] reads them).
+    /// and burst, a window's limit, may change since;
+    /// [`PyLimiter::current_spec`] reads them).
     One { limiter: AnyLimiter<AnyClock>, spec: LimiterSpec },
     /// Several, admitted all or nothing.
     All(CompositeLimiter<AnyClock>),
@@ -115,14 +116,37 @@ impl PyLimiter {
     }
 
     /// The spec of a one-algorithm limiter with its parameters now (a token
-    /// bucket's rate and burst as last set); `None` for a composite.
+    /// bucket's rate and burst, a window's limit, as last set); `None` for
+    /// a composite.
     pub(crate) fn current_spec(&self) -> Option<LimiterSpec> {
         match &self.engine {
             Engine::One { limiter: AnyLimiter::TokenBucket(bucket), .. } => {
                 Some(LimiterSpec::TokenBucket { rate: bucket.rate(), burst: bucket.burst() })
             }
-            Engine::One { spec, .. } => Some(*spec),
+            Engine::One { limiter, spec } => {
+                let mut spec = *spec;
+                if let (
+                    Some(now),
+                    LimiterSpec::FixedWindow { limit, .. }
+                    | LimiterSpec::SlidingWindow { limit, .. }
+                    | LimiterSpec::SlidingLog { limit, .. }
+                    | LimiterSpec::SlidingWindowCounter { limit, .. },
+                ) = (limiter.window_limit(), &mut spec)
+                {
+                    *limit = now;
+                }
+                Some(spec)
+            }
             Engine::All(_) => None,
+        }
+    }
+
+    /// The limiter of a window (`FixedWindow`, `SlidingWindow`,
+    /// `SlidingLog`, `SlidingWindowCounter`).
+    pub(crate) fn window(&self) -> PyResult<&AnyLimiter<AnyClock>> {
+        match &self.engine {
+            Engine::One { limiter, .. } if limiter.window_limit().is_some() => Ok(limiter),
+            _ => Err(not_a("window")),
         }
     }
 

@@ -14,6 +14,10 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so time going
 //! backwards never reopens an old window.
+//!
+//! The limit may change at run time ([`FixedWindow::set_limit`]), keeping
+//! the count: every admission leaves its window within the limit of that
+//! moment, so the worst case holds with the largest limit in force.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
@@ -33,18 +37,25 @@ pub struct FixedWindow {
     window_micros: i64,
 }
 
-/// Checks the parameters every window algorithm takes: `limit` from 1 to
-/// `max_limit`, reported as `limit_argument` (whose requirement names that
-/// bound), and a positive window.
+/// Checks a window algorithm's `limit`, at creation and at run time: from 1
+/// to `max_limit`, reported as `limit_argument` (whose requirement names
+/// that bound).
+pub(crate) fn check_limit(limit: u64, max_limit: u64, limit_argument: Argument) -> Result<(), Error> {
+    if limit == 0 || limit > max_limit {
+        return Err(Error::invalid_uint(limit_argument, limit));
+    }
+    Ok(())
+}
+
+/// Checks the parameters every window algorithm takes: `limit` as
+/// [`check_limit`] does, and a positive window.
 pub(crate) fn check_limit_and_window(
     limit: u64,
     max_limit: u64,
     limit_argument: Argument,
     window_micros: i64,
 ) -> Result<(), Error> {
-    if limit == 0 || limit > max_limit {
-        return Err(Error::invalid_uint(limit_argument, limit));
-    }
+    check_limit(limit, max_limit, limit_argument)?;
     if window_micros <= 0 {
         return Err(Error::invalid_int(Argument::Window, window_micros));
     }
@@ -72,6 +83,22 @@ impl FixedWindow {
         self.window_micros
     }
 
+    /// Changes the limit at `now_micros`, keeping what the window has
+    /// counted, as Go's `SetLimitAt` and Guava's `setRate` keep what was
+    /// taken: the units admitted in the current window stay admitted, so a
+    /// lower limit refuses until the window's count is under it (the next
+    /// window, at the latest), and a higher one admits the difference at
+    /// once. The state first moves to `now_micros` (a window that ended
+    /// counts nothing), as a decision there would see it.
+    ///
+    /// Errors, changing nothing, on the bounds of [`new`](Self::new).
+    pub fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        check_limit(limit, i64::MAX as u64, Argument::Limit)?;
+        (self.index, self.count) = self.current(now_micros);
+        self.limit = limit;
+        Ok(())
+    }
+
     /// The window at `now` (never before the current one) and its count.
     #[inline]
     fn current(&self, now: i64) -> (i64, u64) {
@@ -94,8 +121,11 @@ impl FixedWindow {
         // Whole again at the end of the window, or now if nothing is counted.
         let reset_after = |counted: u64| if counted == 0 { 0 } else { to_end };
         let after = count.saturating_add(cost);
-        if after <= self.limit {
-            let decision = Decision::allowed(self.limit, self.limit - after, reset_after(after), self.window_micros);
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= self.limit {
+            let decision =
+                Decision::allowed(self.limit, self.limit.saturating_sub(after), reset_after(after), self.window_micros);
             return (decision, (cost > 0).then_some((index, after)));
         }
         let retry_after = if cost > self.limit { NEVER } else { to_end };
@@ -206,6 +236,37 @@ mod tests {
         assert!(!w.check(1, i64::MIN).allowed);
         assert_eq!(w.peek(1, 0).retry_after_micros, 1_000);
         assert!(w.check(1, 6_000).allowed);
+    }
+
+    #[test]
+    fn set_limit_keeps_the_count() {
+        let mut w = FixedWindow::new(5, 1_000).unwrap();
+        assert!(w.check(4, 100).allowed);
+        // Lower than the count: refused until the next window.
+        w.set_limit(2, 200).unwrap();
+        let refused = w.check(1, 300);
+        assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 2, 0));
+        assert_eq!(refused.retry_after_micros, 700);
+        let look = w.peek(0, 300);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
+        let d = w.check(2, 1_000);
+        assert_eq!((d.allowed, d.remaining), (true, 0));
+        // Higher: the difference at once, in the same window.
+        w.set_limit(6, 1_100).unwrap();
+        let d = w.check(4, 1_200);
+        assert_eq!((d.allowed, d.limit, d.remaining), (true, 6, 0));
+        assert!(!w.check(1, 1_300).allowed);
+        assert_eq!(w.limit(), 6);
+    }
+
+    #[test]
+    fn set_limit_errors_change_nothing() {
+        let mut w = FixedWindow::new(3, 1_000).unwrap();
+        w.check(2, 10);
+        let before = w;
+        assert_eq!(w.set_limit(0, 20), Err(Error::invalid_int(Argument::Limit, 0)));
+        assert_eq!(w.set_limit(u64::MAX, 20), Err(Error::invalid_uint(Argument::Limit, u64::MAX)));
+        assert_eq!(w, before);
     }
 
     #[test]

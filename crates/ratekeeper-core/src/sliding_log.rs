@@ -23,11 +23,16 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so the log
 //! stays sorted and time going backwards never frees a unit.
+//!
+//! The limit may change at run time ([`SlidingLog::set_limit`]), keeping
+//! the log: every admission leaves the window ending with it within the
+//! limit of that moment, so no window holds more than the largest limit in
+//! force during it.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
-use crate::fixed_window::check_limit_and_window;
+use crate::fixed_window::{check_limit, check_limit_and_window};
 use crate::full::{later_than, Full};
 
 /// Units admitted at one microsecond.
@@ -74,6 +79,17 @@ impl<T: AsRef<[LogEntry]> + AsMut<[LogEntry]>> LogStorage for T {
     }
 }
 
+/// The largest limit `storage` can log, and the argument that names that
+/// bound: any (up to `i64::MAX`) for storage that resizes, its slots for
+/// fixed storage.
+fn limit_room(storage: &impl LogStorage) -> (u64, Argument) {
+    if storage.resizes() {
+        (i64::MAX as u64, Argument::Limit)
+    } else {
+        (storage.slots().len() as u64, Argument::SlidingLogStorageLimit)
+    }
+}
+
 /// A storage that resizes never holds fewer slots than this once it holds
 /// any: resizing a tiny ring on every few decisions would cost more than
 /// the bytes it saves.
@@ -104,13 +120,31 @@ impl<S: LogStorage> SlidingLog<S> {
     /// Errors when `limit` is 0 or exceeds fixed storage's length, or
     /// `window_micros` is not positive.
     pub fn new(limit: u64, window_micros: i64, storage: S) -> Result<Self, Error> {
-        let (room, argument) = if storage.resizes() {
-            (i64::MAX as u64, Argument::Limit)
-        } else {
-            (storage.slots().len() as u64, Argument::SlidingLogStorageLimit)
-        };
+        let (room, argument) = limit_room(&storage);
         check_limit_and_window(limit, room, argument, window_micros)?;
         Ok(SlidingLog { entries: storage, head: 0, len: 0, total: 0, latest: i64::MIN, limit, window_micros })
+    }
+
+    /// Changes the limit at `now_micros`, keeping the log, as Go's
+    /// `SetLimitAt` and Guava's `setRate` keep what was taken: every unit
+    /// logged in the last window still counts, so a lower limit refuses
+    /// until enough of them have slid out to bring the count under it, and
+    /// a higher one admits the difference at once. The units that slid out
+    /// by `now_micros` are dropped first, as a decision there would.
+    ///
+    /// The log stays within the new limit's memory: a unit is admitted
+    /// only when the count plus its cost fits the limit, so the entries
+    /// never outnumber it when one is added, however many a lower limit
+    /// finds logged.
+    ///
+    /// Errors, changing nothing, on the bounds of [`new`](Self::new) (for
+    /// fixed storage: more than it holds).
+    pub fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        let (room, argument) = limit_room(&self.entries);
+        check_limit(limit, room, argument)?;
+        self.advance(now_micros);
+        self.limit = limit;
+        Ok(())
     }
 
     /// How many entries the storage has room for now.
@@ -181,7 +215,9 @@ impl<S: LogStorage> SlidingLog<S> {
         let total = self.total - expired_units;
         let after = total.saturating_add(cost);
         let newest = self.entries().skip(skip).last();
-        if after <= self.limit {
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= self.limit {
             let reset_after = if after == 0 {
                 0
             } else if cost > 0 {
@@ -189,7 +225,7 @@ impl<S: LogStorage> SlidingLog<S> {
             } else {
                 newest.map_or(0, |e| self.until_out(e.at_micros, t))
             };
-            return Decision::allowed(self.limit, self.limit - after, reset_after, self.window_micros);
+            return Decision::allowed(self.limit, self.limit.saturating_sub(after), reset_after, self.window_micros);
         }
         let retry_after = if cost > self.limit {
             NEVER
@@ -207,7 +243,8 @@ impl<S: LogStorage> SlidingLog<S> {
             retry
         };
         let reset_after = newest.map_or(0, |e| self.until_out(e.at_micros, t));
-        Decision::refused(self.limit, self.limit - total, retry_after, reset_after, self.window_micros)
+        // Saturating: a lower limit (`set_limit`) may find more logged.
+        Decision::refused(self.limit, self.limit.saturating_sub(total), retry_after, reset_after, self.window_micros)
     }
 
     /// Room for one more entry: the ring doubled (at least [`MIN_SLOTS`],
@@ -233,6 +270,22 @@ impl<S: LogStorage> SlidingLog<S> {
         }
     }
 
+    /// Moves the log to `now_micros` (never before the latest time seen,
+    /// which it returns): the entries that slid out are dropped, so the log
+    /// holds only live ones.
+    fn advance(&mut self, now_micros: i64) -> i64 {
+        let t = now_micros.max(self.latest);
+        self.latest = t;
+        let (skip, expired_units) = self.expired(t);
+        if skip > 0 {
+            self.head = (self.head + skip) % self.capacity();
+            self.len -= skip;
+            self.total -= expired_units;
+            self.shrink_if_unused();
+        }
+        t
+    }
+
     /// Shrinks a storage that is three quarters unused to twice what it
     /// holds (never below [`MIN_SLOTS`], to nothing when empty): the live
     /// entries moved to the front first, so the slots kept hold them.
@@ -256,16 +309,7 @@ impl<S: LogStorage> SlidingLog<S> {
 impl<S: LogStorage> Admission for SlidingLog<S> {
     #[inline]
     fn check(&mut self, cost: u64, now_micros: i64) -> Decision {
-        let t = now_micros.max(self.latest);
-        self.latest = t;
-        // Drop what slid out: the log holds only live entries.
-        let (skip, expired_units) = self.expired(t);
-        if skip > 0 {
-            self.head = (self.head + skip) % self.capacity();
-            self.len -= skip;
-            self.total -= expired_units;
-            self.shrink_if_unused();
-        }
+        let t = self.advance(now_micros);
         let decision = self.decide(cost, t, 0, 0);
         if decision.allowed && cost > 0 {
             self.total += cost;
@@ -373,6 +417,39 @@ mod tests {
         let mut storage = [LogEntry::default(); 2];
         let mut borrowed = SlidingLog::new(2, 10, &mut storage[..]).unwrap();
         assert!(borrowed.check(2, 0).allowed);
+    }
+
+    #[test]
+    fn set_limit_keeps_the_log() {
+        let mut l = log(6, 1_000);
+        assert!(l.check(2, 100).allowed);
+        assert!(l.check(3, 400).allowed);
+        // Lower than the 5 logged: the 2 at 100 slide out at 1,100, which
+        // leaves 3, still over 2 with one more; the 3 at 400 at 1,400.
+        l.set_limit(2, 500).unwrap();
+        let refused = l.check(1, 600);
+        assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 2, 0));
+        assert_eq!(refused.retry_after_micros, 800);
+        let look = l.check(0, 600);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
+        assert!(!l.check(1, 1_399).allowed);
+        assert!(l.check(2, 1_400).allowed);
+        // Higher (up to the storage's 8): the difference at once.
+        l.set_limit(8, 1_400).unwrap();
+        let d = l.check(6, 1_500);
+        assert_eq!((d.allowed, d.limit, d.remaining), (true, 8, 0));
+        assert_eq!(l.limit(), 8);
+    }
+
+    #[test]
+    fn set_limit_errors_change_nothing() {
+        let mut l = log(3, 1_000);
+        l.check(2, 10);
+        let before: ([LogEntry; 8], u64) = (*l.storage(), l.peek(0, 10).remaining);
+        assert_eq!(l.set_limit(0, 20), Err(Error::invalid_int(Argument::SlidingLogStorageLimit, 0)));
+        assert_eq!(l.set_limit(9, 20), Err(Error::invalid_int(Argument::SlidingLogStorageLimit, 9)));
+        assert_eq!((*l.storage(), l.peek(0, 10).remaining), before);
+        assert_eq!(l.limit(), 3);
     }
 
     #[test]

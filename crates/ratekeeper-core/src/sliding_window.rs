@@ -19,11 +19,15 @@
 //!
 //! A time earlier than the latest seen counts as the latest, so time going
 //! backwards never revives an old sub-window.
+//!
+//! The limit may change at run time ([`SlidingWindow::set_limit`]), keeping
+//! the counts: every admission leaves its sub-windows within the limit of
+//! that moment, so the worst case holds with the largest limit in force.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
-use crate::fixed_window::check_limit_and_window;
+use crate::fixed_window::{check_limit, check_limit_and_window};
 use crate::full::{later_than, Full};
 use crate::packed::Packed;
 
@@ -82,6 +86,23 @@ impl SlidingWindow {
     /// How many sub-windows the window has.
     pub fn sub_windows(&self) -> u32 {
         self.sub_windows
+    }
+
+    /// Changes the limit at `now_micros`, keeping every sub-window's count,
+    /// as Go's `SetLimitAt` and Guava's `setRate` keep what was taken: a
+    /// lower limit refuses until enough sub-windows have slid out to bring
+    /// the count under it, and a higher one admits the difference at once.
+    /// The state first moves to `now_micros` (the sub-windows that slid out
+    /// count nothing), as a decision there would see it.
+    ///
+    /// Errors, changing nothing, on the bounds of [`new`](Self::new).
+    pub fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        check_limit(limit, u64::from(u32::MAX), Argument::SlidingWindowLimit)?;
+        let (index, _, counts) = self.advanced(now_micros);
+        self.current = index;
+        self.counts = counts;
+        self.limit = limit as u32;
+        Ok(())
     }
 
     /// The number of sub-windows, from a state that may be garbage (a torn
@@ -143,9 +164,11 @@ impl SlidingWindow {
         };
         let total: u64 = counts[..n].iter().map(|&c| u64::from(c)).sum();
         let after = total.saturating_add(cost);
-        if after <= limit {
+        // A cost of 0 is a free look, admitted even over a limit lowered
+        // below the count (`set_limit`).
+        if cost == 0 || after <= limit {
             counts[slot] = counts[slot].saturating_add(cost as u32);
-            let decision = Decision::allowed(limit, limit - after, reset_after(&counts), window);
+            let decision = Decision::allowed(limit, limit.saturating_sub(after), reset_after(&counts), window);
             return (decision, (cost > 0).then_some((index, counts)));
         }
         let retry_after = if cost > limit {
@@ -298,6 +321,40 @@ mod tests {
         assert!(w.check(10, 99_999).allowed);
         assert!(!w.check(1, 999_999).allowed);
         assert!(w.check(10, 1_000_000).allowed);
+    }
+
+    #[test]
+    fn set_limit_keeps_the_sub_windows() {
+        // 6 per second in quarters: 3 in quarter 0, 2 in quarter 1.
+        let mut w = SlidingWindow::new(6, 1_000_000, 4).unwrap();
+        assert!(w.check(3, 100_000).allowed);
+        assert!(w.check(2, 300_000).allowed);
+        // Lower than the 5 counted: refused until quarter 0 slides out at
+        // 1 s, which leaves 2, under 3.
+        w.set_limit(3, 400_000).unwrap();
+        let refused = w.check(1, 500_000);
+        assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 3, 0));
+        assert_eq!(refused.retry_after_micros, 500_000);
+        let look = w.check(0, 500_000);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
+        assert!(!w.check(1, 999_999).allowed);
+        assert!(w.check(1, 1_000_000).allowed);
+        // Higher: the difference at once.
+        w.set_limit(10, 1_000_000).unwrap();
+        let d = w.check(7, 1_000_000);
+        assert_eq!((d.allowed, d.limit, d.remaining), (true, 10, 0));
+        assert_eq!(w.limit(), 10);
+    }
+
+    #[test]
+    fn set_limit_errors_change_nothing() {
+        let mut w = SlidingWindow::new(3, 1_000, 2).unwrap();
+        w.check(2, 10);
+        let before = w;
+        assert_eq!(w.set_limit(0, 5_000), Err(Error::invalid_int(Argument::SlidingWindowLimit, 0)));
+        let above = u64::from(u32::MAX) + 1;
+        assert_eq!(w.set_limit(above, 5_000), Err(Error::invalid_uint(Argument::SlidingWindowLimit, above)));
+        assert_eq!(w, before);
     }
 
     #[test]

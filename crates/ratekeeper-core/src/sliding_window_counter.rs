@@ -21,11 +21,15 @@
 //! `limit`. Memory: two counters.
 //!
 //! A time earlier than the latest seen counts as the latest.
+//!
+//! The limit may change at run time ([`SlidingWindowCounter::set_limit`]),
+//! keeping both counts: the worst case holds with the largest limit in
+//! force in the two windows.
 
 use crate::admission::Admission;
 use crate::decision::{Decision, NEVER};
 use crate::error::{Argument, Error};
-use crate::fixed_window::check_limit_and_window;
+use crate::fixed_window::{check_limit, check_limit_and_window};
 use crate::full::{later_than, Full};
 use crate::packed::Packed;
 
@@ -62,6 +66,21 @@ impl SlidingWindowCounter {
     /// The window's length in microseconds.
     pub fn window_micros(&self) -> i64 {
         self.window_micros
+    }
+
+    /// Changes the limit at `now_micros`, keeping both counts, as Go's
+    /// `SetLimitAt` and Guava's `setRate` keep what was taken: a lower
+    /// limit refuses until the estimate is under it (as the previous
+    /// window weighs less, or in the next windows), and a higher one admits
+    /// the difference at once. The state first moves to `now_micros`, as a
+    /// decision there would see it.
+    ///
+    /// Errors, changing nothing, on the bounds of [`new`](Self::new).
+    pub fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        check_limit(limit, i64::MAX as u64, Argument::Limit)?;
+        (self.index, self.previous, self.current, _) = self.at(now_micros);
+        self.limit = limit;
+        Ok(())
     }
 
     /// The window at `now` (never before the current one), its two counts,
@@ -267,6 +286,37 @@ mod tests {
             admitted += u64::from(c.check(1, now).allowed);
         }
         assert!(admitted > 190 && admitted <= 200, "{admitted}");
+    }
+
+    #[test]
+    fn set_limit_keeps_the_counts() {
+        let mut c = SlidingWindowCounter::new(10, 1_000).unwrap();
+        assert!(c.check(8, 500).allowed);
+        // Lower than the 8 counted: in the next window the 8 weigh
+        // (1000 − e)/1000, and 8 × (1000 − e)/1000 + 1 <= 4 when e >= 625.
+        c.set_limit(4, 600).unwrap();
+        let refused = c.check(1, 700);
+        assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 4, 0));
+        assert_eq!(refused.retry_after_micros, 925);
+        let look = c.check(0, 700);
+        assert_eq!((look.allowed, look.remaining), (true, 0), "a cost of 0 is a free look");
+        assert!(!c.check(1, 1_624).allowed);
+        assert!(c.check(1, 1_625).allowed);
+        // Higher: the difference at once (3 of the 8 still weigh, plus 1).
+        c.set_limit(12, 1_625).unwrap();
+        let d = c.check(8, 1_625);
+        assert_eq!((d.allowed, d.limit, d.remaining), (true, 12, 0));
+        assert_eq!(c.limit(), 12);
+    }
+
+    #[test]
+    fn set_limit_errors_change_nothing() {
+        let mut c = SlidingWindowCounter::new(3, 1_000).unwrap();
+        c.check(2, 10);
+        let before = c;
+        assert_eq!(c.set_limit(0, 5_000), Err(Error::invalid_int(Argument::Limit, 0)));
+        assert_eq!(c.set_limit(u64::MAX, 5_000), Err(Error::invalid_uint(Argument::Limit, u64::MAX)));
+        assert_eq!(c, before);
     }
 
     #[test]

@@ -188,6 +188,62 @@ fn scaled(period: i64, max_cost: u64) -> impl Strategy<Value = Vec<(i64, u64, u8
     )
 }
 
+/// The windows' run-time limit, for the properties that change it.
+trait SetLimit: Admission + Clone {
+    fn set_limit(&mut self, limit: u64, now: i64);
+}
+
+impl SetLimit for FixedWindow {
+    fn set_limit(&mut self, limit: u64, now: i64) {
+        FixedWindow::set_limit(self, limit, now).unwrap();
+    }
+}
+
+impl SetLimit for SlidingWindow {
+    fn set_limit(&mut self, limit: u64, now: i64) {
+        SlidingWindow::set_limit(self, limit, now).unwrap();
+    }
+}
+
+impl<S: LogStorage + Clone> SetLimit for SlidingLog<S> {
+    fn set_limit(&mut self, limit: u64, now: i64) {
+        SlidingLog::set_limit(self, limit, now).unwrap();
+    }
+}
+
+/// [`scaled`] whose third field, when not 0, is a new limit (1 to
+/// `max_limit`) set just before that request.
+fn with_limits(period: i64, max_cost: u64, max_limit: u8) -> impl Strategy<Value = Vec<(i64, u64, u8)>> {
+    prop::collection::vec(
+        (
+            prop_oneof![Just(0i64), 0..period / 10 + 1, 0..period + 1, 0..4 * period + 1],
+            0..=max_cost,
+            prop_oneof![3 => Just(0u8), 1 => 1..=max_limit],
+        ),
+        1..80,
+    )
+}
+
+/// [`replay`], with each request's new limit (if any) set at its time
+/// first; the admitted requests are returned in order with their
+/// decisions, whose `limit` is the limit they were admitted under.
+fn replay_with_limits<A: SetLimit>(
+    limiter: &mut A,
+    reqs: &[(i64, u64, u8)],
+) -> Result<Vec<(i64, u64, Decision)>, TestCaseError> {
+    let mut now = 0i64;
+    let mut admitted = Vec::new();
+    for &(pause, cost, new_limit) in reqs {
+        now += pause;
+        if new_limit > 0 {
+            limiter.set_limit(u64::from(new_limit), now);
+        }
+        // `replay` counts its pauses from time 0: one of `now`.
+        admitted.extend(replay(limiter, &[(now, cost, 0)])?);
+    }
+    Ok(admitted)
+}
+
 /// The largest sum of costs of `events` (sorted by time) inside any
 /// half-open window `(t − window, t]`.
 fn max_in_any_window(events: &[(i64, u64, Decision)], window: i64) -> u64 {
@@ -329,6 +385,56 @@ proptest! {
         let mut c = SlidingWindowCounter::new(limit, window).unwrap();
         let admitted = replay(&mut c, &reqs)?;
         prop_assert!(max_in_any_window(&admitted, window) <= 2 * limit);
+    }
+
+    /// A fixed window whose limit changes between requests: each admitted
+    /// request leaves its window's count within the limit of that moment
+    /// (units taken under a higher limit stay taken; a look of cost 0,
+    /// taking nothing, is admitted over it).
+    #[test]
+    fn fixed_window_with_changing_limits_keeps_each_admission_within_its_limit(
+        limit in 1u64..20, window in 1i64..1_000_000, reqs in with_limits(1_000_000, 25, 20),
+    ) {
+        let mut w = FixedWindow::new(limit, window).unwrap();
+        let admitted = replay_with_limits(&mut w, &reqs)?;
+        for (i, &(t, _, d)) in admitted.iter().enumerate().filter(|(_, e)| e.1 > 0) {
+            let sum: u64 =
+                admitted[..=i].iter().filter(|e| e.0.div_euclid(window) == t.div_euclid(window)).map(|e| e.1).sum();
+            prop_assert!(sum <= d.limit, "{} units in the window of {} under a limit of {}", sum, t, d.limit);
+        }
+    }
+
+    /// A sliding window whose limit changes: each admitted request leaves
+    /// its `n` sub-windows within the limit of that moment.
+    #[test]
+    fn sliding_window_with_changing_limits_keeps_each_admission_within_its_limit(
+        limit in 1u64..20, sub in 1i64..100_000, n in 1u32..=16, reqs in with_limits(500_000, 25, 20),
+    ) {
+        let mut w = SlidingWindow::new(limit, sub * i64::from(n), n).unwrap();
+        let admitted = replay_with_limits(&mut w, &reqs)?;
+        for (i, &(t, _, d)) in admitted.iter().enumerate().filter(|(_, e)| e.1 > 0) {
+            let first = t.div_euclid(sub) - i64::from(n) + 1;
+            let sum: u64 = admitted[..=i].iter().filter(|e| e.0.div_euclid(sub) >= first).map(|e| e.1).sum();
+            prop_assert!(sum <= d.limit, "{} units in the sub-windows up to {} under {}", sum, t, d.limit);
+        }
+    }
+
+    /// A sliding log whose limit changes: each admitted request leaves the
+    /// window that ends with it within the limit of that moment; over
+    /// storage that resizes it decides as over fixed storage.
+    #[test]
+    fn sliding_log_with_changing_limits_keeps_each_admission_within_its_limit(
+        limit in 1u64..20, window in 1i64..1_000_000, reqs in with_limits(1_000_000, 25, 20),
+    ) {
+        let mut log = SlidingLog::new(limit, window, [LogEntry::default(); 20]).unwrap();
+        let mut resizing = SlidingLog::new(limit, window, Resizing::default()).unwrap();
+        let admitted = replay_with_limits(&mut log, &reqs)?;
+        for (i, &(t, _, d)) in admitted.iter().enumerate().filter(|(_, e)| e.1 > 0) {
+            let sum: u64 = admitted[..=i].iter().filter(|e| e.0 > t - window).map(|e| e.1).sum();
+            prop_assert!(sum <= d.limit, "{} units in the window up to {} under {}", sum, t, d.limit);
+        }
+        let again = replay_with_limits(&mut resizing, &reqs)?;
+        prop_assert_eq!(again, admitted);
     }
 
     /// A composite admits in all parts or in none.

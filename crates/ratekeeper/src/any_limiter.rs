@@ -179,6 +179,32 @@ impl<C: Clock> AnyLimiter<C> {
     pub fn algorithm(&self) -> &'static str {
         self.kind().wire_name()
     }
+
+    /// A window's limit (the four windows); `None` for the other
+    /// algorithms, whose quota is not one number that changes alone.
+    pub fn window_limit(&self) -> Option<u64> {
+        Some(match self {
+            AnyLimiter::FixedWindow(w) => w.limit(),
+            AnyLimiter::SlidingWindow(w) => w.limit(),
+            AnyLimiter::SlidingLog(w) => w.limit(),
+            AnyLimiter::SlidingWindowCounter(w) => w.limit(),
+            _ => return None,
+        })
+    }
+
+    /// Changes a window's limit now, keeping what it has counted (each
+    /// window's `set_limit`); `None`, changing nothing, for the other
+    /// algorithms (a token bucket changes with `set_rate`/`set_burst`), so
+    /// a binding can say the limiter is of the wrong kind.
+    pub fn set_window_limit(&self, limit: u64) -> Option<Result<(), Error>> {
+        Some(match self {
+            AnyLimiter::FixedWindow(w) => w.set_limit(limit),
+            AnyLimiter::SlidingWindow(w) => w.set_limit(limit),
+            AnyLimiter::SlidingLog(w) => w.set_limit(limit),
+            AnyLimiter::SlidingWindowCounter(w) => w.set_limit(limit),
+            _ => return None,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +241,32 @@ mod tests {
             assert!(!refused.allowed, "{spec:?}");
             assert_eq!(limiter.peek(1), refused, "{spec:?}");
             assert_eq!(limiter.check(3).retry_after_micros, crate::NEVER, "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn only_windows_change_their_limit() {
+        for spec in every_spec() {
+            let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new())).unwrap();
+            let window = matches!(
+                spec.kind(),
+                Algorithm::FixedWindow
+                    | Algorithm::SlidingWindow
+                    | Algorithm::SlidingLog
+                    | Algorithm::SlidingWindowCounter
+            );
+            assert!(limiter.check(2).allowed, "{spec:?}");
+            match limiter.set_window_limit(3) {
+                Some(result) => {
+                    assert!(window, "{spec:?}");
+                    result.unwrap();
+                    assert_eq!(limiter.window_limit(), Some(3));
+                    assert!(limiter.check(1).allowed, "{spec:?}: the two taken stay, one more fits");
+                    assert!(!limiter.check(1).allowed, "{spec:?}");
+                    assert!(matches!(limiter.set_window_limit(0), Some(Err(Error::InvalidArgument(_)))));
+                }
+                None => assert!(!window && limiter.window_limit().is_none(), "{spec:?}"),
+            }
         }
     }
 

@@ -39,6 +39,20 @@ impl<C: Clock> FixedWindow<C> {
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
         Ok(Self::from_core(CoreFixed::new(limit, micros_from_duration(Argument::Window, window)?)?, clock))
     }
+
+    /// Units per window.
+    pub fn limit(&self) -> u64 {
+        self.inner.get().limit()
+    }
+
+    /// Changes the limit now, keeping what the current window has counted
+    /// ([`ratekeeper_core::FixedWindow::set_limit`]): a lower limit refuses
+    /// until the count is under it, a higher one admits the difference at
+    /// once. Errors, changing nothing, on a zero limit or one above
+    /// `i64::MAX`.
+    pub fn set_limit(&self, limit: u64) -> Result<(), Error> {
+        self.inner.update(|w, now| w.set_limit(limit, now))
+    }
 }
 
 admission_limiter!(
@@ -65,6 +79,20 @@ impl<C: Clock> SlidingWindow<C> {
             clock,
         ))
     }
+
+    /// Units per window.
+    pub fn limit(&self) -> u64 {
+        self.inner.get().limit()
+    }
+
+    /// Changes the limit now, keeping every sub-window's count
+    /// ([`ratekeeper_core::SlidingWindow::set_limit`]): a lower limit
+    /// refuses until enough sub-windows slide out, a higher one admits the
+    /// difference at once. Errors, changing nothing, on a zero limit or one
+    /// above `u32::MAX`.
+    pub fn set_limit(&self, limit: u64) -> Result<(), Error> {
+        self.inner.update(|w, now| w.set_limit(limit, now))
+    }
 }
 
 admission_limiter!(
@@ -86,6 +114,20 @@ impl<C: Clock> SlidingWindowCounter<C> {
     /// [`SlidingWindowCounter::new`] on `clock`.
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, Error> {
         Ok(Self::from_core(CoreCounter::new(limit, micros_from_duration(Argument::Window, window)?)?, clock))
+    }
+
+    /// Units per window.
+    pub fn limit(&self) -> u64 {
+        self.inner.get().limit()
+    }
+
+    /// Changes the limit now, keeping both counts
+    /// ([`ratekeeper_core::SlidingWindowCounter::set_limit`]): a lower
+    /// limit refuses until the estimate is under it, a higher one admits
+    /// the difference at once. Errors, changing nothing, on a zero limit or
+    /// one above `i64::MAX`.
+    pub fn set_limit(&self, limit: u64) -> Result<(), Error> {
+        self.inner.update(|w, now| w.set_limit(limit, now))
     }
 }
 
@@ -151,17 +193,39 @@ impl<C: Clock> SlidingLog<C> {
         self.with_log(|log, now| log.peek(cost, now))
     }
 
+    /// Units per window.
+    pub fn limit(&self) -> u64 {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner).limit()
+    }
+
+    /// Changes the limit now, keeping the log
+    /// ([`ratekeeper_core::SlidingLog::set_limit`]): a lower limit refuses
+    /// until enough logged units slide out, a higher one admits the
+    /// difference at once. Errors, changing nothing, on a zero limit or one
+    /// above [`MAX_SLIDING_LOG_LIMIT`] ([`Argument::SlidingLogLimit`], as at
+    /// creation).
+    pub fn set_limit(&self, limit: u64) -> Result<(), Error> {
+        check_log_limit(limit)?;
+        self.with_log(|log, now| log.set_limit(limit, now))
+    }
+
     /// The limiter's clock.
     pub fn clock(&self) -> &C {
         &self.clock
     }
 }
 
-/// A core sliding log on the heap, empty until its first unit.
-pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<HeapLogStorage>, Error> {
+/// The bound of a std sliding log's limit, at creation and at run time.
+fn check_log_limit(limit: u64) -> Result<(), Error> {
     if limit == 0 || limit > MAX_SLIDING_LOG_LIMIT {
         return Err(Error::invalid_uint(Argument::SlidingLogLimit, limit));
     }
+    Ok(())
+}
+
+/// A core sliding log on the heap, empty until its first unit.
+pub(crate) fn new_log(limit: u64, window_micros: i64) -> Result<CoreLog<HeapLogStorage>, Error> {
+    check_log_limit(limit)?;
     CoreLog::new(limit, window_micros, HeapLogStorage::default())
 }
 
@@ -214,6 +278,38 @@ mod tests {
         assert!(log.check(2).allowed);
         assert!(SlidingLog::new(MAX_SLIDING_LOG_LIMIT + 1, Duration::from_secs(1)).is_err());
         assert!(SlidingLog::new(1, Duration::from_nanos(999)).is_err(), "under a microsecond");
+    }
+
+    #[test]
+    fn set_limit_keeps_the_state_of_every_window() {
+        let clock = Arc::new(ManualClock::new());
+        let window = Duration::from_secs(1);
+        let fixed = FixedWindow::with_clock(4, window, Arc::clone(&clock)).unwrap();
+        let sliding = SlidingWindow::with_clock(4, window, 2, Arc::clone(&clock)).unwrap();
+        let counter = SlidingWindowCounter::with_clock(4, window, Arc::clone(&clock)).unwrap();
+        let log = SlidingLog::with_clock(4, window, Arc::clone(&clock)).unwrap();
+        let checks: [&dyn Fn(u64) -> Decision; 4] =
+            [&|n| fixed.check(n), &|n| sliding.check(n), &|n| counter.check(n), &|n| log.check(n)];
+        let set_limits: [&dyn Fn(u64) -> Result<(), Error>; 4] =
+            [&|l| fixed.set_limit(l), &|l| sliding.set_limit(l), &|l| counter.set_limit(l), &|l| log.set_limit(l)];
+        for (check, set_limit) in checks.iter().zip(set_limits) {
+            assert!(check(3).allowed);
+            set_limit(2).unwrap();
+            let refused = check(1);
+            assert_eq!((refused.allowed, refused.limit, refused.remaining), (false, 2, 0));
+            set_limit(5).unwrap();
+            let d = check(2);
+            assert_eq!((d.allowed, d.limit, d.remaining), (true, 5, 0));
+            assert!(set_limit(0).is_err());
+            assert!(!check(1).allowed, "a refused change changed nothing");
+        }
+        assert_eq!((fixed.limit(), sliding.limit(), counter.limit(), log.limit()), (5, 5, 5, 5));
+        assert_eq!(fixed.set_limit(0), Err(Error::invalid_int(Argument::Limit, 0)));
+        assert_eq!(sliding.set_limit(1 << 32), Err(Error::invalid_uint(Argument::SlidingWindowLimit, 1 << 32)));
+        assert_eq!(counter.set_limit(u64::MAX), Err(Error::invalid_uint(Argument::Limit, u64::MAX)));
+        let above = MAX_SLIDING_LOG_LIMIT + 1;
+        assert_eq!(log.set_limit(above), Err(Error::invalid_uint(Argument::SlidingLogLimit, above)));
+        assert_eq!((fixed.limit(), sliding.limit(), counter.limit(), log.limit()), (5, 5, 5, 5));
     }
 
     #[test]

@@ -622,6 +622,12 @@ static int admission_step(void *replay, const cJSON *step, why_t *why) {
   if (str_field(step, "op", &op, why) != 0) return -1;
   if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
   if (strcmp(op, "policy_header") == 0) return policy_header_step(r->limiter, step, why);
+  if (strcmp(op, "set_limit") == 0) {
+    /* A window's: another algorithm's handle fails with RK_WRONG_ALGORITHM. */
+    int64_t limit;
+    if (int_field(step, "limit", &limit, why) != 0) return -1;
+    return outcome(step, rk_window_set_limit(r->limiter, limit), why) < 0 ? -1 : 0;
+  }
   int result = check_or_peek(r->limiter, op, step, why);
   return result == 1 ? fail(why, "unknown op \"%s\"", op) : result;
 }

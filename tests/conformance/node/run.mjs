@@ -372,6 +372,13 @@ async function admissionStep(limiter, step) {
       return expect(step, () => limiter.peek(argField(step, 'cost')), (d) => expectDecision(decisionField(step), d));
     case 'policy_header':
       return expect(step, () => limiter.peek(0).headers(step.policy_name));
+    case 'set_limit':
+      if (!(limiter instanceof rk.FixedWindow || limiter instanceof rk.SlidingWindow || limiter instanceof rk.SlidingLog || limiter instanceof rk.SlidingWindowCounter)) {
+        throw new Mismatch(`set_limit on ${limiter}`);
+      }
+      return expect(step, () => {
+        limiter.limit = argField(step, 'limit');
+      });
     default:
       throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
   }

@@ -46,6 +46,7 @@ from ratekeeper import (
     CompositeLimiter,
     ConcurrencyLimiter,
     Decision,
+    FixedWindow,
     GradientPolicy,
     InvalidArgumentError,
     KeyedLimiter,
@@ -56,6 +57,9 @@ from ratekeeper import (
     RateLimiter,
     RateLimitExceeded,
     Reservation,
+    SlidingLog,
+    SlidingWindow,
+    SlidingWindowCounter,
     SrTcm,
     SystemGuard,
     SystemPermit,
@@ -316,6 +320,9 @@ def _parameter(spec: dict[str, Any], parameter: dict[str, Any]) -> Any:
     return _duration(spec, parameter["name"])
 
 
+_WINDOWS = (FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter)
+
+
 class AdmissionReplay(Replay):
     """``check`` and ``peek`` of every admission-style algorithm, and the
     composite's."""
@@ -330,6 +337,16 @@ class AdmissionReplay(Replay):
             return lambda: _compare_decision(step, self.limiter.check(int_field(step, "cost")))
         if op == "peek":
             return lambda: _compare_decision(step, self.limiter.peek(int_field(step, "cost")))
+        if op == "set_limit":
+
+            def set_limit() -> str | None:
+                window = self.limiter
+                if not isinstance(window, _WINDOWS):
+                    raise CaseFailure(f"set_limit on {type(window).__name__}")
+                window.limit = int_field(step, "limit")
+                return None
+
+            return set_limit
         if op == "policy_header":
 
             def policy_header() -> str | None:

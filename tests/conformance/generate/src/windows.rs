@@ -3,10 +3,109 @@
 
 use serde_json::{json, Value};
 
-use ratekeeper_core::{Admission, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter};
+use ratekeeper_core::sliding_log::LogStorage;
+use ratekeeper_core::{
+    Admission, Argument, Error, FixedWindow, LogEntry, SlidingLog, SlidingWindow, SlidingWindowCounter,
+};
 
 use crate::admission::{random_walk, Recorder};
-use crate::{create_error, create_error_naming, int};
+use crate::{argument_name, create_error, create_error_naming, error_step, int, Rng};
+
+/// The largest limit a sliding log has in every binding (the std layer's
+/// `MAX_SLIDING_LOG_LIMIT`), at creation and at run time.
+const MAX_LOG_LIMIT: u64 = 1 << 20;
+
+/// What the four windows share beyond `check`: a limit that changes at run
+/// time (each window's `set_limit`, with the bounds every binding has).
+trait SetLimit: Admission {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error>;
+}
+
+impl SetLimit for FixedWindow {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        FixedWindow::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingWindow {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        SlidingWindow::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingWindowCounter {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        SlidingWindowCounter::set_limit(self, limit, now_micros)
+    }
+}
+
+impl SetLimit for SlidingLog<Grown> {
+    fn set_limit(&mut self, limit: u64, now_micros: i64) -> Result<(), Error> {
+        if limit == 0 || limit > MAX_LOG_LIMIT {
+            return Err(Error::invalid_uint(Argument::SlidingLogLimit, limit));
+        }
+        SlidingLog::set_limit(self, limit, now_micros)
+    }
+}
+
+/// `set_limit {limit}`: the window's limit changes now (a negative limit is
+/// the binding's conversion error, as a negative cost is).
+fn set_limit<A: SetLimit>(r: &mut Recorder<A>, limit: i64) {
+    let step = json!({"op": "set_limit", "limit": int(limit)});
+    let result =
+        ratekeeper_core::unsigned_from_i64(Argument::Limit, limit).and_then(|l| r.limiter.set_limit(l, r.clock.now));
+    r.steps.push(match result {
+        Ok(()) => step,
+        Err(e) => error_step(step, argument_name(e)),
+    });
+}
+
+/// A random walk of checks, peeks and sleeps (as
+/// [`random_walk`]'s) with a `set_limit` to 1 to `2 × limit` about one step
+/// in seven.
+fn walk_with_limits<A: SetLimit>(limiter: A, seed: u64, period: i64, limit: u64) -> Recorder<A> {
+    let mut rng = Rng::new(seed);
+    let mut r = Recorder::new(limiter);
+    for _ in 0..(20 + rng.below(20)) {
+        match rng.below(7) {
+            0 => set_limit(&mut r, 1 + rng.below(2 * limit) as i64),
+            1 | 2 => {
+                r.sleep(rng.below(period as u64 + 1) as i64);
+            }
+            3 => {
+                r.peek(rng.below(limit + 1));
+            }
+            _ => {
+                r.check(rng.below(limit / 2 + 2));
+            }
+        }
+    }
+    r
+}
+
+/// A sliding log's entries in a `Vec` it resizes, as the std layer's heap
+/// storage: a run-time limit above the creation's must fit.
+#[derive(Debug, Clone, Default)]
+struct Grown(Vec<LogEntry>);
+
+impl LogStorage for Grown {
+    fn slots(&self) -> &[LogEntry] {
+        &self.0
+    }
+
+    fn slots_mut(&mut self) -> &mut [LogEntry] {
+        &mut self.0
+    }
+
+    fn resize(&mut self, len: usize) -> bool {
+        self.0.resize(len, LogEntry::default());
+        true
+    }
+
+    fn resizes(&self) -> bool {
+        true
+    }
+}
 
 fn window(algorithm: &str, limit: i64, window_micros: i64) -> Value {
     json!({"algorithm": algorithm, "limit": int(limit), "window_micros": int(window_micros)})
@@ -16,9 +115,9 @@ fn sliding(limit: i64, window_micros: i64, sub_windows: i64) -> Value {
     json!({"algorithm": "sliding_window", "limit": int(limit), "window_micros": int(window_micros), "sub_windows": int(sub_windows)})
 }
 
-/// A sliding log over a boxed slice, as the std layer builds it.
-fn log(limit: u64, window_micros: i64) -> SlidingLog<Box<[LogEntry]>> {
-    SlidingLog::new(limit, window_micros, vec![LogEntry::default(); limit as usize].into_boxed_slice()).expect("valid")
+/// A sliding log over storage that resizes, as the std layer builds it.
+fn log(limit: u64, window_micros: i64) -> SlidingLog<Grown> {
+    SlidingLog::new(limit, window_micros, Grown::default()).expect("valid")
 }
 
 fn record<A: Admission>(cases: &mut Vec<Value>, name: String, spec: Value, core: A, script: &dyn Fn(&mut Recorder<A>)) {
@@ -145,6 +244,72 @@ pub fn cases() -> Vec<Value> {
         r.checks(1, 5).sleep(9).check(1).sleep(1).checks(1, 5);
     });
 
+    // Run-time limits: the counts stay; a lower limit refuses until the
+    // count is under it, a higher one admits the difference at once; an
+    // invalid one changes nothing.
+    record(
+        c,
+        "fixed_window/set-limit-keeps-the-count".into(),
+        window("fixed_window", 5, 1_000),
+        fixed(5, 1_000),
+        &|r| {
+            r.sleep(100).check(4);
+            set_limit(r, 2);
+            r.sleep(100).check(1).peek(0).sleep(800).check(2).check(1);
+            set_limit(r, 6);
+            r.check(4).check(1);
+            for bad in [0, -1] {
+                set_limit(r, bad);
+            }
+            r.peek(0).sleep(1_000).check(6);
+        },
+    );
+    record(
+        c,
+        "sliding_window/set-limit-keeps-the-sub-windows".into(),
+        sliding(6, 1_000_000, 4),
+        sw(6, 1_000_000, 4),
+        &|r| {
+            r.sleep(100_000).check(3).sleep(200_000).check(2);
+            set_limit(r, 3);
+            r.sleep(200_000).check(1).sleep(499_999).check(1).sleep(1).check(1);
+            set_limit(r, 10);
+            r.check(7).check(1);
+            for bad in [0, -1, 4_294_967_296] {
+                set_limit(r, bad);
+            }
+            r.peek(0);
+        },
+    );
+    record(
+        c,
+        "sliding_window_counter/set-limit-keeps-the-counts".into(),
+        window("sliding_window_counter", 10, 1_000),
+        counter(10, 1_000),
+        &|r| {
+            r.sleep(500).check(8);
+            set_limit(r, 4);
+            r.sleep(200).check(1).sleep(924).check(1).sleep(1).check(1);
+            set_limit(r, 12);
+            r.check(8).check(1);
+            for bad in [0, -1] {
+                set_limit(r, bad);
+            }
+            r.peek(0);
+        },
+    );
+    record(c, "sliding_log/set-limit-keeps-the-log".into(), window("sliding_log", 6, 1_000), log(6, 1_000), &|r| {
+        r.sleep(100).check(2).sleep(300).check(3);
+        set_limit(r, 2);
+        r.sleep(200).check(1).peek(0).sleep(799).check(1).sleep(1).check(2);
+        set_limit(r, 8);
+        r.sleep(100).check(6).check(1);
+        for bad in [0, -1, 1_048_577] {
+            set_limit(r, bad);
+        }
+        r.peek(0);
+    });
+
     for (algorithm, limit, w) in [
         ("fixed_window", 0, 1),
         ("fixed_window", -1, 1),
@@ -180,6 +345,25 @@ pub fn cases() -> Vec<Value> {
     .enumerate()
     {
         cases.push(create_error_naming(format!("sliding_window/create-invalid-{i}"), spec, argument, bound));
+    }
+
+    // Random walks whose limit changes now and then (from 1 to twice the
+    // creation's), between the same checks, peeks and sleeps.
+    for seed in 0..4u64 {
+        let (l, w) = [(3u64, 1_000i64), (10, 1_000_000)][seed as usize % 2];
+        let mut walk = walk_with_limits(fixed(l, w), 0xf1_1000 + seed, w, l);
+        cases.push(walk.done(format!("fixed_window/random-limits-{seed}"), window("fixed_window", l as i64, w)));
+        let n = [2u32, 4, 5, 16][seed as usize];
+        let w16 = w - w % i64::from(n);
+        let mut walk = walk_with_limits(sw(l, w16, n), 0x5a_1000 + seed, w16, l);
+        cases.push(walk.done(format!("sliding_window/random-limits-{seed}"), sliding(l as i64, w16, i64::from(n))));
+        let mut walk = walk_with_limits(log(l, w), 0x10_1000 + seed, w, l);
+        cases.push(walk.done(format!("sliding_log/random-limits-{seed}"), window("sliding_log", l as i64, w)));
+        let mut walk = walk_with_limits(counter(l, w), 0xc0_1000 + seed, w, l);
+        cases.push(walk.done(
+            format!("sliding_window_counter/random-limits-{seed}"),
+            window("sliding_window_counter", l as i64, w),
+        ));
     }
 
     for seed in 0..6u64 {

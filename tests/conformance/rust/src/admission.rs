@@ -2,7 +2,8 @@
 //! `leaky_bucket_meter`, `leaky_bucket_queue`, `fixed_window`,
 //! `sliding_window`, `sliding_log`, `sliding_window_counter` — replayed
 //! through [`ratekeeper::AnyLimiter`], built from a [`LimiterSpec`] exactly
-//! as a binding builds one from its caller's numbers.
+//! as a binding builds one from its caller's numbers; the windows' run-time
+//! `set_limit` through [`AnyLimiter::set_window_limit`].
 
 use std::sync::Arc;
 
@@ -30,6 +31,14 @@ pub(crate) fn run(spec: &Value, case: &Value) -> Result<(), String> {
         "peek" => {
             let cost = count_field(step, "cost", Argument::Cost)?;
             expect_outcome(step, cost.map(|c| limiter.peek(c)), |d| expect_decision(step, &d))
+        }
+        "set_limit" => {
+            let limit = count_field(step, "limit", Argument::Limit)?;
+            let changed = match limit {
+                Ok(l) => limiter.set_window_limit(l).ok_or_else(|| format!("set_limit on {}", limiter.algorithm()))?,
+                Err(e) => Err(e),
+            };
+            expect_outcome(step, changed, |()| Ok(()))
         }
         "policy_header" => policy_header(step, limiter.peek(0)),
         other => Err(format!("unknown op {other:?}")),
