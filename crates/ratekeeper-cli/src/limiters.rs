@@ -471,6 +471,10 @@ fn parse_cycle(spec: &SpecText) -> Result<Algorithm, SpecError> {
     }))
 }
 
+/// The most tokens a warm-up rule may store (`count ×
+/// warm_up_period_sec`): the core's i64 token arithmetic holds this much.
+const MAX_WARM_UP_TOKENS: f64 = 4_611_686_018_427_387_904.0; // 2^62
+
 /// `flow`: Sentinel's `FlowRule` under its field names (snake_case) and
 /// units, with Sentinel's defaults; a parameter the rule would not read
 /// (`cold_factor` without a warm-up, a behaviour for the thread grade) is
@@ -527,13 +531,19 @@ fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
         }
         _ => ControlBehavior::Default,
     };
+    let count = spec.required_number("count")?;
+    // The core's warm-up keeps `count × warm_up_period_sec` tokens in an
+    // i64 and overflows (a panic in a debug build) long before 2^63: until
+    // the core refuses such a rule itself, the lane does.
+    if WARM_UP.contains(&behavior) && count * f64::from(warm_up_period_sec) >= MAX_WARM_UP_TOKENS {
+        return Err(spec.invalid(format!(
+            "count × warm_up_period_sec = {} is more tokens than the warm-up counts (at most 2^62)",
+            count * f64::from(warm_up_period_sec)
+        )));
+    }
     let sample_count = small("sample_count", DEFAULT_SAMPLE_COUNT)?;
     let interval_ms = small("interval_ms", DEFAULT_INTERVAL_MS)?;
-    Ok(Algorithm::Flow(FlowConfig {
-        rule: FlowRule { grade, count: spec.required_number("count")?, control_behavior },
-        sample_count,
-        interval_ms,
-    }))
+    Ok(Algorithm::Flow(FlowConfig { rule: FlowRule { grade, count, control_behavior }, sample_count, interval_ms }))
 }
 
 fn parse_guava(spec: &SpecText) -> Result<GuavaConfig, SpecError> {
@@ -894,6 +904,10 @@ mod tests {
         assert!(msg("flow:count=1,control_behavior=warm_up,max_queueing_time_ms=4")
             .contains("max_queueing_time_ms is for control_behavior=rate_limiter"));
         assert!(msg("flow:count=1,sample_count=99999999999").contains("sample_count = 99999999999 is too large"));
+        assert!(msg("flow:count=1e300,control_behavior=warm_up").contains("count × warm_up_period_sec"));
+        assert!(msg("flow:count=1e18,control_behavior=warm_up_rate_limiter,warm_up_period_sec=5")
+            .contains("count × warm_up_period_sec"));
+        assert!(LimiterConfig::parse("flow:count=1e300").is_ok(), "only the warm-up stores tokens");
         assert!(msg("flow:count=1,limit=3").contains("unknown parameter `limit`"));
         assert!(msg("flow:count=1+token_bucket:rate=1,burst=1").contains("flow cannot be part of a composite"));
         let clock = Arc::new(ManualClock::new());
