@@ -179,7 +179,8 @@ impl LimiterConfig {
         let mut label = None;
         let mut specs = Vec::new();
         let mut guava = None;
-        let mut load_driven = None;
+        // A lane that is not an admission-style limiter: load-driven, cycle, flow.
+        let mut own_lane = None;
         for part in &parts {
             let spec = SpecText::parse(part).map_err(|e| SpecError { text: text.to_owned(), message: e.message })?;
             if let Some(l) = spec.raw("label") {
@@ -203,7 +204,7 @@ impl LimiterConfig {
                         };
                         return Err(spec.invalid(format!("{} cannot be part of a composite (it is {kind})", spec.name)));
                     }
-                    load_driven = Some(match spec.name.as_str() {
+                    own_lane = Some(match spec.name.as_str() {
                         "cycle" => parse_cycle(&spec)?,
                         "flow" => parse_flow(&spec)?,
                         _ => parse_load_driven(&spec)?,
@@ -212,7 +213,7 @@ impl LimiterConfig {
                 _ => specs.push(parse_admission(&spec)?),
             }
         }
-        let algorithm = match (guava, load_driven, specs.len()) {
+        let algorithm = match (guava, own_lane, specs.len()) {
             (Some(g), _, _) => Algorithm::Guava(g),
             (None, Some(l), _) => l,
             (None, None, 1) => Algorithm::Admission(specs[0]),
@@ -532,9 +533,10 @@ fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
         _ => ControlBehavior::Default,
     };
     let count = spec.required_number("count")?;
-    // The core's warm-up keeps `count × warm_up_period_sec` tokens in an
-    // i64 and overflows (a panic in a debug build) long before 2^63: until
-    // the core refuses such a rule itself, the lane does.
+    // The core's warm-up adds two i64 token counts of about `count ×
+    // warm_up_period_sec` each, which overflows (a panic in a debug build)
+    // once that nears 2^63: until the core refuses such a rule itself, the
+    // lane does.
     if WARM_UP.contains(&behavior) && count * f64::from(warm_up_period_sec) >= MAX_WARM_UP_TOKENS {
         return Err(spec.invalid(format!(
             "count × warm_up_period_sec = {} is more tokens than the warm-up counts (at most 2^62)",
