@@ -82,7 +82,8 @@ pub static ALGORITHMS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| 
         "flow",
         "count, grade (qps | thread; default qps), control_behavior (default | warm_up | rate_limiter | \
          warm_up_rate_limiter), warm_up_period_sec (default 10), cold_factor (default 3), max_queueing_time_ms \
-         (default 500), sample_count (default 2), interval_ms (default 1000); grade=thread needs --server"
+         (default 500), sample_count (default 2), interval_ms (default 1000), prioritized (default false); \
+         grade=thread needs --server"
             .to_owned(),
     ));
     all.push(("none", "admits everything: the baseline against the --server".to_owned()));
@@ -136,6 +137,20 @@ pub struct FlowConfig {
     pub sample_count: u32,
     /// The statistics' interval in milliseconds (`intervalMs`).
     pub interval_ms: u32,
+    /// Every request asks as Sentinel's `entryWithPriority`: one the
+    /// default QPS controller would refuse may occupy a later window,
+    /// waiting for it.
+    pub prioritized: bool,
+}
+
+impl FlowConfig {
+    /// Whether the rule queues requests (the rate limiters).
+    fn queues(&self) -> bool {
+        matches!(
+            self.rule.control_behavior,
+            ControlBehavior::RateLimiter { .. } | ControlBehavior::WarmUpRateLimiter { .. }
+        )
+    }
 }
 
 /// Which algorithm one lane runs.
@@ -231,13 +246,7 @@ impl LimiterConfig {
             Algorithm::Composite(specs) => specs.iter().any(|s| matches!(s, LimiterSpec::LeakyBucketQueue { .. })),
             Algorithm::Guava(g) => g.timeout_micros != Some(0),
             Algorithm::Cycle(c) => c.timeout_micros > 0,
-            Algorithm::Flow(f) => {
-                f.rule.grade == FlowGrade::Qps
-                    && matches!(
-                        f.rule.control_behavior,
-                        ControlBehavior::RateLimiter { .. } | ControlBehavior::WarmUpRateLimiter { .. }
-                    )
-            }
+            Algorithm::Flow(f) => f.rule.grade == FlowGrade::Qps && (f.prioritized || f.queues()),
             Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => false,
         }
     }
@@ -343,7 +352,7 @@ impl LimiterConfig {
             Algorithm::Flow(f) => {
                 let flow = FlowController::with_clock(f.rule, f.sample_count, f.interval_ms, Arc::clone(clock));
                 // Boxed: Sentinel's statistics are fixed arrays of some kilobytes.
-                LaneKind::Flow(Box::new(flow.map_err(err)?))
+                LaneKind::Flow { flow: Box::new(flow.map_err(err)?), prioritized: f.prioritized }
             }
             Algorithm::Unlimited => LaneKind::Unlimited,
         };
@@ -369,6 +378,7 @@ fn default_label(algorithm: &Algorithm) -> String {
         Algorithm::Cycle(_) => "cycle".to_owned(),
         Algorithm::Flow(f) => match (f.rule.grade, f.rule.control_behavior) {
             (FlowGrade::Thread, _) => "flow thread".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::Default) if f.prioritized => "flow qps prioritized".to_owned(),
             (FlowGrade::Qps, ControlBehavior::Default) => "flow qps".to_owned(),
             (FlowGrade::Qps, ControlBehavior::WarmUp { .. }) => "flow qps warm_up".to_owned(),
             (FlowGrade::Qps, ControlBehavior::RateLimiter { .. }) => "flow qps rate_limiter".to_owned(),
@@ -492,6 +502,7 @@ fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
         "max_queueing_time_ms",
         "sample_count",
         "interval_ms",
+        "prioritized",
         "label",
     ])?;
     let grade = match spec.raw("grade") {
@@ -543,9 +554,18 @@ fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
             count * f64::from(warm_up_period_sec)
         )));
     }
+    let prioritized = match spec.raw("prioritized") {
+        None | Some("false") => false,
+        Some("true") if grade == FlowGrade::Qps && behavior == "default" => true,
+        Some("true") => {
+            return Err(spec.invalid("prioritized is for grade=qps with control_behavior=default (it occupies windows)"))
+        }
+        Some(other) => return Err(spec.invalid(format!("prioritized = `{other}` is not true or false"))),
+    };
     let sample_count = small("sample_count", DEFAULT_SAMPLE_COUNT)?;
     let interval_ms = small("interval_ms", DEFAULT_INTERVAL_MS)?;
-    Ok(Algorithm::Flow(FlowConfig { rule: FlowRule { grade, count, control_behavior }, sample_count, interval_ms }))
+    let rule = FlowRule { grade, count, control_behavior };
+    Ok(Algorithm::Flow(FlowConfig { rule, sample_count, interval_ms, prioritized }))
 }
 
 fn parse_guava(spec: &SpecText) -> Result<GuavaConfig, SpecError> {
@@ -600,7 +620,7 @@ enum LaneKind {
     Bbr { limiter: Box<Bbr<Arc<ManualClock>>>, load: Arc<ManualLoad> },
     SystemGuard { limiter: Box<SystemGuard<Arc<ManualClock>>>, load: Arc<ManualLoad> },
     Cycle(CycleLimiter<Arc<ManualClock>>),
-    Flow(Box<FlowController<Arc<ManualClock>>>),
+    Flow { flow: Box<FlowController<Arc<ManualClock>>>, prioritized: bool },
     Unlimited,
 }
 
@@ -644,7 +664,7 @@ impl Lane {
             LaneKind::Admission(l) => Ok(from_decision(l.check(cost))),
             LaneKind::Composite(l) => Ok(from_decision(l.check(cost))),
             LaneKind::Cycle(l) => Ok(from_decision(l.check(cost))),
-            LaneKind::Bbr { .. } | LaneKind::SystemGuard { .. } | LaneKind::Flow(_) | LaneKind::Unlimited => {
+            LaneKind::Bbr { .. } | LaneKind::SystemGuard { .. } | LaneKind::Flow { .. } | LaneKind::Unlimited => {
                 let load = Load { cpu_usage: 0.0, load_average: 0.0 };
                 let decided = self.acquire(cost, load)?;
                 if let Some(held) = decided.held {
@@ -703,10 +723,10 @@ impl Lane {
                 };
                 Ok(LoadOutcome { outcome: from_decision(decision), held, threshold })
             }
-            LaneKind::Flow(flow) => {
+            LaneKind::Flow { flow, prioritized } => {
                 let count =
                     u32::try_from(cost).map_err(|_| ratekeeper::Error::invalid_uint(Argument::AcquireCount, cost))?;
-                let (decision, permit) = flow.check(count, false)?;
+                let (decision, permit) = flow.check(count, *prioritized)?;
                 let outcome = Outcome {
                     allowed: decision.allowed,
                     wait_micros: if decision.allowed { decision.wait_micros } else { 0 },
@@ -733,7 +753,7 @@ impl Lane {
         match (&self.kind, held) {
             (LaneKind::Bbr { limiter, .. }, Held::Bbr(permit)) => limiter.release(permit),
             (LaneKind::SystemGuard { limiter, .. }, Held::System(permit)) => limiter.release(permit),
-            (LaneKind::Flow(flow), Held::Flow(permit)) => flow.release(permit),
+            (LaneKind::Flow { flow, .. }, Held::Flow(permit)) => flow.release(permit),
             _ => {}
         }
     }
@@ -774,6 +794,7 @@ mod tests {
             "flow:count=10,control_behavior=rate_limiter,max_queueing_time_ms=100",
             "flow:count=10,control_behavior=warm_up_rate_limiter,warm_up_period_sec=1,cold_factor=2,max_queueing_time_ms=1",
             "flow:count=1,grade=thread",
+            "flow:count=1,prioritized=true",
         ] {
             let config = LimiterConfig::parse(text).unwrap_or_else(|e| panic!("{e}"));
             let lane = config.build(&clock).unwrap_or_else(|e| panic!("{e}"));
@@ -822,6 +843,8 @@ mod tests {
         assert_eq!(label("flow:count=1"), "flow qps");
         assert_eq!(label("flow:count=1,grade=thread"), "flow thread");
         assert_eq!(label("flow:count=1,control_behavior=warm_up"), "flow qps warm_up");
+        assert_eq!(label("flow:count=1,prioritized=true"), "flow qps prioritized");
+        assert_eq!(label("flow:count=1,prioritized=false"), "flow qps");
         assert_eq!(label("flow:count=1,control_behavior=rate_limiter"), "flow qps rate_limiter");
         assert_eq!(label("flow:count=1,control_behavior=warm_up_rate_limiter"), "flow qps warm_up_rate_limiter");
     }
@@ -849,11 +872,21 @@ mod tests {
         );
         assert_eq!(
             parsed("flow:count=20"),
-            Algorithm::Flow(FlowConfig { rule: FlowRule::qps(20.0), sample_count: 2, interval_ms: 1000 })
+            Algorithm::Flow(FlowConfig {
+                rule: FlowRule::qps(20.0),
+                sample_count: 2,
+                interval_ms: 1000,
+                prioritized: false
+            })
         );
         assert_eq!(
             parsed("flow:count=4,grade=thread,sample_count=4,interval_ms=2000"),
-            Algorithm::Flow(FlowConfig { rule: FlowRule::thread(4.0), sample_count: 4, interval_ms: 2000 })
+            Algorithm::Flow(FlowConfig {
+                rule: FlowRule::thread(4.0),
+                sample_count: 4,
+                interval_ms: 2000,
+                prioritized: false
+            })
         );
         let behavior = |t: &str| match parsed(t) {
             Algorithm::Flow(f) => f.rule.control_behavior,
@@ -881,6 +914,7 @@ mod tests {
         assert!(!LimiterConfig::parse("flow:count=4").unwrap().load_driven());
         assert!(LimiterConfig::parse("flow:count=4,control_behavior=rate_limiter").unwrap().waits());
         assert!(!LimiterConfig::parse("flow:count=4,control_behavior=warm_up").unwrap().waits());
+        assert!(LimiterConfig::parse("flow:count=4,prioritized=true").unwrap().waits(), "it occupies, waiting");
     }
 
     #[test]
@@ -905,6 +939,9 @@ mod tests {
         assert!(msg("flow:count=1,cold_factor=4").contains("cold_factor is for control_behavior=warm_up"));
         assert!(msg("flow:count=1,control_behavior=warm_up,max_queueing_time_ms=4")
             .contains("max_queueing_time_ms is for control_behavior=rate_limiter"));
+        assert!(msg("flow:count=1,prioritized=yes").contains("prioritized = `yes` is not true or false"));
+        assert!(msg("flow:count=1,grade=thread,prioritized=true").contains("prioritized is for grade=qps"));
+        assert!(msg("flow:count=1,control_behavior=warm_up,prioritized=true").contains("prioritized is for grade=qps"));
         assert!(msg("flow:count=1,sample_count=99999999999").contains("sample_count = 99999999999 is too large"));
         assert!(msg("flow:count=1e300,control_behavior=warm_up").contains("count × warm_up_period_sec"));
         assert!(msg("flow:count=1e18,control_behavior=warm_up_rate_limiter,warm_up_period_sec=5")
@@ -942,6 +979,15 @@ mod tests {
         assert_eq!(flow.decide(1).unwrap().wait_micros, 100_000);
         assert!(flow.decide(u64::from(u32::MAX) + 1).unwrap_err().to_string().contains("acquire_count"));
         assert!(flow.decide(u64::from(u32::MAX)).unwrap_err().to_string().contains("acquire_count"));
+        // A prioritized request beyond the count occupies the next bucket
+        // (500 ms of the default two), waiting for it.
+        // The two passes at 0 leave the interval at 1 s: at 0 that is too
+        // far (Sentinel's occupy timeout is 500 ms), at 600 ms 400 ms away.
+        let prioritized = build("flow:count=2,prioritized=true");
+        let decide = || prioritized.decide(1).map(|o| (o.allowed, o.wait_micros)).unwrap();
+        assert_eq!([decide(), decide(), decide()], [(true, 0), (true, 0), (false, 0)]);
+        clock.advance_micros(600_000);
+        assert_eq!(decide(), (true, 400_000));
         // The thread grade counts in flight: a permit held refuses the next.
         let thread = build("flow:count=1,grade=thread");
         let load = Load { cpu_usage: 0.0, load_average: 0.0 };

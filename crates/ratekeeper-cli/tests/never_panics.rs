@@ -69,7 +69,7 @@ proptest! {
             7 => format!("leaky_bucket_queue:capacity={limit},interval={window}"),
             8 => format!("guava:rate={rate},timeout={window}"),
             9 => format!("cycle:limit_for_period={limit},limit_refresh_period={window},timeout_duration={window}"),
-            10 => format!("flow:count={rate},sample_count={limit},interval_ms={limit}"),
+            10 => format!("flow:count={rate},sample_count={limit},interval_ms={limit},prioritized=true"),
             11 => format!("flow:count={rate},control_behavior=warm_up,warm_up_period_sec={limit},cold_factor={limit}"),
             12 => format!("flow:count={rate},control_behavior=rate_limiter,max_queueing_time_ms={limit}"),
             _ => format!(

@@ -141,6 +141,27 @@ fn boundary_attack_through_cycles_and_flow_rules() {
     assert!((30..=36).contains(&warm.admitted), "{}", warm.admitted);
 }
 
+/// Prioritized requests on the boundary attack: those the default
+/// controller refuses after the edge occupy the next bucket (which begins
+/// at 1.5 s, within Sentinel's 500 ms occupy timeout) and go ahead then.
+/// Sentinel counts them in that bucket, so its own two-bucket view never
+/// holds more than the count, but a trailing second does.
+#[test]
+fn boundary_attack_prioritized_flow_occupies_the_next_bucket() {
+    let a = arrivals(&["boundary:limit=100,window=1s"]);
+    let results = simulate(&a, &["flow:count=100", "flow:count=100,prioritized=true"]);
+    let summary = Summary::new("boundary".into(), &a, &results, 1_000_000);
+    let (plain, prioritized) = (&summary.limiters[0], &summary.limiters[1]);
+    assert_eq!((plain.admitted, plain.mean_wait_micros), (100, None));
+    assert!(prioritized.admitted > 150, "{}", prioritized.admitted);
+    assert_eq!(prioritized.max_in_window, prioritized.admitted, "all within one trailing second");
+    assert!(prioritized.p99_wait_micros.unwrap() <= 500_000, "{:?}", prioritized.p99_wait_micros);
+    // Whole milliseconds: each goes ahead in the bucket's first millisecond.
+    let occupied: Vec<i64> = results[1].admissions.iter().map(|&(t, _)| t).filter(|&t| t > 1_010_000).collect();
+    assert_eq!(occupied.len() as u64, prioritized.admitted - 100);
+    assert!(occupied.iter().all(|t| (1_500_000..1_501_000).contains(t)), "{occupied:?}");
+}
+
 /// The same attack off the cycle's edge (both halves within cycle 1): the
 /// cycle limiter with a timeout reserves the next cycle's permits, and its
 /// callers wait for it; without a timeout the excess is refused.
