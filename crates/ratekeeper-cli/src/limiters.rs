@@ -15,6 +15,16 @@
 //! server ([`crate::server`]) whose requests end, each releasing its
 //! permit at its completion time.
 //!
+//! Resilience4j's cycle limiter (`cycle`, a [`CycleLimiter`]) and
+//! Sentinel's flow rule (`flow`, a [`FlowController`]) are lanes of their
+//! own, under their parameters' names (Resilience4j's and Sentinel's, with
+//! Sentinel's units where the name carries them). A cycle request that must
+//! wait for a later cycle, or a flow request queued by the rate limiter,
+//! goes ahead after its wait as a queue's does. A flow lane of the thread
+//! grade counts requests in flight, so it runs against the simulated server
+//! like `bbr`; a QPS lane ends each request as it goes ahead (its
+//! controllers read passes, not completions).
+//!
 //! Each request of a trace is an independent caller arriving at its time:
 //! a policing limiter admits or refuses it then; a shaping one (the leaky
 //! bucket as a queue) or Guava's blocking `acquire` admits it with a wait,
@@ -28,10 +38,15 @@ use std::time::Duration;
 use ratekeeper::core::smooth::{DEFAULT_COLD_FACTOR, DEFAULT_MAX_BURST_SECONDS};
 use std::sync::LazyLock;
 
+use ratekeeper::core::flow::{
+    DEFAULT_COLD_FACTOR as FLOW_DEFAULT_COLD_FACTOR, DEFAULT_INTERVAL_MS, DEFAULT_MAX_QUEUEING_TIME_MS,
+    DEFAULT_SAMPLE_COUNT, DEFAULT_WARM_UP_PERIOD_SEC,
+};
 use ratekeeper::Algorithm as Admission;
 use ratekeeper::{
-    AnyLimiter, Argument, Bbr, BbrConfig, BbrPermit, CompositeLimiter, LimiterSpec, Load, ManualClock, ManualLoad,
-    Parameter, ParameterKind, ParameterSource, ParameterValue, RateLimiter, SystemGuard, SystemPermit, SystemRule,
+    AnyLimiter, Argument, Bbr, BbrConfig, BbrPermit, CompositeLimiter, ControlBehavior, CycleConfig, CycleLimiter,
+    FlowController, FlowGrade, FlowPermit, FlowRule, LimiterSpec, Load, ManualClock, ManualLoad, Parameter,
+    ParameterKind, ParameterSource, ParameterValue, RateLimiter, SystemGuard, SystemPermit, SystemRule,
     SystemThreshold, NEVER,
 };
 
@@ -58,6 +73,18 @@ pub static ALGORITHMS: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| 
     all.push((
         "system_guard",
         "qps, max_thread, avg_rt, highest_system_load, highest_cpu_usage (each optional); needs --server".to_owned(),
+    ));
+    all.push((
+        "cycle",
+        "limit_for_period, limit_refresh_period, timeout_duration (default 5s, Resilience4j's)".to_owned(),
+    ));
+    all.push((
+        "flow",
+        "count, grade (qps | thread; default qps), control_behavior (default | warm_up | rate_limiter | \
+         warm_up_rate_limiter), warm_up_period_sec (default 10), cold_factor (default 3), max_queueing_time_ms \
+         (default 500), sample_count (default 2), interval_ms (default 1000), prioritized (default false); \
+         grade=thread needs --server"
+            .to_owned(),
     ));
     all.push(("none", "admits everything: the baseline against the --server".to_owned()));
     all
@@ -96,6 +123,36 @@ pub struct GuavaConfig {
     pub timeout_micros: Option<i64>,
 }
 
+/// Resilience4j's timeout when none is given (`RateLimiterConfig`'s
+/// default `timeoutDuration`, 5 s).
+pub const DEFAULT_CYCLE_TIMEOUT_MICROS: i64 = 5_000_000;
+
+/// Sentinel's flow rule and the shape of its statistics, as one lane runs
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowConfig {
+    /// The rule.
+    pub rule: FlowRule,
+    /// Buckets per interval (`sampleCount`).
+    pub sample_count: u32,
+    /// The statistics' interval in milliseconds (`intervalMs`).
+    pub interval_ms: u32,
+    /// Every request asks as Sentinel's `entryWithPriority`: one the
+    /// default QPS controller would refuse may occupy a later window,
+    /// waiting for it.
+    pub prioritized: bool,
+}
+
+impl FlowConfig {
+    /// Whether the rule queues requests (the rate limiters).
+    fn queues(&self) -> bool {
+        matches!(
+            self.rule.control_behavior,
+            ControlBehavior::RateLimiter { .. } | ControlBehavior::WarmUpRateLimiter { .. }
+        )
+    }
+}
+
 /// Which algorithm one lane runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Algorithm {
@@ -109,6 +166,11 @@ pub enum Algorithm {
     Bbr(BbrConfig),
     /// Sentinel's system rule, against the simulated server.
     SystemGuard(SystemRule),
+    /// Resilience4j's cycle limiter.
+    Cycle(CycleConfig),
+    /// Sentinel's flow rule (against the simulated server for the thread
+    /// grade).
+    Flow(FlowConfig),
     /// No limiter: every request reaches the simulated server.
     Unlimited,
 }
@@ -132,7 +194,8 @@ impl LimiterConfig {
         let mut label = None;
         let mut specs = Vec::new();
         let mut guava = None;
-        let mut load_driven = None;
+        // A lane that is not an admission-style limiter: load-driven, cycle, flow.
+        let mut own_lane = None;
         for part in &parts {
             let spec = SpecText::parse(part).map_err(|e| SpecError { text: text.to_owned(), message: e.message })?;
             if let Some(l) = spec.raw("label") {
@@ -147,19 +210,25 @@ impl LimiterConfig {
                     }
                     guava = Some(parse_guava(&spec)?);
                 }
-                "bbr" | "system_guard" | "none" => {
+                "bbr" | "system_guard" | "none" | "cycle" | "flow" => {
                     if parts.len() > 1 {
-                        return Err(spec.invalid(format!(
-                            "{} cannot be part of a composite (it is a load-driven limiter)",
-                            spec.name
-                        )));
+                        let kind = if matches!(spec.name.as_str(), "cycle" | "flow") {
+                            "not an admission-style limiter"
+                        } else {
+                            "a load-driven limiter"
+                        };
+                        return Err(spec.invalid(format!("{} cannot be part of a composite (it is {kind})", spec.name)));
                     }
-                    load_driven = Some(parse_load_driven(&spec)?);
+                    own_lane = Some(match spec.name.as_str() {
+                        "cycle" => parse_cycle(&spec)?,
+                        "flow" => parse_flow(&spec)?,
+                        _ => parse_load_driven(&spec)?,
+                    });
                 }
                 _ => specs.push(parse_admission(&spec)?),
             }
         }
-        let algorithm = match (guava, load_driven, specs.len()) {
+        let algorithm = match (guava, own_lane, specs.len()) {
             (Some(g), _, _) => Algorithm::Guava(g),
             (None, Some(l), _) => l,
             (None, None, 1) => Algorithm::Admission(specs[0]),
@@ -176,19 +245,27 @@ impl LimiterConfig {
             Algorithm::Admission(spec) => matches!(spec, LimiterSpec::LeakyBucketQueue { .. }),
             Algorithm::Composite(specs) => specs.iter().any(|s| matches!(s, LimiterSpec::LeakyBucketQueue { .. })),
             Algorithm::Guava(g) => g.timeout_micros != Some(0),
+            Algorithm::Cycle(c) => c.timeout_micros > 0,
+            Algorithm::Flow(f) => f.rule.grade == FlowGrade::Qps && (f.prioritized || f.queues()),
             Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => false,
         }
     }
 
     /// Whether the lane runs against the simulated server (`bbr`,
-    /// `system_guard`, `none`): its requests end, and it is summarised by
-    /// their latency.
+    /// `system_guard`, `none`, `flow` of the thread grade): its requests
+    /// end, and it is summarised by their latency.
     pub fn load_driven(&self) -> bool {
-        matches!(self.algorithm, Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited)
+        match &self.algorithm {
+            Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => true,
+            Algorithm::Flow(f) => f.rule.grade == FlowGrade::Thread,
+            _ => false,
+        }
     }
 
     /// The window of a window algorithm (the first one of a composite): its
-    /// `window` parameter.
+    /// `window` parameter; a cycle limiter's cycle, a QPS flow rule's
+    /// statistics interval (both aligned to the limiter's creation, as the
+    /// windows are).
     pub fn window_micros(&self) -> Option<i64> {
         let window = |s: &LimiterSpec| {
             s.values().find_map(|(p, value)| match value {
@@ -199,7 +276,13 @@ impl LimiterConfig {
         match &self.algorithm {
             Algorithm::Admission(spec) => window(spec),
             Algorithm::Composite(specs) => specs.iter().find_map(window),
-            Algorithm::Guava(_) | Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => None,
+            Algorithm::Cycle(c) => Some(c.limit_refresh_period_micros),
+            Algorithm::Flow(f) if f.rule.grade == FlowGrade::Qps => Some(i64::from(f.interval_ms) * 1000),
+            Algorithm::Guava(_)
+            | Algorithm::Bbr(_)
+            | Algorithm::SystemGuard(_)
+            | Algorithm::Unlimited
+            | Algorithm::Flow(_) => None,
         }
     }
 
@@ -227,7 +310,9 @@ impl LimiterConfig {
             Algorithm::Admission(spec) => per(spec),
             Algorithm::Composite(specs) => specs.iter().filter_map(per).reduce(f64::min),
             Algorithm::Guava(g) => Some(g.rate / 1e6 * w).filter(|x| x.is_finite()),
-            Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited => None,
+            Algorithm::Cycle(c) => Some(c.limit_for_period as f64 / c.limit_refresh_period_micros as f64 * w),
+            Algorithm::Flow(f) if f.rule.grade == FlowGrade::Qps => Some(f.rule.count / 1e6 * w),
+            Algorithm::Bbr(_) | Algorithm::SystemGuard(_) | Algorithm::Unlimited | Algorithm::Flow(_) => None,
         }
     }
 
@@ -261,6 +346,14 @@ impl LimiterConfig {
                 let limiter = SystemGuard::with_clock(*rule, load.clone(), Arc::clone(clock)).map_err(err)?;
                 LaneKind::SystemGuard { limiter: Box::new(limiter), load }
             }
+            Algorithm::Cycle(config) => {
+                LaneKind::Cycle(CycleLimiter::with_clock(*config, Arc::clone(clock)).map_err(err)?)
+            }
+            Algorithm::Flow(f) => {
+                let flow = FlowController::with_clock(f.rule, f.sample_count, f.interval_ms, Arc::clone(clock));
+                // Boxed: Sentinel's statistics are fixed arrays of some kilobytes.
+                LaneKind::Flow { flow: Box::new(flow.map_err(err)?), prioritized: f.prioritized }
+            }
             Algorithm::Unlimited => LaneKind::Unlimited,
         };
         Ok(Lane { kind })
@@ -282,6 +375,15 @@ fn default_label(algorithm: &Algorithm) -> String {
         }
         Algorithm::Bbr(_) => "bbr".to_owned(),
         Algorithm::SystemGuard(_) => "system_guard".to_owned(),
+        Algorithm::Cycle(_) => "cycle".to_owned(),
+        Algorithm::Flow(f) => match (f.rule.grade, f.rule.control_behavior) {
+            (FlowGrade::Thread, _) => "flow thread".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::Default) if f.prioritized => "flow qps prioritized".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::Default) => "flow qps".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::WarmUp { .. }) => "flow qps warm_up".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::RateLimiter { .. }) => "flow qps rate_limiter".to_owned(),
+            (FlowGrade::Qps, ControlBehavior::WarmUpRateLimiter { .. }) => "flow qps warm_up_rate_limiter".to_owned(),
+        },
         Algorithm::Unlimited => "none".to_owned(),
     }
 }
@@ -368,6 +470,104 @@ fn parse_load_driven(spec: &SpecText) -> Result<Algorithm, SpecError> {
     }
 }
 
+/// `cycle`: Resilience4j's `RateLimiterConfig` under its own names
+/// (durations without their `Duration`).
+fn parse_cycle(spec: &SpecText) -> Result<Algorithm, SpecError> {
+    spec.only_keys(&["limit_for_period", "limit_refresh_period", "timeout_duration", "label"])?;
+    let timeout_micros = spec.duration("timeout_duration")?.unwrap_or(DEFAULT_CYCLE_TIMEOUT_MICROS);
+    Ok(Algorithm::Cycle(CycleConfig {
+        limit_for_period: spec.required_count("limit_for_period")?,
+        limit_refresh_period_micros: spec.required_duration("limit_refresh_period")?,
+        timeout_micros,
+    }))
+}
+
+/// The most tokens a warm-up rule may store (`count ×
+/// warm_up_period_sec`): the core's i64 token arithmetic holds this much.
+const MAX_WARM_UP_TOKENS: f64 = 4_611_686_018_427_387_904.0; // 2^62
+
+/// `flow`: Sentinel's `FlowRule` under its field names (snake_case) and
+/// units, with Sentinel's defaults; a parameter the rule would not read
+/// (`cold_factor` without a warm-up, a behaviour for the thread grade) is
+/// an error rather than silently ignored.
+fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
+    const WARM_UP: &[&str] = &["warm_up", "warm_up_rate_limiter"];
+    const QUEUEING: &[&str] = &["rate_limiter", "warm_up_rate_limiter"];
+    spec.only_keys(&[
+        "count",
+        "grade",
+        "control_behavior",
+        "warm_up_period_sec",
+        "cold_factor",
+        "max_queueing_time_ms",
+        "sample_count",
+        "interval_ms",
+        "prioritized",
+        "label",
+    ])?;
+    let grade = match spec.raw("grade") {
+        None | Some("qps") => FlowGrade::Qps,
+        Some("thread") => FlowGrade::Thread,
+        Some(other) => return Err(spec.invalid(format!("grade = `{other}` is not qps or thread"))),
+    };
+    let behavior = spec.raw("control_behavior").unwrap_or("default");
+    if !["default", "warm_up", "rate_limiter", "warm_up_rate_limiter"].contains(&behavior) {
+        return Err(spec.invalid(format!(
+            "control_behavior = `{behavior}` is not default, warm_up, rate_limiter or warm_up_rate_limiter"
+        )));
+    }
+    if grade == FlowGrade::Thread && behavior != "default" {
+        return Err(spec.invalid("control_behavior is for grade=qps: the thread grade always refuses at once"));
+    }
+    for (key, applies) in
+        [("warm_up_period_sec", WARM_UP), ("cold_factor", WARM_UP), ("max_queueing_time_ms", QUEUEING)]
+    {
+        if spec.raw(key).is_some() && !applies.contains(&behavior) {
+            return Err(spec.invalid(format!("{key} is for control_behavior={}", applies.join(" or "))));
+        }
+    }
+    let small = |key: &str, default: u32| -> Result<u32, SpecError> {
+        match spec.count(key)? {
+            None => Ok(default),
+            Some(n) => u32::try_from(n).map_err(|_| spec.invalid(format!("{key} = {n} is too large"))),
+        }
+    };
+    let warm_up_period_sec = small("warm_up_period_sec", DEFAULT_WARM_UP_PERIOD_SEC)?;
+    let cold_factor = small("cold_factor", FLOW_DEFAULT_COLD_FACTOR)?;
+    let max_queueing_time_ms = small("max_queueing_time_ms", DEFAULT_MAX_QUEUEING_TIME_MS)?;
+    let control_behavior = match behavior {
+        "warm_up" => ControlBehavior::WarmUp { warm_up_period_sec, cold_factor },
+        "rate_limiter" => ControlBehavior::RateLimiter { max_queueing_time_ms },
+        "warm_up_rate_limiter" => {
+            ControlBehavior::WarmUpRateLimiter { warm_up_period_sec, cold_factor, max_queueing_time_ms }
+        }
+        _ => ControlBehavior::Default,
+    };
+    let count = spec.required_number("count")?;
+    // The core's warm-up adds two i64 token counts of about `count ×
+    // warm_up_period_sec` each, which overflows (a panic in a debug build)
+    // once that nears 2^63: until the core refuses such a rule itself, the
+    // lane does.
+    if WARM_UP.contains(&behavior) && count * f64::from(warm_up_period_sec) >= MAX_WARM_UP_TOKENS {
+        return Err(spec.invalid(format!(
+            "count × warm_up_period_sec = {} is more tokens than the warm-up counts (at most 2^62)",
+            count * f64::from(warm_up_period_sec)
+        )));
+    }
+    let prioritized = match spec.raw("prioritized") {
+        None | Some("false") => false,
+        Some("true") if grade == FlowGrade::Qps && behavior == "default" => true,
+        Some("true") => {
+            return Err(spec.invalid("prioritized is for grade=qps with control_behavior=default (it occupies windows)"))
+        }
+        Some(other) => return Err(spec.invalid(format!("prioritized = `{other}` is not true or false"))),
+    };
+    let sample_count = small("sample_count", DEFAULT_SAMPLE_COUNT)?;
+    let interval_ms = small("interval_ms", DEFAULT_INTERVAL_MS)?;
+    let rule = FlowRule { grade, count, control_behavior };
+    Ok(Algorithm::Flow(FlowConfig { rule, sample_count, interval_ms, prioritized }))
+}
+
 fn parse_guava(spec: &SpecText) -> Result<GuavaConfig, SpecError> {
     spec.only_keys(&["rate", "max_burst_seconds", "warmup", "cold_factor", "timeout", "label"])?;
     let warmup_micros = spec.duration("warmup")?;
@@ -419,6 +619,8 @@ enum LaneKind {
     Guava { limiter: RateLimiter<Arc<ManualClock>>, timeout_micros: Option<i64> },
     Bbr { limiter: Box<Bbr<Arc<ManualClock>>>, load: Arc<ManualLoad> },
     SystemGuard { limiter: Box<SystemGuard<Arc<ManualClock>>>, load: Arc<ManualLoad> },
+    Cycle(CycleLimiter<Arc<ManualClock>>),
+    Flow { flow: Box<FlowController<Arc<ManualClock>>>, prioritized: bool },
     Unlimited,
 }
 
@@ -429,6 +631,8 @@ pub enum Held {
     Bbr(BbrPermit),
     /// The system rule's permit.
     System(SystemPermit),
+    /// The flow rule's permit (thread grade).
+    Flow(FlowPermit),
     /// Nothing (the `none` lane).
     Nothing,
 }
@@ -447,7 +651,8 @@ pub struct LoadOutcome {
 
 impl Lane {
     /// Decides about a request of `cost` arriving now (the clock's time).
-    /// Errors only for Guava, whose permits are 1 to 2^31 − 1.
+    /// Errors only for Guava, whose permits are 1 to 2^31 − 1, and for a
+    /// flow rule, whose acquire count is at most 2^31 − 1.
     pub fn decide(&self, cost: u64) -> Result<Outcome, ratekeeper::Error> {
         let from_decision = |d: ratekeeper::Decision| Outcome {
             allowed: d.allowed,
@@ -458,7 +663,8 @@ impl Lane {
         match &self.kind {
             LaneKind::Admission(l) => Ok(from_decision(l.check(cost))),
             LaneKind::Composite(l) => Ok(from_decision(l.check(cost))),
-            LaneKind::Bbr { .. } | LaneKind::SystemGuard { .. } | LaneKind::Unlimited => {
+            LaneKind::Cycle(l) => Ok(from_decision(l.check(cost))),
+            LaneKind::Bbr { .. } | LaneKind::SystemGuard { .. } | LaneKind::Flow { .. } | LaneKind::Unlimited => {
                 let load = Load { cpu_usage: 0.0, load_average: 0.0 };
                 let decided = self.acquire(cost, load)?;
                 if let Some(held) = decided.held {
@@ -517,6 +723,18 @@ impl Lane {
                 };
                 Ok(LoadOutcome { outcome: from_decision(decision), held, threshold })
             }
+            LaneKind::Flow { flow, prioritized } => {
+                let count =
+                    u32::try_from(cost).map_err(|_| ratekeeper::Error::invalid_uint(Argument::AcquireCount, cost))?;
+                let (decision, permit) = flow.check(count, *prioritized)?;
+                let outcome = Outcome {
+                    allowed: decision.allowed,
+                    wait_micros: if decision.allowed { decision.wait_micros } else { 0 },
+                    remaining: Some(decision.remaining),
+                    retry_after_micros: (!decision.allowed).then_some(decision.retry_after_micros),
+                };
+                Ok(LoadOutcome { outcome, held: permit.map(Held::Flow), threshold: None })
+            }
             LaneKind::Unlimited => Ok(LoadOutcome {
                 outcome: Outcome { allowed: true, wait_micros: 0, remaining: None, retry_after_micros: None },
                 held: Some(Held::Nothing),
@@ -535,6 +753,7 @@ impl Lane {
         match (&self.kind, held) {
             (LaneKind::Bbr { limiter, .. }, Held::Bbr(permit)) => limiter.release(permit),
             (LaneKind::SystemGuard { limiter, .. }, Held::System(permit)) => limiter.release(permit),
+            (LaneKind::Flow { flow, .. }, Held::Flow(permit)) => flow.release(permit),
             _ => {}
         }
     }
@@ -567,6 +786,15 @@ mod tests {
             "system_guard:qps=10,max_thread=4,avg_rt=50ms,highest_system_load=8,highest_cpu_usage=0.9",
             "system_guard",
             "none",
+            "cycle:limit_for_period=10,limit_refresh_period=1s",
+            "cycle:limit_for_period=10,limit_refresh_period=500ms,timeout_duration=0",
+            "flow:count=10",
+            "flow:count=2.5,grade=qps,control_behavior=default,sample_count=10,interval_ms=500",
+            "flow:count=10,control_behavior=warm_up,warm_up_period_sec=5,cold_factor=4",
+            "flow:count=10,control_behavior=rate_limiter,max_queueing_time_ms=100",
+            "flow:count=10,control_behavior=warm_up_rate_limiter,warm_up_period_sec=1,cold_factor=2,max_queueing_time_ms=1",
+            "flow:count=1,grade=thread",
+            "flow:count=1,prioritized=true",
         ] {
             let config = LimiterConfig::parse(text).unwrap_or_else(|e| panic!("{e}"));
             let lane = config.build(&clock).unwrap_or_else(|e| panic!("{e}"));
@@ -594,7 +822,7 @@ mod tests {
             assert!(config.build(&clock).unwrap_or_else(|e| panic!("{e}")).decide(1).unwrap().allowed, "{text}");
             assert!(ALGORITHMS.iter().any(|(name, _)| name == &algorithm.wire_name()), "{algorithm} in the help");
         }
-        assert_eq!(ALGORITHMS.len(), Admission::ALL.len() + 4, "and guava, bbr, system_guard, none");
+        assert_eq!(ALGORITHMS.len(), Admission::ALL.len() + 6, "and guava, bbr, system_guard, cycle, flow, none");
     }
 
     #[test]
@@ -610,6 +838,164 @@ mod tests {
             LimiterConfig::parse("token_bucket:rate=1,burst=1+sliding_log:limit=1,window=1s").unwrap().label,
             "token_bucket+sliding_log"
         );
+        let label = |t: &str| LimiterConfig::parse(t).unwrap().label;
+        assert_eq!(label("cycle:limit_for_period=1,limit_refresh_period=1s"), "cycle");
+        assert_eq!(label("flow:count=1"), "flow qps");
+        assert_eq!(label("flow:count=1,grade=thread"), "flow thread");
+        assert_eq!(label("flow:count=1,control_behavior=warm_up"), "flow qps warm_up");
+        assert_eq!(label("flow:count=1,prioritized=true"), "flow qps prioritized");
+        assert_eq!(label("flow:count=1,prioritized=false"), "flow qps");
+        assert_eq!(label("flow:count=1,control_behavior=rate_limiter"), "flow qps rate_limiter");
+        assert_eq!(label("flow:count=1,control_behavior=warm_up_rate_limiter"), "flow qps warm_up_rate_limiter");
+    }
+
+    /// `cycle` takes Resilience4j's names, its timeout defaulting to
+    /// Resilience4j's 5 s; `flow` Sentinel's, with Sentinel's defaults.
+    #[test]
+    fn cycle_and_flow_parameters_and_defaults() {
+        let parsed = |t: &str| LimiterConfig::parse(t).unwrap().algorithm;
+        assert_eq!(
+            parsed("cycle:limit_for_period=50,limit_refresh_period=500ms"),
+            Algorithm::Cycle(CycleConfig {
+                limit_for_period: 50,
+                limit_refresh_period_micros: 500_000,
+                timeout_micros: 5_000_000
+            })
+        );
+        assert_eq!(
+            parsed("cycle:limit_for_period=1,limit_refresh_period=1s,timeout_duration=250ms"),
+            Algorithm::Cycle(CycleConfig {
+                limit_for_period: 1,
+                limit_refresh_period_micros: 1_000_000,
+                timeout_micros: 250_000
+            })
+        );
+        assert_eq!(
+            parsed("flow:count=20"),
+            Algorithm::Flow(FlowConfig {
+                rule: FlowRule::qps(20.0),
+                sample_count: 2,
+                interval_ms: 1000,
+                prioritized: false
+            })
+        );
+        assert_eq!(
+            parsed("flow:count=4,grade=thread,sample_count=4,interval_ms=2000"),
+            Algorithm::Flow(FlowConfig {
+                rule: FlowRule::thread(4.0),
+                sample_count: 4,
+                interval_ms: 2000,
+                prioritized: false
+            })
+        );
+        let behavior = |t: &str| match parsed(t) {
+            Algorithm::Flow(f) => f.rule.control_behavior,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            behavior("flow:count=1,control_behavior=warm_up"),
+            ControlBehavior::WarmUp { warm_up_period_sec: 10, cold_factor: 3 }
+        );
+        assert_eq!(
+            behavior("flow:count=1,control_behavior=rate_limiter"),
+            ControlBehavior::RateLimiter { max_queueing_time_ms: 500 }
+        );
+        assert_eq!(
+            behavior("flow:count=1,control_behavior=warm_up_rate_limiter,warm_up_period_sec=2,cold_factor=5,max_queueing_time_ms=20"),
+            ControlBehavior::WarmUpRateLimiter { warm_up_period_sec: 2, cold_factor: 5, max_queueing_time_ms: 20 }
+        );
+        let cycle = LimiterConfig::parse("cycle:limit_for_period=50,limit_refresh_period=500ms").unwrap();
+        assert!(cycle.waits() && !cycle.load_driven());
+        assert!(!LimiterConfig::parse("cycle:limit_for_period=5,limit_refresh_period=1s,timeout_duration=0")
+            .unwrap()
+            .waits());
+        let thread = LimiterConfig::parse("flow:count=4,grade=thread").unwrap();
+        assert!(thread.load_driven() && !thread.waits());
+        assert!(!LimiterConfig::parse("flow:count=4").unwrap().load_driven());
+        assert!(LimiterConfig::parse("flow:count=4,control_behavior=rate_limiter").unwrap().waits());
+        assert!(!LimiterConfig::parse("flow:count=4,control_behavior=warm_up").unwrap().waits());
+        assert!(LimiterConfig::parse("flow:count=4,prioritized=true").unwrap().waits(), "it occupies, waiting");
+    }
+
+    #[test]
+    fn cycle_and_flow_errors_name_the_parameter() {
+        let msg = |t: &str| LimiterConfig::parse(t).unwrap_err().to_string();
+        assert!(msg("cycle:limit_refresh_period=1s").contains("cycle needs `limit_for_period=`"));
+        assert!(msg("cycle:limit_for_period=1").contains("cycle needs `limit_refresh_period=`"));
+        assert!(
+            msg("cycle:limit_for_period=1,limit_refresh_period=1s,timeout=1s").contains("unknown parameter `timeout`")
+        );
+        assert!(msg("cycle:limit_for_period=x,limit_refresh_period=1s").contains("limit_for_period = `x`"));
+        assert!(
+            msg("cycle:limit_for_period=1,limit_refresh_period=1s,timeout_duration=soon").contains("timeout_duration")
+        );
+        assert!(msg("cycle:limit_for_period=1,limit_refresh_period=1s+fixed_window:limit=1,window=1s")
+            .contains("cycle cannot be part of a composite"));
+        assert!(msg("flow:grade=qps").contains("flow needs `count=`"));
+        assert!(msg("flow:count=1,grade=rt").contains("grade = `rt` is not qps or thread"));
+        assert!(msg("flow:count=1,control_behavior=warmup").contains("control_behavior = `warmup`"));
+        assert!(msg("flow:count=1,grade=thread,control_behavior=rate_limiter")
+            .contains("control_behavior is for grade=qps"));
+        assert!(msg("flow:count=1,cold_factor=4").contains("cold_factor is for control_behavior=warm_up"));
+        assert!(msg("flow:count=1,control_behavior=warm_up,max_queueing_time_ms=4")
+            .contains("max_queueing_time_ms is for control_behavior=rate_limiter"));
+        assert!(msg("flow:count=1,prioritized=yes").contains("prioritized = `yes` is not true or false"));
+        assert!(msg("flow:count=1,grade=thread,prioritized=true").contains("prioritized is for grade=qps"));
+        assert!(msg("flow:count=1,control_behavior=warm_up,prioritized=true").contains("prioritized is for grade=qps"));
+        assert!(msg("flow:count=1,sample_count=99999999999").contains("sample_count = 99999999999 is too large"));
+        assert!(msg("flow:count=1e300,control_behavior=warm_up").contains("count × warm_up_period_sec"));
+        assert!(msg("flow:count=1e18,control_behavior=warm_up_rate_limiter,warm_up_period_sec=5")
+            .contains("count × warm_up_period_sec"));
+        assert!(LimiterConfig::parse("flow:count=1e300").is_ok(), "only the warm-up stores tokens");
+        assert!(msg("flow:count=1,limit=3").contains("unknown parameter `limit`"));
+        assert!(msg("flow:count=1+token_bucket:rate=1,burst=1").contains("flow cannot be part of a composite"));
+        let clock = Arc::new(ManualClock::new());
+        let invalid = |t: &str| LimiterConfig::parse(t).unwrap().build(&clock).unwrap_err().to_string();
+        assert!(invalid("cycle:limit_for_period=0,limit_refresh_period=1s").contains("limit_for_period"));
+        assert!(invalid("cycle:limit_for_period=1,limit_refresh_period=0s").contains("limit_refresh_period"));
+        assert!(invalid("flow:count=-1").contains("count"));
+        assert!(invalid("flow:count=10,control_behavior=warm_up,cold_factor=1").contains("cold_factor"));
+        assert!(invalid("flow:count=10,control_behavior=warm_up,warm_up_period_sec=0").contains("warm_up_period_sec"));
+        assert!(invalid("flow:count=10,control_behavior=rate_limiter,max_queueing_time_ms=0")
+            .contains("max_queueing_time_ms"));
+        assert!(invalid("flow:count=10,sample_count=3,interval_ms=1000").contains("interval_ms"));
+        assert!(invalid("flow:count=10,sample_count=0").contains("sample_count"));
+    }
+
+    /// A cycle request served by a later cycle, and a flow request queued
+    /// by the rate limiter, are admitted with their wait; a flow request
+    /// above `i32::MAX` is the core's error, not a panic.
+    #[test]
+    fn cycle_and_flow_waits() {
+        let clock = Arc::new(ManualClock::new());
+        let build = |t: &str| LimiterConfig::parse(t).unwrap().build(&clock).unwrap();
+        let cycle = build("cycle:limit_for_period=2,limit_refresh_period=100ms,timeout_duration=150ms");
+        let waits: Vec<(bool, i64)> =
+            (0..5).map(|_| cycle.decide(1).unwrap()).map(|o| (o.allowed, o.wait_micros)).collect();
+        assert_eq!(waits, [(true, 0), (true, 0), (true, 100_000), (true, 100_000), (false, 0)]);
+        // Sentinel's example: 10 per second queued, five permits then one wait 0 and 100 ms.
+        let flow = build("flow:count=10,control_behavior=rate_limiter");
+        assert_eq!(flow.decide(5).unwrap().wait_micros, 0);
+        assert_eq!(flow.decide(1).unwrap().wait_micros, 100_000);
+        assert!(flow.decide(u64::from(u32::MAX) + 1).unwrap_err().to_string().contains("acquire_count"));
+        assert!(flow.decide(u64::from(u32::MAX)).unwrap_err().to_string().contains("acquire_count"));
+        // A prioritized request beyond the count occupies the next bucket
+        // (500 ms of the default two), waiting for it.
+        // The two passes at 0 leave the interval at 1 s: at 0 that is too
+        // far (Sentinel's occupy timeout is 500 ms), at 600 ms 400 ms away.
+        let prioritized = build("flow:count=2,prioritized=true");
+        let decide = || prioritized.decide(1).map(|o| (o.allowed, o.wait_micros)).unwrap();
+        assert_eq!([decide(), decide(), decide()], [(true, 0), (true, 0), (false, 0)]);
+        clock.advance_micros(600_000);
+        assert_eq!(decide(), (true, 400_000));
+        // The thread grade counts in flight: a permit held refuses the next.
+        let thread = build("flow:count=1,grade=thread");
+        let load = Load { cpu_usage: 0.0, load_average: 0.0 };
+        let first = thread.acquire(1, load).unwrap();
+        assert!(first.outcome.allowed);
+        assert!(!thread.acquire(1, load).unwrap().outcome.allowed);
+        thread.release(first.held.unwrap());
+        assert!(thread.acquire(1, load).unwrap().outcome.allowed);
     }
 
     #[test]
@@ -665,5 +1051,12 @@ mod tests {
         assert_eq!(n("leaky_bucket_queue:capacity=1,interval=10ms"), Some(100.0));
         assert_eq!(n("guava:rate=5"), Some(5.0));
         assert_eq!(n("token_bucket:rate=10,burst=1+fixed_window:limit=5,window=1s"), Some(5.0));
+        assert_eq!(n("cycle:limit_for_period=50,limit_refresh_period=500ms"), Some(100.0));
+        assert_eq!(n("flow:count=20,control_behavior=rate_limiter"), Some(20.0));
+        assert_eq!(n("flow:count=20,grade=thread"), None);
+        let window = |t: &str| LimiterConfig::parse(t).unwrap().window_micros();
+        assert_eq!(window("cycle:limit_for_period=50,limit_refresh_period=500ms"), Some(500_000));
+        assert_eq!(window("flow:count=20,interval_ms=2000"), Some(2_000_000));
+        assert_eq!(window("flow:count=20,grade=thread"), None);
     }
 }

@@ -48,8 +48,8 @@ fn after_help() -> String {
         s.push_str(&format!("  {name:<24} {params}\n"));
     }
     s.push_str(
-        "\nServer (--server workers=N,service=DURATION; for bbr, system_guard and none): a request admitted\n\
-         while k are in flight takes service × max(1, k/N); the CPU reading is min(1, in flight/N).\n\
+        "\nServer (--server workers=N,service=DURATION; for bbr, system_guard, none and flow:grade=thread):\n\
+         a request admitted while k are in flight takes service × max(1, k/N); the CPU reading is min(1, in flight/N).\n\
          Load trace (--load FILE.csv): time (seconds),cpu_usage[,load_average], a step function replacing the server's readings.\n\
          \nDurations: 1s, 1.5s, 250ms, 100us, 2m, 1h (a bare number is seconds).\n\
          Trace CSV: a header naming `time` (seconds) or `time_us`, and optionally `cost`; or no header and time,cost.\n\n\
@@ -86,7 +86,7 @@ struct Simulate {
     limiters: Vec<LimiterConfig>,
 
     /// The simulated server the load-driven lanes (bbr, system_guard,
-    /// none) send their requests to, each its own: `workers=8,service=10ms`.
+    /// none, flow of the thread grade) send their requests to, each its own: `workers=8,service=10ms`.
     #[arg(long, value_name = "SPEC", value_parser = parse_server)]
     server: Option<ServerConfig>,
 

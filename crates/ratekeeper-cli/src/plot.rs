@@ -10,8 +10,8 @@
 //! log's never passes it. [`write`] draws them with plotters, as SVG or PNG
 //! (by the file's extension).
 //!
-//! A load-driven lane (`bbr`, `system_guard`, `none`, against the simulated
-//! server) shows latency instead: the shaded curve is the longest latency
+//! A load-driven lane (`bbr`, `system_guard`, `none`, a thread-grade `flow`,
+//! against the simulated server) shows latency instead: the shaded curve is the longest latency
 //! of the requests arriving in each column, on one scale shared by all
 //! such lanes — without a limiter it climbs for as long as the overload
 //! lasts, under BBR it stays at the service time — and the red ticks are

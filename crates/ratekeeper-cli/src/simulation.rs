@@ -3,7 +3,8 @@
 //! handed to a [`DecisionSink`] and remembered for the summary and the
 //! plot.
 //!
-//! Load-driven lanes (`bbr`, `system_guard`, `none`) each send their
+//! Load-driven lanes (`bbr`, `system_guard`, `none`, a thread-grade `flow`)
+//! each send their
 //! admitted requests to a simulated server of their own
 //! ([`crate::server`]); a request ends at its completion time, when the
 //! lane's permit is released. Arrivals and completions are handled in time

@@ -2,7 +2,8 @@
 //! the most it let through in any window of the chosen length (the number
 //! the boundary attack is about), and, for limiters that make callers wait,
 //! the mean and 99th-percentile wait. For the load-driven lanes (`bbr`,
-//! `system_guard`, `none`, against the simulated server), also the latency
+//! `system_guard`, `none`, a thread-grade `flow`, against the simulated
+//! server), also the latency
 //! of the admitted requests (p50, p99, max), the most in flight at once and
 //! the system rule's refusals by threshold: columns (and JSON fields) that
 //! appear only when such a lane is present.

@@ -267,3 +267,67 @@ fn load_driven_lanes_need_a_server_and_read_a_load_trace() {
     assert_no_panic(&o);
     assert!(stderr(&o).contains("workers must be at least 1"), "{}", stderr(&o));
 }
+
+/// The cycle and flow lanes from the command line: listed in the help, run
+/// with their summary lines and plot, their bad parameters usage errors
+/// naming the parameter, an invalid rule the core's error, a request above
+/// Sentinel's acquire count an error naming it, and a thread-grade flow
+/// lane a load-driven one that needs `--server`.
+#[test]
+fn cycle_and_flow_lanes() {
+    let help = ratekeeper(&["simulate", "--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("  cycle ") && help.contains("limit_for_period, limit_refresh_period"), "{help}");
+    assert!(help.contains("  flow ") && help.contains("max_queueing_time_ms (default 500)"), "{help}");
+
+    let svg = scratch("cycle-flow.svg");
+    let o = ratekeeper(&[
+        "simulate",
+        "--pattern",
+        "boundary:limit=100,window=1s",
+        "-l",
+        "cycle:limit_for_period=100,limit_refresh_period=1s,timeout_duration=0",
+        "-l",
+        "flow:count=100",
+        "-l",
+        "flow:count=100,control_behavior=rate_limiter",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8(o.stdout).unwrap();
+    let row = |label: &str| {
+        let line = table.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("{label}: {table}"));
+        line[label.len()..].split_whitespace().take(4).map(str::to_owned).collect::<Vec<_>>()
+    };
+    assert_eq!(row("cycle "), ["200", "200", "0", "200"]);
+    assert_eq!(row("flow qps "), ["200", "100", "100", "100"]);
+    assert_eq!(row("flow qps rate_limiter")[..2], ["200", "52"]);
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("cycle — at most 200 in any 1 s"), "the cycle's lane in the plot");
+    assert!(svg_text.contains("flow qps — at most 100 in any 1 s"), "the flow rule's lane in the plot");
+
+    let pattern = ["simulate", "--pattern", "steady:rate=10,duration=1s"];
+    for (limiter, code, expected) in [
+        ("cycle:limit_for_period=1", 2, "cycle needs `limit_refresh_period=`"),
+        ("flow:count=1,grade=rt", 2, "grade = `rt` is not qps or thread"),
+        ("flow:count=1,cold_factor=2", 2, "cold_factor is for control_behavior=warm_up"),
+        ("cycle:limit_for_period=0,limit_refresh_period=1s", 1, "limit_for_period"),
+        ("flow:count=10,sample_count=3", 1, "interval_ms"),
+        ("flow:count=8,grade=thread", 1, "--limiter `flow:count=8,grade=thread` needs a simulated server"),
+    ] {
+        let o = ratekeeper(&[&pattern[..], &["-l", limiter]].concat());
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(code), "{limiter}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{limiter}: {}", stderr(&o));
+    }
+    let o = ratekeeper(&["simulate", "--pattern", "steady:rate=1,duration=1s,cost=3000000000", "-l", "flow:count=1"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("flow qps: invalid argument acquire_count"), "{}", stderr(&o));
+    let o =
+        ratekeeper(&[&pattern[..], &["-l", "flow:count=2,grade=thread", "--server", "workers=1,service=1s"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(table.contains("peak in flight"), "{table}");
+}

@@ -42,6 +42,7 @@ proptest! {
     fn arguments_never_panic(text in "[a-z_:=,+.0-9]{0,60}", name in prop::sample::select(vec![
         "fixed_window", "sliding_window", "sliding_log", "sliding_window_counter", "token_bucket", "gcra",
         "leaky_bucket_meter", "leaky_bucket_queue", "guava", "steady", "poisson", "bursts", "boundary", "ramp",
+        "cycle", "flow", "bbr", "system_guard", "none",
     ])) {
         let _ = LimiterConfig::parse(&text);
         let _ = Pattern::parse(&text);
@@ -51,7 +52,7 @@ proptest! {
 
     #[test]
     fn any_parameters_simulate_or_fail_cleanly(
-        algorithm in 0usize..9,
+        algorithm in 0usize..14,
         limit in prop_oneof![Just(0u64), Just(1), 1u64..1_000, Just(u64::MAX)],
         window in prop_oneof![Just("0s".to_owned()), Just("1us".to_owned()), (1u64..5_000).prop_map(|m| format!("{m}ms"))],
         rate in prop_oneof![Just("0".to_owned()), Just("inf".to_owned()), Just("1e300".to_owned()), (1u32..10_000).prop_map(|r| r.to_string())],
@@ -66,7 +67,14 @@ proptest! {
             5 => format!("gcra:max_burst={limit},count_per_period={limit},period={window}"),
             6 => format!("leaky_bucket_meter:capacity={limit},count_per_period={limit},period={window}"),
             7 => format!("leaky_bucket_queue:capacity={limit},interval={window}"),
-            _ => format!("guava:rate={rate},timeout={window}"),
+            8 => format!("guava:rate={rate},timeout={window}"),
+            9 => format!("cycle:limit_for_period={limit},limit_refresh_period={window},timeout_duration={window}"),
+            10 => format!("flow:count={rate},sample_count={limit},interval_ms={limit},prioritized=true"),
+            11 => format!("flow:count={rate},control_behavior=warm_up,warm_up_period_sec={limit},cold_factor={limit}"),
+            12 => format!("flow:count={rate},control_behavior=rate_limiter,max_queueing_time_ms={limit}"),
+            _ => format!(
+                "flow:count={rate},control_behavior=warm_up_rate_limiter,cold_factor=2,max_queueing_time_ms={limit}"
+            ),
         };
         let mut times = times;
         times.sort_unstable();

@@ -30,6 +30,13 @@ const ALL: &[&str] = &[
     "guava:rate=100",
     "guava:rate=100,timeout=0",
     "guava:rate=100,warmup=2s",
+    "cycle:limit_for_period=100,limit_refresh_period=1s",
+    "cycle:limit_for_period=100,limit_refresh_period=1s,timeout_duration=0,label=cycle_no_wait",
+    "flow:count=100",
+    "flow:count=100,sample_count=1,label=flow_one_bucket",
+    "flow:count=100,control_behavior=rate_limiter",
+    "flow:count=100,control_behavior=warm_up",
+    "flow:count=100,control_behavior=warm_up_rate_limiter",
 ];
 
 #[test]
@@ -83,6 +90,127 @@ fn boundary_attack_fixed_window_doubles_sliding_windows_cap() {
     // Cold, the warming-up limiter starts three times slower.
     let warm = by("guava warming up acquire");
     assert!(warm.p99_wait_micros.unwrap() > guava.p99_wait_micros.unwrap());
+}
+
+/// The boundary attack through Resilience4j's cycles and Sentinel's flow
+/// controllers. Cycles are aligned to the limiter's creation, so an attack
+/// on a cycle's edge gets two cycles' permits within 20 ms, as from the
+/// fixed window; Sentinel's two half-second buckets cap it at the count,
+/// one bucket does not; the rate limiter spaces what it admits.
+#[test]
+fn boundary_attack_through_cycles_and_flow_rules() {
+    let a = arrivals(&["boundary:limit=100,window=1s"]);
+    let limiters = [
+        "cycle:limit_for_period=100,limit_refresh_period=1s",
+        "cycle:limit_for_period=100,limit_refresh_period=1s,timeout_duration=0,label=cycle_no_wait",
+        "flow:count=100",
+        "flow:count=100,sample_count=1,label=flow_one_bucket",
+        "flow:count=100,control_behavior=rate_limiter",
+        "flow:count=100,control_behavior=warm_up",
+    ];
+    let results = simulate(&a, &limiters);
+    let summary = Summary::new("boundary".into(), &a, &results, 1_000_000);
+    let by = |label: &str| summary.limiters.iter().find(|l| l.limiter == label).unwrap().clone();
+
+    // The edge at 1 s is a cycle's edge: each side is a cycle's 100, with
+    // or without a timeout, and nobody waits.
+    for label in ["cycle", "cycle_no_wait"] {
+        let s = by(label);
+        assert_eq!((s.admitted, s.refused, s.max_in_window), (200, 0, 200), "{label}");
+        assert_eq!(s.nominal_in_window, Some(100.0));
+    }
+    assert_eq!(by("cycle").p99_wait_micros, Some(0));
+    assert_eq!(by("cycle_no_wait").p99_wait_micros, None, "timeout 0: it never waits");
+    // Sentinel's sliding statistics (two buckets of 500 ms) hold the count;
+    // a single bucket is a fixed window.
+    let flow = by("flow qps");
+    assert_eq!((flow.admitted, flow.max_in_window), (100, 100));
+    let one = by("flow_one_bucket");
+    assert_eq!((one.admitted, one.max_in_window), (200, 200));
+    // The rate limiter: one per 10 ms, queueing at most 500 ms.
+    let queued = by("flow qps rate_limiter");
+    assert!(queued.p99_wait_micros.unwrap() <= 500_000, "{:?}", queued.p99_wait_micros);
+    assert!((50..=52).contains(&queued.admitted), "{}", queued.admitted);
+    let admissions = &results.iter().find(|r| r.config.label == "flow qps rate_limiter").unwrap().admissions;
+    // Sentinel reads the time in whole milliseconds, so turns are 10 ms
+    // apart to within the 1 ms the arrival was past its millisecond.
+    assert_eq!(max_in_window(admissions, 9_000), 1, "a turn per 10 ms");
+    assert_eq!(max_in_window(admissions, 11_000), 2);
+    // Cold, the warm-up controller admits about count / cold_factor.
+    let warm = by("flow qps warm_up");
+    assert!((30..=36).contains(&warm.admitted), "{}", warm.admitted);
+}
+
+/// Prioritized requests on the boundary attack: those the default
+/// controller refuses after the edge occupy the next bucket (which begins
+/// at 1.5 s, within Sentinel's 500 ms occupy timeout) and go ahead then.
+/// Sentinel counts them in that bucket, so its own two-bucket view never
+/// holds more than the count, but a trailing second does.
+#[test]
+fn boundary_attack_prioritized_flow_occupies_the_next_bucket() {
+    let a = arrivals(&["boundary:limit=100,window=1s"]);
+    let results = simulate(&a, &["flow:count=100", "flow:count=100,prioritized=true"]);
+    let summary = Summary::new("boundary".into(), &a, &results, 1_000_000);
+    let (plain, prioritized) = (&summary.limiters[0], &summary.limiters[1]);
+    assert_eq!((plain.admitted, plain.mean_wait_micros), (100, None));
+    assert!(prioritized.admitted > 150, "{}", prioritized.admitted);
+    assert_eq!(prioritized.max_in_window, prioritized.admitted, "all within one trailing second");
+    assert!(prioritized.p99_wait_micros.unwrap() <= 500_000, "{:?}", prioritized.p99_wait_micros);
+    // Whole milliseconds: each goes ahead in the bucket's first millisecond.
+    let occupied: Vec<i64> = results[1].admissions.iter().map(|&(t, _)| t).filter(|&t| t > 1_010_000).collect();
+    assert_eq!(occupied.len() as u64, prioritized.admitted - 100);
+    assert!(occupied.iter().all(|t| (1_500_000..1_501_000).contains(t)), "{occupied:?}");
+}
+
+/// The same attack off the cycle's edge (both halves within cycle 1): the
+/// cycle limiter with a timeout reserves the next cycle's permits, and its
+/// callers wait for it; without a timeout the excess is refused.
+#[test]
+fn boundary_attack_inside_a_cycle_waits_for_the_next() {
+    let a = arrivals(&["boundary:limit=100,window=1s,edge=1500ms"]);
+    let results = simulate(
+        &a,
+        &[
+            "cycle:limit_for_period=100,limit_refresh_period=1s",
+            "cycle:limit_for_period=100,limit_refresh_period=1s,timeout_duration=0,label=cycle_no_wait",
+        ],
+    );
+    let summary = Summary::new("boundary".into(), &a, &results, 1_000_000);
+    let (waiting, refusing) = (&summary.limiters[0], &summary.limiters[1]);
+    assert_eq!((waiting.admitted, waiting.refused), (200, 0));
+    // The second hundred go ahead at 2 s, the next cycle's start.
+    assert!(results[0].admissions[100..].iter().all(|&(t, _)| t == 2_000_000), "{:?}", &results[0].admissions[100..]);
+    assert!((490_000..=510_000).contains(&waiting.p99_wait_micros.unwrap()), "{:?}", waiting.p99_wait_micros);
+    assert_eq!((refusing.admitted, refusing.refused, refusing.max_in_window), (100, 100, 100));
+}
+
+/// A flow rule of the thread grade runs against the simulated server and
+/// never has more than its count in flight: on the overload of
+/// [`OVERLOAD`] with 8 workers it keeps latency at the service time, as
+/// the system rule's `max_thread` does.
+#[test]
+fn flow_thread_grade_holds_its_count_in_flight() {
+    use ratekeeper_cli::server::ServerConfig;
+    use ratekeeper_cli::simulation::Environment;
+    let a = arrivals(OVERLOAD);
+    let configs: Vec<LimiterConfig> = ["flow:count=8,grade=thread", "system_guard:max_thread=8", "none"]
+        .iter()
+        .map(|l| LimiterConfig::parse(l).unwrap())
+        .collect();
+    let environment = Environment { server: Some(ServerConfig::parse("workers=8,service=10ms").unwrap()), load: None };
+    let results = simulation::run_with(&a, &configs, &environment, &mut NoSink, |_| {}).unwrap();
+    let summary = Summary::new("overload".into(), &a, &results, 1_000_000);
+    let (flow, system, none) = (&summary.limiters[0], &summary.limiters[1], &summary.limiters[2]);
+    assert_eq!(flow.peak_in_flight, Some(8));
+    assert_eq!(flow.max_latency_micros, Some(10_000));
+    // All of the 400 per second, and the 800 per second the 8 workers
+    // serve while overloaded: 2000 + 4000 + 2000.
+    assert_eq!((flow.admitted, flow.refused), (8_000, 3_500));
+    assert!(flow.admitted >= system.admitted);
+    assert!(none.peak_in_flight.unwrap() > 3_000);
+    // Without a server the lane cannot run.
+    let err = simulation::run(&a[..1], &configs[..1], &mut NoSink, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("needs a simulated server"), "{err}");
 }
 
 #[test]
@@ -143,8 +271,11 @@ fn every_pattern_through_every_algorithm() {
             // buckets their burst plus a window's refill.
             // (A request of cost c is counted whole when it goes ahead,
             // though a queue's slot for it lasts c intervals: c − 1 more.)
+            // The flow rate limiters space requests a cost apart, 10 ms
+            // per unit at 100 per second (less often while warming up).
             let bound = match s.limiter.as_str() {
                 "sliding_log" => 100,
+                "flow qps rate_limiter" | "flow qps warm_up_rate_limiter" => 100 + a[0].cost,
                 "leaky_bucket_queue" => 100 + a[0].cost - 1,
                 _ => 200,
             };
