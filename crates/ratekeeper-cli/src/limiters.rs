@@ -482,10 +482,6 @@ fn parse_cycle(spec: &SpecText) -> Result<Algorithm, SpecError> {
     }))
 }
 
-/// The most tokens a warm-up rule may store (`count ×
-/// warm_up_period_sec`): the core's i64 token arithmetic holds this much.
-const MAX_WARM_UP_TOKENS: f64 = 4_611_686_018_427_387_904.0; // 2^62
-
 /// `flow`: Sentinel's `FlowRule` under its field names (snake_case) and
 /// units, with Sentinel's defaults; a parameter the rule would not read
 /// (`cold_factor` without a warm-up, a behaviour for the thread grade) is
@@ -544,16 +540,6 @@ fn parse_flow(spec: &SpecText) -> Result<Algorithm, SpecError> {
         _ => ControlBehavior::Default,
     };
     let count = spec.required_number("count")?;
-    // The core's warm-up adds two i64 token counts of about `count ×
-    // warm_up_period_sec` each, which overflows (a panic in a debug build)
-    // once that nears 2^63: until the core refuses such a rule itself, the
-    // lane does.
-    if WARM_UP.contains(&behavior) && count * f64::from(warm_up_period_sec) >= MAX_WARM_UP_TOKENS {
-        return Err(spec.invalid(format!(
-            "count × warm_up_period_sec = {} is more tokens than the warm-up counts (at most 2^62)",
-            count * f64::from(warm_up_period_sec)
-        )));
-    }
     let prioritized = match spec.raw("prioritized") {
         None | Some("false") => false,
         Some("true") if grade == FlowGrade::Qps && behavior == "default" => true,
@@ -943,15 +929,19 @@ mod tests {
         assert!(msg("flow:count=1,grade=thread,prioritized=true").contains("prioritized is for grade=qps"));
         assert!(msg("flow:count=1,control_behavior=warm_up,prioritized=true").contains("prioritized is for grade=qps"));
         assert!(msg("flow:count=1,sample_count=99999999999").contains("sample_count = 99999999999 is too large"));
-        assert!(msg("flow:count=1e300,control_behavior=warm_up").contains("count × warm_up_period_sec"));
-        assert!(msg("flow:count=1e18,control_behavior=warm_up_rate_limiter,warm_up_period_sec=5")
-            .contains("count × warm_up_period_sec"));
-        assert!(LimiterConfig::parse("flow:count=1e300").is_ok(), "only the warm-up stores tokens");
         assert!(msg("flow:count=1,limit=3").contains("unknown parameter `limit`"));
         assert!(msg("flow:count=1+token_bucket:rate=1,burst=1").contains("flow cannot be part of a composite"));
         let clock = Arc::new(ManualClock::new());
         let invalid = |t: &str| LimiterConfig::parse(t).unwrap().build(&clock).unwrap_err().to_string();
         assert!(invalid("cycle:limit_for_period=0,limit_refresh_period=1s").contains("limit_for_period"));
+        // The core refuses a warm-up whose tokens overflow Sentinel's `int`.
+        assert!(invalid("flow:count=1e300,control_behavior=warm_up").contains("2147483647 / warm_up_period_sec"));
+        assert!(invalid("flow:count=1e18,control_behavior=warm_up_rate_limiter,warm_up_period_sec=5")
+            .contains("2147483647 / warm_up_period_sec"));
+        assert!(
+            LimiterConfig::parse("flow:count=1e300").unwrap().build(&clock).is_ok(),
+            "only the warm-up stores tokens"
+        );
         assert!(invalid("cycle:limit_for_period=1,limit_refresh_period=0s").contains("limit_refresh_period"));
         assert!(invalid("flow:count=-1").contains("count"));
         assert!(invalid("flow:count=10,control_behavior=warm_up,cold_factor=1").contains("cold_factor"));

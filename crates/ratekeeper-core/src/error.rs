@@ -236,6 +236,10 @@ arguments! {
         /// How many permits a flow check asks for (Sentinel's
         /// `acquireCount`, a Java `int`): 0 allowed.
         AcquireCount,
+        /// A warm-up flow rule's threshold: its tokens (`count ×
+        /// warm_up_period_sec`) must fit Sentinel's `int`, beyond which
+        /// Sentinel's own casts saturate and its sums wrap.
+        WarmUpCount,
     }
 }
 
@@ -321,6 +325,7 @@ impl Argument {
             Argument::SampleCount => "sample_count",
             Argument::IntervalMs => "interval_ms",
             Argument::AcquireCount => "acquire_count",
+            Argument::WarmUpCount => "count",
         }
     }
 
@@ -407,6 +412,7 @@ impl Argument {
             Argument::MaxQueueingTimeMs | Argument::IntervalMs => "must be between 1 and 2147483647 milliseconds",
             Argument::SampleCount => "must be between 1 and 64 and divide interval_ms",
             Argument::AcquireCount => "must be between 0 and 2147483647",
+            Argument::WarmUpCount => "must be finite and not negative, and at most 2147483647 / warm_up_period_sec in a warm-up rule",
         }
     }
 
@@ -433,6 +439,7 @@ impl Argument {
                 | Argument::LoadAverage
                 | Argument::Decay
                 | Argument::Count
+                | Argument::WarmUpCount
         )
     }
 }

@@ -181,17 +181,28 @@ impl FlowRule {
             }
             Ok(())
         };
+        // Sentinel keeps a warm-up's tokens (`count × warm_up_period_sec`)
+        // in an `int`: beyond it its casts saturate and its sums wrap, so
+        // such a rule is refused rather than decided some other way.
+        let tokens = |p: u32| {
+            if self.count * f64::from(p) > f64::from(i32::MAX) {
+                return Err(Error::invalid_float(Argument::WarmUpCount, self.count));
+            }
+            Ok(())
+        };
         match self.control_behavior {
             ControlBehavior::Default => Ok(()),
             ControlBehavior::WarmUp { warm_up_period_sec, cold_factor } => {
                 period(warm_up_period_sec)?;
-                cold(cold_factor)
+                cold(cold_factor)?;
+                tokens(warm_up_period_sec)
             }
             ControlBehavior::RateLimiter { max_queueing_time_ms } => queue(max_queueing_time_ms),
             ControlBehavior::WarmUpRateLimiter { warm_up_period_sec, cold_factor, max_queueing_time_ms } => {
                 period(warm_up_period_sec)?;
                 cold(cold_factor)?;
-                queue(max_queueing_time_ms)
+                queue(max_queueing_time_ms)?;
+                tokens(warm_up_period_sec)
             }
         }
     }

@@ -644,6 +644,17 @@ mod tests {
         let warm = |warm_up_period_sec, cold_factor| ControlBehavior::WarmUp { warm_up_period_sec, cold_factor };
         assert_eq!(error_of(new(FlowRule::qps(1.0).with_behavior(warm(0, 3)))), Argument::WarmUpPeriodSec);
         assert_eq!(error_of(new(FlowRule::qps(1.0).with_behavior(warm(10, 1)))), Argument::FlowColdFactor);
+        // A warm-up's tokens fit Sentinel's `int`: 2^31 − 1 of them is the most.
+        assert!(new(FlowRule::qps(f64::from(i32::MAX)).with_behavior(warm(1, 3))).is_ok());
+        assert_eq!(
+            error_of(new(FlowRule::qps(f64::from(i32::MAX) / 10.0 + 1.0).with_behavior(warm(10, 3)))),
+            Argument::WarmUpCount
+        );
+        assert_eq!(error_of(new(FlowRule::qps(1e300).with_behavior(warm(10, 3)))), Argument::WarmUpCount);
+        let cold_queue =
+            ControlBehavior::WarmUpRateLimiter { warm_up_period_sec: 2, cold_factor: 3, max_queueing_time_ms: 1 };
+        assert_eq!(error_of(new(FlowRule::qps(2e9).with_behavior(cold_queue))), Argument::WarmUpCount);
+        assert!(new(FlowRule::qps(1e300)).is_ok(), "only a warm-up counts tokens");
         let queue = ControlBehavior::RateLimiter { max_queueing_time_ms: 0 };
         assert_eq!(error_of(new(FlowRule::qps(1.0).with_behavior(queue))), Argument::MaxQueueingTimeMs);
         let both =
