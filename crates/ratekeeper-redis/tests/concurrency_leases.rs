@@ -256,3 +256,25 @@ fn async_and_callback_forms_answer_as_the_blocking_ones() {
     l.try_acquire_with(0, move |r| tx.send(r.map(|(d, _)| d)).unwrap());
     assert!(matches!(rx.recv().unwrap(), Err(Error::Invalid(_))));
 }
+
+#[test]
+fn on_a_cluster_each_limiter_keeps_its_two_keys_in_one_slot() {
+    let cluster = support::RedisCluster::start();
+    let urls = cluster.urls();
+    let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let s = RedisStore::connect_cluster(&nodes, StoreOptions::default()).unwrap();
+    // Enough names to land on every master; a script touching two slots
+    // would fail with CROSSSLOT.
+    for i in 0..12 {
+        let l = RedisConcurrencyLimiter::new(&s, &format!("pool-{i}"), 2, SECOND).unwrap();
+        let (_, a) = l.try_acquire(1).unwrap();
+        let (_, b) = l.try_acquire(1).unwrap();
+        assert!(!l.try_acquire(1).unwrap().0.allowed, "pool-{i}");
+        assert!(l.release(&a.unwrap()).unwrap());
+        assert!(l.renew(b.as_ref().unwrap()).unwrap());
+        assert_eq!(l.held().unwrap(), 1);
+        let (leases, permits) = l.keys();
+        assert_eq!(cluster.master_of(leases), cluster.master_of(permits));
+        assert!(l.release(&b.unwrap()).unwrap());
+    }
+}
