@@ -48,8 +48,10 @@
 //! concurrency limit has no per-node share to fall back on). Releases and
 //! renewals return the error whatever the policy: a lease that could not
 //! be released expires by itself. An acquire that fails without an answer
-//! (a timeout) may still have taken its lease on the server: it is released
-//! in the background, best effort, else it expires.
+//! (a timeout) may still take its lease on the server, even after the call
+//! gave up: it is released in the background, and released again while
+//! that finds nothing (the script may arrive later), backing off from the
+//! store's timeout until the lease would have expired.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
@@ -340,9 +342,9 @@ impl RedisConcurrencyLimiter {
             Ok(reply) => reply,
             Err(e) if e.is_unavailability() => {
                 if matches!(e, Error::Timeout) || matches!(&e, Error::Redis(r) if r.is_timeout()) {
-                    // The script may have run: give its lease back.
+                    // The script may have run, or may still: give its lease back.
                     let this = self.clone();
-                    RedisStore::spawn_with(async move { this.flag("release", &id).await }, |_| {});
+                    RedisStore::spawn_with(async move { this.give_back(id).await }, |()| {});
                 }
                 return self.unavailable(e, permits);
             }
@@ -361,6 +363,30 @@ impl RedisConcurrencyLimiter {
         };
         let lease = decision.allowed.then_some(ConcurrencyLease { id, permits, unrecorded: None });
         Ok((decision, lease))
+    }
+
+    /// Releases the lease of an acquire that got no answer in time. Its
+    /// script may still be on its way to the server (this release can go
+    /// out on another connection and arrive first), so a release that finds
+    /// nothing is tried again after the store's timeout, then twice as long
+    /// each time, until the lease would have expired anyway.
+    async fn give_back(&self, id: String) {
+        let ttl = self.inner.lease_ttl;
+        let mut wait = self.inner.store.timeout();
+        let mut waited = Duration::ZERO;
+        loop {
+            match self.flag("release", &id).await {
+                Ok(true) => return,
+                Err(e) if !e.is_unavailability() => return,
+                Ok(false) | Err(_) => {}
+            }
+            if waited + wait > ttl {
+                return;
+            }
+            RedisStore::sleep(wait).await;
+            waited += wait;
+            wait = wait.saturating_mul(2);
+        }
     }
 
     /// What the unavailability policy answers an acquire.

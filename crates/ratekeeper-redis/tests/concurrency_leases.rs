@@ -278,3 +278,38 @@ fn on_a_cluster_each_limiter_keeps_its_two_keys_in_one_slot() {
         assert!(l.release(&b.unwrap()).unwrap());
     }
 }
+
+#[test]
+fn an_acquire_that_timed_out_gives_its_lease_back_even_if_its_script_runs_late() {
+    let server = RedisServer::start();
+    // Every piece written with "acquire" in it reaches the server 400 ms
+    // late: past the 100 ms timeout, and after the release the timeout
+    // sends at once on another connection.
+    let proxy = support::SlowProxy::start(server.port, b"acquire", Duration::from_millis(400));
+    let slow = RedisStore::connect(
+        &proxy.url(),
+        StoreOptions { timeout: Duration::from_millis(100), ..StoreOptions::default() },
+    )
+    .unwrap();
+    let l = RedisConcurrencyLimiter::new(&slow, "late", 1, Duration::from_secs(60)).unwrap();
+    // Loads the script, so that no later call carries its source (which
+    // names "acquire").
+    let (_, lease) = RedisConcurrencyLimiter::new(&store(&server), "warm", 1, SECOND).unwrap().try_acquire(1).unwrap();
+    drop(lease);
+    assert!(matches!(l.try_acquire(1), Err(Error::Timeout)));
+    // Seen straight from the server: the late script took the lease, and
+    // the retried release gave it back, long before its 60 s expiry.
+    let direct = RedisConcurrencyLimiter::new(&store(&server), "late", 1, Duration::from_secs(60)).unwrap();
+    let started = std::time::Instant::now();
+    let mut taken = false;
+    loop {
+        let held = direct.held().unwrap();
+        taken |= held == 1;
+        if taken && held == 0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "held {held} after {:?}", started.elapsed());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(direct.try_acquire(1).unwrap().0.allowed);
+}
