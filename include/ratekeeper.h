@@ -290,6 +290,29 @@ typedef struct rk_permit rk_permit;
 typedef struct rk_rate_limiter rk_rate_limiter;
 
 /**
+ * A lease of an `rk_redis_concurrency_limiter`: release it with
+ * `rk_redis_concurrency_limiter_release()`, then free it with
+ * `rk_redis_concurrency_lease_free()` (freeing releases nothing: an
+ * unreleased lease expires by itself).
+ */
+typedef struct rk_redis_concurrency_lease rk_redis_concurrency_lease;
+
+/**
+ * A limit of permits held at once, shared by every process that uses the
+ * same name on the same Redis (Sentinel's cluster concurrency tokens,
+ * Hystrix's semaphore across processes). A permit is a lease
+ * (`rk_redis_concurrency_lease`) that expires `lease_ttl_micros` after it
+ * was acquired or last renewed, by the server's clock: released exactly
+ * once, renewed by long holders, and given back at its expiry when its
+ * holder dies (`kill -9`, a lost host), with no process alive to do it.
+ *
+ * Thread safety: as `rk_limiter`; only
+ * `rk_redis_concurrency_limiter_free()` must not race with other calls on
+ * the handle.
+ */
+typedef struct rk_redis_concurrency_limiter rk_redis_concurrency_limiter;
+
+/**
  * The design's divided mode: this process joins the group `name` (a
  * heartbeat into Redis every third of the TTL, in the background) and
  * enforces `limit ÷ live nodes` on its own, per key — a decision never
@@ -3569,6 +3592,159 @@ rk_status rk_redis_rate_limiter_time_until_available(const rk_redis_rate_limiter
 rk_status rk_redis_rate_limiter_can_acquire(const rk_redis_rate_limiter *limiter,
                                             int64_t timeout_micros,
                                             bool *out_can_acquire);
+
+/**
+ * Creates the shared concurrency limit `name` in `store`, of `limit`
+ * permits held at once (1 to `INT64_MAX`), each lease lasting
+ * `lease_ttl_micros` (1 ms to a day) after it was acquired or renewed, in
+ * `*out_limiter`. Sends nothing yet. Free it with
+ * `rk_redis_concurrency_limiter_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for a `limit` or `lease_ttl_micros` out of
+ * range (naming `limit` or `lease_ttl_micros`) or a `name` that is not
+ * UTF-8; `RK_NULL_POINTER` when `store`, `name` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `name` is NULL or a NUL-terminated
+ * string; `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_concurrency_limiter_new(const rk_redis_store *store,
+                                           const char *name,
+                                           int64_t limit,
+                                           int64_t lease_ttl_micros,
+                                           rk_redis_concurrency_limiter **out_limiter);
+
+/**
+ * Sets what an acquire does when Redis cannot answer:
+ * `RK_WHEN_UNAVAILABLE_ERROR` (the default: the failure is returned),
+ * `_FAIL_CLOSED` (refused) or `_FAIL_OPEN` (admitted with a lease Redis
+ * does not hold: `rk_redis_concurrency_lease_recorded()` is false).
+ * Releases and renewals return the failure whatever the policy.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for another value (`_LOCAL_SHARE`
+ * included: a concurrency limit has no share to fall back on);
+ * `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_concurrency_limiter_set_when_unavailable(const rk_redis_concurrency_limiter *limiter,
+                                                            rk_when_unavailable policy);
+
+/**
+ * Frees a limiter (leases still held expire by themselves; leases made
+ * from it stay valid to free). `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_concurrency_limiter_new()`
+ * that has not been freed, and no other call is using it.
+ */
+void rk_redis_concurrency_limiter_free(rk_redis_concurrency_limiter *limiter);
+
+/**
+ * Acquires a lease on `permits` (1 to 2^31 − 1) if the live leases leave
+ * room: one round trip, blocking for at most the store's timeout. Stores a
+ * new lease in `*out_lease` when admitted and NULL when refused; the
+ * decision goes to `*out_decision` unless it is NULL (a refusal's
+ * `retry_after_micros` is how long until enough leases expire if none is
+ * released or renewed; `RK_NEVER` for more permits than the limit).
+ *
+ * Returns `RK_INVALID_ARGUMENT` for `permits` out of range; the store's
+ * failures (`RK_UNAVAILABLE`, `RK_TIMEOUT`, ...) under
+ * `RK_WHEN_UNAVAILABLE_ERROR`; `RK_UNSUPPORTED` from a callback of the
+ * store's thread; `RK_NULL_POINTER` when `limiter` or `out_lease` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid
+ * for a write; `out_lease` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_concurrency_limiter_try_acquire(const rk_redis_concurrency_limiter *limiter,
+                                                   int64_t permits,
+                                                   rk_decision *out_decision,
+                                                   rk_redis_concurrency_lease **out_lease);
+
+/**
+ * Gives `lease` back: `*out_released` is true if this released it, false
+ * if it was released before or had expired (nothing freed then). The
+ * lease is not freed: free it with `rk_redis_concurrency_lease_free()`.
+ *
+ * Returns the store's failures; `RK_UNSUPPORTED` from a callback of the
+ * store's thread; `RK_NULL_POINTER` when `limiter`, `lease` or
+ * `out_released` is NULL.
+ *
+ * # Safety
+ * `limiter` and `lease` are NULL or live; `out_released` is NULL or valid
+ * for a write.
+ */
+rk_status rk_redis_concurrency_limiter_release(const rk_redis_concurrency_limiter *limiter,
+                                               const rk_redis_concurrency_lease *lease,
+                                               bool *out_released);
+
+/**
+ * Extends a live `lease` to the lease TTL from now (the server's):
+ * `*out_renewed` is true, or false if it was released or had expired (it
+ * holds nothing then).
+ *
+ * Returns as `rk_redis_concurrency_limiter_release()`.
+ *
+ * # Safety
+ * As `rk_redis_concurrency_limiter_release()`.
+ */
+rk_status rk_redis_concurrency_limiter_renew(const rk_redis_concurrency_limiter *limiter,
+                                             const rk_redis_concurrency_lease *lease,
+                                             bool *out_renewed);
+
+/**
+ * Stores in `*out_held` the permits the live leases hold now (expired ones
+ * reclaimed first): one round trip.
+ *
+ * Returns the store's failures; `RK_NULL_POINTER` when `limiter` or
+ * `out_held` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_held` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_concurrency_limiter_held(const rk_redis_concurrency_limiter *limiter,
+                                            uint64_t *out_held);
+
+/**
+ * The lease's id in Redis (hex digits, unique between processes), valid
+ * until the lease is freed; NULL when `lease` is NULL.
+ *
+ * # Safety
+ * `lease` is NULL or a live lease.
+ */
+const char *rk_redis_concurrency_lease_id(const rk_redis_concurrency_lease *lease);
+
+/**
+ * The permits the lease holds; 0 when `lease` is NULL.
+ *
+ * # Safety
+ * `lease` is NULL or a live lease.
+ */
+uint64_t rk_redis_concurrency_lease_permits(const rk_redis_concurrency_lease *lease);
+
+/**
+ * Whether Redis holds the lease: false for one admitted by
+ * `RK_WHEN_UNAVAILABLE_FAIL_OPEN` while Redis could not answer, and when
+ * `lease` is NULL.
+ *
+ * # Safety
+ * `lease` is NULL or a live lease.
+ */
+bool rk_redis_concurrency_lease_recorded(const rk_redis_concurrency_lease *lease);
+
+/**
+ * Frees a lease (releasing nothing: release it first, or it expires by
+ * itself). `NULL` does nothing.
+ *
+ * # Safety
+ * `lease` is NULL or a lease from
+ * `rk_redis_concurrency_limiter_try_acquire()` that has not been freed,
+ * and no other call is using it.
+ */
+void rk_redis_concurrency_lease_free(rk_redis_concurrency_lease *lease);
 
 #ifdef __cplusplus
 }  // extern "C"

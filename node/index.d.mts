@@ -40,5 +40,7 @@ export type LeasedOptions = import("./index.js").LeasedOptions;
 export type DividedOptions = import("./index.js").DividedOptions;
 export type MembershipOptions = import("./index.js").MembershipOptions;
 export type RedisRateLimiterOptions = import("./index.js").RedisRateLimiterOptions;
+export type ConcurrencyOptions = import("./index.js").ConcurrencyOptions;
+export type Acquired = import("./index.js").Acquired;
 import ratekeeper from './index.js';
-export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter } from "./index.js";
+export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease } from "./index.js";

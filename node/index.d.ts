@@ -47,6 +47,8 @@ export type LeasedOptions = import("./lib/redis.js").LeasedOptions;
 export type DividedOptions = import("./lib/redis.js").DividedOptions;
 export type MembershipOptions = import("./lib/redis.js").MembershipOptions;
 export type RedisRateLimiterOptions = import("./lib/redis.js").RedisRateLimiterOptions;
+export type ConcurrencyOptions = import("./lib/redis.js").ConcurrencyOptions;
+export type Acquired = import("./lib/redis.js").Acquired;
 import { RateLimiter } from "./lib/rate-limiter.js";
 import { ManualClock } from "./lib/binding.js";
 /**
@@ -88,4 +90,6 @@ import { RedisLeasedLimiter } from "./lib/redis.js";
 import { RedisDividedLimiter } from "./lib/redis.js";
 import { Membership } from "./lib/redis.js";
 import { RedisRateLimiter } from "./lib/redis.js";
-export { RateLimiter, ManualClock, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter };
+import { RedisConcurrencyLimiter } from "./lib/redis.js";
+import { ConcurrencyLease } from "./lib/redis.js";
+export { RateLimiter, ManualClock, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease };

@@ -33,6 +33,8 @@ const {
   RedisDividedLimiter,
   Membership,
   RedisRateLimiter,
+  RedisConcurrencyLimiter,
+  ConcurrencyLease,
 } = require('./lib/redis.js');
 
 /**
@@ -91,6 +93,8 @@ const codes = Object.freeze(errorCodes());
 /** @typedef {import('./lib/redis.js').DividedOptions} DividedOptions */
 /** @typedef {import('./lib/redis.js').MembershipOptions} MembershipOptions */
 /** @typedef {import('./lib/redis.js').RedisRateLimiterOptions} RedisRateLimiterOptions */
+/** @typedef {import('./lib/redis.js').ConcurrencyOptions} ConcurrencyOptions */
+/** @typedef {import('./lib/redis.js').Acquired} Acquired */
 
 module.exports = {
   RateLimiter,
@@ -126,4 +130,6 @@ module.exports = {
   RedisDividedLimiter,
   Membership,
   RedisRateLimiter,
+  RedisConcurrencyLimiter,
+  ConcurrencyLease,
 };

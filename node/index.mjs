@@ -36,6 +36,8 @@ export {
   RedisDividedLimiter,
   Membership,
   RedisRateLimiter,
+  RedisConcurrencyLimiter,
+  ConcurrencyLease,
 } from './index.js';
 export default ratekeeper;
 
@@ -80,3 +82,5 @@ export default ratekeeper;
 /** @typedef {import('./index.js').DividedOptions} DividedOptions */
 /** @typedef {import('./index.js').MembershipOptions} MembershipOptions */
 /** @typedef {import('./index.js').RedisRateLimiterOptions} RedisRateLimiterOptions */
+/** @typedef {import('./index.js').ConcurrencyOptions} ConcurrencyOptions */
+/** @typedef {import('./index.js').Acquired} Acquired */

@@ -426,6 +426,28 @@ export interface RecordWords {
 }
 
 /**
+ * Creates the shared concurrency limit `name` in `store`, of `limit`
+ * permits held at once, each lease lasting the TTL (in milliseconds or
+ * microseconds) after it was acquired or renewed, and returns its bound
+ * functions.
+ */
+export declare function redisConcurrencyCreate(store: unknown, name: unknown, limit: unknown, leaseTtlMs: unknown, leaseTtlMicros: unknown, whenUnavailable: unknown): RedisConcurrencyMethods
+
+/** The object `redisConcurrencyCreate` returns. */
+export interface RedisConcurrencyMethods {
+  /** A Promise of the refusal's decision, or of a lease on `permits`. */
+  tryAcquire: (permits?: number | bigint) => Promise<unknown>
+  /** A Promise of the permits the live leases hold. */
+  held: () => Promise<number>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+  /** The most permits held at once. */
+  limit: number
+  /** How long a lease lasts after it was acquired or renewed, in ms. */
+  leaseTtlMs: number
+}
+
+/**
  * Connects to Redis — one server at `urls` (a string), or a Redis Cluster
  * through any of `urls` (an array) when `cluster` — and resolves to the
  * store's bound functions. Options arrive one by one (`undefined` when
@@ -491,6 +513,28 @@ export interface RedisLeasedMethods {
   close: () => void
   /** The longest key taken, in bytes. */
   maxKeyBytes: number
+}
+
+/** The object a lease is (see the module docs). */
+export interface RedisLeaseMethods {
+  /**
+   * A Promise of `true` if this released the lease, `false` if it was
+   * released before or had expired.
+   */
+  release: () => Promise<boolean>
+  /**
+   * A Promise of `true` if the lease now lasts the TTL from now, `false`
+   * if it was released or had expired.
+   */
+  renew: () => Promise<boolean>
+  /** Its id in Redis. */
+  id: string
+  /** The permits it holds. */
+  permits: number
+  /** Whether Redis holds it (not a lease of `"failOpen"`). */
+  recorded: boolean
+  /** The admitting decision. */
+  decision: unknown
 }
 
 /**

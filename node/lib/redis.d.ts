@@ -157,6 +157,31 @@ export type RedisRateLimiterOptions = {
      */
     idleTtlMicros?: number | bigint | undefined;
 };
+export type ConcurrencyOptions = {
+    /**
+     * How long a lease lasts after it was
+     * acquired or last renewed, in milliseconds: 1 to a day (86400000).
+     */
+    leaseTtlMs?: number | undefined;
+    /**
+     * The same in exact
+     * microseconds. Give one or the other.
+     */
+    leaseTtlMicros?: number | bigint | undefined;
+    /**
+     * What an
+     * acquire does when Redis cannot answer: reject (the default), refuse, or
+     * admit with a lease Redis does not hold (`recorded` false).
+     */
+    whenUnavailable?: "error" | "failClosed" | "failOpen" | undefined;
+};
+export type Acquired = {
+    decision: import("./decision.js").Decision;
+    /**
+     * The lease when admitted.
+     */
+    lease: ConcurrencyLease | null;
+};
 /**
  * @typedef {object} StoreOptions
  * @property {number} [timeoutMs] The longest any one decision may take,
@@ -587,6 +612,114 @@ export class RedisRateLimiter {
     get key(): string;
     /** Releases the limiter now. */
     close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} ConcurrencyOptions
+ * @property {number} [leaseTtlMs] How long a lease lasts after it was
+ *   acquired or last renewed, in milliseconds: 1 to a day (86400000).
+ * @property {number | bigint} [leaseTtlMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {'error' | 'failClosed' | 'failOpen'} [whenUnavailable] What an
+ *   acquire does when Redis cannot answer: reject (the default), refuse, or
+ *   admit with a lease Redis does not hold (`recorded` false).
+ */
+/**
+ * @typedef {object} Acquired
+ * @property {import('./decision.js').Decision} decision
+ * @property {ConcurrencyLease | null} lease The lease when admitted.
+ */
+/**
+ * A limit of permits held at once, shared by every process that uses the
+ * same name on the same Redis (Sentinel's cluster concurrency tokens,
+ * Hystrix's semaphore across processes). A permit is a lease that expires
+ * `leaseTtlMs` after it was acquired or last renewed, by the server's
+ * clock: released exactly once, renewed by long holders, and given back at
+ * its expiry when its holder dies, with no process alive to do it. A
+ * refusal's `retryAfterMs` is how long until enough leases expire if none
+ * is released or renewed.
+ *
+ * @example
+ * const pool = new RedisConcurrencyLimiter(store, 'db', 10, { leaseTtlMs: 30000 });
+ * const { decision, lease } = await pool.tryAcquire();
+ * if (lease) try { await work(); } finally { await lease.release(); }
+ */
+export class RedisConcurrencyLimiter {
+    /**
+     * @param {RedisStore} store
+     * @param {string} name Processes using the same name share the limit.
+     * @param {number | bigint} limit The most permits held at once.
+     * @param {ConcurrencyOptions} options
+     */
+    constructor(store: RedisStore, name: string, limit: number | bigint, options: ConcurrencyOptions);
+    /**
+     * Acquires a lease on `permits` (1 to 2^31 - 1) if the live leases leave
+     * room: one round trip.
+     * @param {number | bigint} [permits=1]
+     * @returns {Promise<Acquired>}
+     */
+    tryAcquire(permits?: number | bigint): Promise<Acquired>;
+    /**
+     * The permits the live leases hold now (expired ones reclaimed first).
+     * @returns {Promise<number>}
+     */
+    held(): Promise<number>;
+    /**
+     * The most permits held at once.
+     * @type {number}
+     */
+    get limit(): number;
+    /**
+     * How long a lease lasts after it was acquired or renewed, in milliseconds.
+     * @type {number}
+     */
+    get leaseTtlMs(): number;
+    /** Releases the limiter now (leases still held expire by themselves; their calls reject). */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * A lease of a `RedisConcurrencyLimiter`: its permits are held until
+ * `release()` (true exactly once) or its expiry; `renew()` extends it.
+ */
+export class ConcurrencyLease {
+    /**
+     * Made by `RedisConcurrencyLimiter.tryAcquire`.
+     * @private
+     * @param {symbol} token
+     * @param {import('./binding.js').RedisLeaseMethods} methods
+     */
+    private constructor();
+    /**
+     * Gives the lease back: true if this released it, false if it was
+     * released before or had expired (nothing freed then).
+     * @returns {Promise<boolean>}
+     */
+    release(): Promise<boolean>;
+    /**
+     * Extends the lease to the TTL from now: true, or false if it was
+     * released or had expired (it holds nothing then).
+     * @returns {Promise<boolean>}
+     */
+    renew(): Promise<boolean>;
+    /**
+     * Its id in Redis (hex digits, unique between processes).
+     * @type {string}
+     */
+    get id(): string;
+    /**
+     * The permits it holds.
+     * @type {number}
+     */
+    get permits(): number;
+    /**
+     * Whether Redis holds it: false for a lease admitted by `'failOpen'`
+     * while Redis could not answer.
+     * @type {boolean}
+     */
+    get recorded(): boolean;
     get [Symbol.toStringTag](): string;
     #private;
 }

@@ -5,7 +5,8 @@
  * decision one atomic script run, timed by the server's clock);
  * `RedisLeasedLimiter`, leased mode; `RedisDividedLimiter`, divided mode;
  * `Membership`, the live nodes of a group; `RedisRateLimiter`, Guava's
- * `RateLimiter` shared by every process.
+ * `RateLimiter` shared by every process; `RedisConcurrencyLimiter`, permits
+ * held at once as leases that expire (each a `ConcurrencyLease`).
  *
  * Thin shells over native functions bound to the `ratekeeper-redis` crate's
  * objects (bindings/node/src/redis/). Anything that talks to Redis returns a
@@ -23,7 +24,7 @@
 const net = require('node:net');
 const native = require('./binding.js');
 const { views } = require('./admission.js');
-const { decisionAt } = require('./decision.js');
+const { Decision, decisionAt } = require('./decision.js');
 const { LIMITER, noPublicConstructor } = require('./internal.js');
 const { readOptions } = require('./options.js');
 const { signalOf, sleep, unlessAborted } = require('./sleep.js');
@@ -48,6 +49,7 @@ const SHARED_OPTIONS = Object.freeze([
   'idleTtlMs',
   'idleTtlMicros',
 ]);
+const CONCURRENCY_OPTIONS = Object.freeze(['leaseTtlMs', 'leaseTtlMicros', 'whenUnavailable']);
 const TIMEOUT_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros']);
 const ACQUIRE_OPTIONS = Object.freeze(['signal']);
 const TRY_ACQUIRE_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros', 'signal']);
@@ -232,6 +234,13 @@ function setUp() {
  * @type {(store: unknown) => unknown}
  */
 let storeNative;
+
+/**
+ * A lease of the native lease object `tryAcquire` resolved to, made by
+ * `ConcurrencyLease`'s static block (its constructor is private).
+ * @type {(methods: import('./binding.js').RedisLeaseMethods) => ConcurrencyLease}
+ */
+let leaseOf;
 
 /**
  * The pipe of a store (`null` when it has none). Set by `RedisStore`'s
@@ -956,6 +965,178 @@ class RedisRateLimiter {
   }
 }
 
+/**
+ * @typedef {object} ConcurrencyOptions
+ * @property {number} [leaseTtlMs] How long a lease lasts after it was
+ *   acquired or last renewed, in milliseconds: 1 to a day (86400000).
+ * @property {number | bigint} [leaseTtlMicros] The same in exact
+ *   microseconds. Give one or the other.
+ * @property {'error' | 'failClosed' | 'failOpen'} [whenUnavailable] What an
+ *   acquire does when Redis cannot answer: reject (the default), refuse, or
+ *   admit with a lease Redis does not hold (`recorded` false).
+ */
+
+/**
+ * @typedef {object} Acquired
+ * @property {import('./decision.js').Decision} decision
+ * @property {ConcurrencyLease | null} lease The lease when admitted.
+ */
+
+/**
+ * A limit of permits held at once, shared by every process that uses the
+ * same name on the same Redis (Sentinel's cluster concurrency tokens,
+ * Hystrix's semaphore across processes). A permit is a lease that expires
+ * `leaseTtlMs` after it was acquired or last renewed, by the server's
+ * clock: released exactly once, renewed by long holders, and given back at
+ * its expiry when its holder dies, with no process alive to do it. A
+ * refusal's `retryAfterMs` is how long until enough leases expire if none
+ * is released or renewed.
+ *
+ * @example
+ * const pool = new RedisConcurrencyLimiter(store, 'db', 10, { leaseTtlMs: 30000 });
+ * const { decision, lease } = await pool.tryAcquire();
+ * if (lease) try { await work(); } finally { await lease.release(); }
+ */
+class RedisConcurrencyLimiter {
+  /** @type {import('./binding.js').RedisConcurrencyMethods} */
+  #native;
+
+  /**
+   * @param {RedisStore} store
+   * @param {string} name Processes using the same name share the limit.
+   * @param {number | bigint} limit The most permits held at once.
+   * @param {ConcurrencyOptions} options
+   */
+  constructor(store, name, limit, options) {
+    const o = readOptions(options, CONCURRENCY_OPTIONS);
+    this.#native = native.redisConcurrencyCreate(
+      storeNative(store),
+      name,
+      limit,
+      o.leaseTtlMs,
+      o.leaseTtlMicros,
+      o.whenUnavailable,
+    );
+  }
+
+  /**
+   * Acquires a lease on `permits` (1 to 2^31 - 1) if the live leases leave
+   * room: one round trip.
+   * @param {number | bigint} [permits=1]
+   * @returns {Promise<Acquired>}
+   */
+  async tryAcquire(permits) {
+    const answer = await this.#native.tryAcquire(permits);
+    if (answer instanceof Decision) return { decision: answer, lease: null };
+    const methods = /** @type {import('./binding.js').RedisLeaseMethods} */ (answer);
+    return { decision: /** @type {import('./decision.js').Decision} */ (methods.decision), lease: leaseOf(methods) };
+  }
+
+  /**
+   * The permits the live leases hold now (expired ones reclaimed first).
+   * @returns {Promise<number>}
+   */
+  held() {
+    return this.#native.held();
+  }
+
+  /**
+   * The most permits held at once.
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit;
+  }
+
+  /**
+   * How long a lease lasts after it was acquired or renewed, in milliseconds.
+   * @type {number}
+   */
+  get leaseTtlMs() {
+    return this.#native.leaseTtlMs;
+  }
+
+  /** Releases the limiter now (leases still held expire by themselves; their calls reject). */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisConcurrencyLimiter';
+  }
+}
+
+/**
+ * A lease of a `RedisConcurrencyLimiter`: its permits are held until
+ * `release()` (true exactly once) or its expiry; `renew()` extends it.
+ */
+class ConcurrencyLease {
+  /** @type {import('./binding.js').RedisLeaseMethods} */
+  #native;
+
+  /**
+   * Made by `RedisConcurrencyLimiter.tryAcquire`.
+   * @private
+   * @param {symbol} token
+   * @param {import('./binding.js').RedisLeaseMethods} methods
+   */
+  constructor(token, methods) {
+    if (token !== LIMITER) noPublicConstructor('ConcurrencyLease', 'use RedisConcurrencyLimiter.tryAcquire()');
+    this.#native = methods;
+  }
+
+  static {
+    leaseOf = (methods) => new ConcurrencyLease(LIMITER, methods);
+  }
+
+  /**
+   * Gives the lease back: true if this released it, false if it was
+   * released before or had expired (nothing freed then).
+   * @returns {Promise<boolean>}
+   */
+  release() {
+    return this.#native.release();
+  }
+
+  /**
+   * Extends the lease to the TTL from now: true, or false if it was
+   * released or had expired (it holds nothing then).
+   * @returns {Promise<boolean>}
+   */
+  renew() {
+    return this.#native.renew();
+  }
+
+  /**
+   * Its id in Redis (hex digits, unique between processes).
+   * @type {string}
+   */
+  get id() {
+    return this.#native.id;
+  }
+
+  /**
+   * The permits it holds.
+   * @type {number}
+   */
+  get permits() {
+    return this.#native.permits;
+  }
+
+  /**
+   * Whether Redis holds it: false for a lease admitted by `'failOpen'`
+   * while Redis could not answer.
+   * @type {boolean}
+   */
+  get recorded() {
+    return this.#native.recorded;
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'ConcurrencyLease';
+  }
+}
+
 module.exports = {
   RedisStore,
   RedisLimiter,
@@ -963,4 +1144,6 @@ module.exports = {
   RedisDividedLimiter,
   Membership,
   RedisRateLimiter,
+  RedisConcurrencyLimiter,
+  ConcurrencyLease,
 };

@@ -42,7 +42,9 @@ Limits shared by many processes through Redis (or a Redis Cluster):
 ``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
 script per decision, on the server's clock), ``RedisLeasedLimiter``
 (batches spent locally), ``RedisDividedLimiter`` and ``Membership`` (each
-node enforces its share), and ``RedisRateLimiter`` (Guava's, shared);
+node enforces its share), ``RedisRateLimiter`` (Guava's, shared), and
+``RedisConcurrencyLimiter`` (permits held at once, as leases that expire
+so that a dead holder's come back, each a ``ConcurrencyLease``);
 blocking calls release the GIL, and each has an ``async`` form. Each is
 closed by ``close()``, or by leaving a ``with`` or ``async with`` block;
 closing the store closes everything made from it.
@@ -88,6 +90,7 @@ from ratekeeper._ratekeeper import (
     BbrStats,
     ClosedError,
     Color,
+    ConcurrencyLease,
     Decision,
     GradientPolicy,
     InvalidArgumentError,
@@ -111,6 +114,7 @@ from ratekeeper._ratekeeper import (
 )
 from ratekeeper._redis import (
     Membership,
+    RedisConcurrencyLimiter,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
@@ -143,6 +147,7 @@ for _cls in (
     RedisDividedLimiter,
     Membership,
     RedisRateLimiter,
+    RedisConcurrencyLimiter,
 ):
     _cls.__module__ = __name__
 del _cls
@@ -158,6 +163,7 @@ __all__ = [
     "ClosedError",
     "Color",
     "CompositeLimiter",
+    "ConcurrencyLease",
     "ConcurrencyLimiter",
     "Decision",
     "FixedWindow",
@@ -175,6 +181,7 @@ __all__ = [
     "RateLimitError",
     "RateLimitExceeded",
     "RateLimiter",
+    "RedisConcurrencyLimiter",
     "RedisDividedLimiter",
     "RedisError",
     "RedisLeasedLimiter",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ratekeeper import _ratekeeper
 from ratekeeper._limited import Admission, Key, KeyedCalls, LimitedCalls, Timeout
-from ratekeeper._ratekeeper import Decision, Limiter
+from ratekeeper._ratekeeper import ConcurrencyLease, Decision, Limiter
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -261,6 +261,29 @@ class Membership(_ratekeeper.Membership, _Closes):
     async def refresh_async(self) -> int:
         """``refresh`` on a worker thread: never blocks the event loop."""
         return await _in_thread(self.refresh)
+
+
+class RedisConcurrencyLimiter(_ratekeeper.RedisConcurrencyLimiter, _Closes):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisConcurrencyLimiter.__doc__
+
+    async def try_acquire_async(self, permits: int = 1) -> tuple[Decision, ConcurrencyLease | None]:
+        """``try_acquire`` for ``asyncio``: never blocks the event loop. If
+        the task is cancelled while Redis decides, a lease may still be
+        taken; it expires by itself."""
+        return await self._try_acquire_future(permits)
+
+    async def release_async(self, lease: ConcurrencyLease) -> bool:
+        """``release`` for ``asyncio``: never blocks the event loop."""
+        return await self._release_future(lease)
+
+    async def renew_async(self, lease: ConcurrencyLease) -> bool:
+        """``renew`` for ``asyncio``: never blocks the event loop."""
+        return await self._renew_future(lease)
+
+    async def held_async(self) -> int:
+        """``held`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(self.held)
 
 
 class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls, _Closes):

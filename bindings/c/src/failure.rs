@@ -224,6 +224,7 @@ pub fn c_option_name(option: RedisOption) -> &'static str {
         RedisOption::Ttl => "ttl_micros",
         RedisOption::HeartbeatTtl => "heartbeat_ttl_micros",
         RedisOption::IdleTtl => "idle_ttl_micros",
+        RedisOption::LeaseTtl => "lease_ttl_micros",
         // An option added later, until it is named here.
         other => other.name(),
     }

@@ -20,10 +20,14 @@
 //!   caller drives from its own event loop (the Node binding's), sans I/O.
 //! * [`RedisRateLimiter`] — Guava's `SmoothBursty`/`SmoothWarmingUp` shared
 //!   by many processes, giving the waits one Guava limiter would give.
+//! * [`RedisConcurrencyLimiter`] — a concurrency limit shared by many
+//!   processes: permits held as leases that expire, so a dead holder's
+//!   permits come back without anyone releasing them.
 //! * [`RedisOption`] — the options only these limiters take (a store's
 //!   timeouts, a heartbeat TTL), each with its domain, checked here for
 //!   every language.
 
+mod concurrency;
 mod divided;
 mod error;
 mod exact;
@@ -39,6 +43,7 @@ mod share;
 mod smooth;
 mod store;
 
+pub use concurrency::{ConcurrencyLease, RedisConcurrencyLimiter};
 pub use divided::RedisDividedLimiter;
 pub use error::Error;
 pub use exact::{RedisLimiter, WhenUnavailable};

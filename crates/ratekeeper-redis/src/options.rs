@@ -36,6 +36,10 @@ const DAY: i64 = 86_400_000_000;
 /// third of it, every millisecond).
 const MIN_TTL: i64 = 3_000;
 
+/// 1 ms, in microseconds: the shortest lease TTL (Redis expires keys to the
+/// millisecond).
+const MIN_LEASE_TTL: i64 = 1_000;
+
 /// Declares [`RedisOption`] and [`RedisOption::ALL`] from one list, as the
 /// core declares its `Argument`s, so that no option is left out of `ALL`.
 macro_rules! options {
@@ -81,6 +85,10 @@ options! {
         /// at least 1 µs, with no bound but the one of every duration
         /// (`i64::MAX` microseconds).
         IdleTtl,
+        /// [`RedisConcurrencyLimiter::new`](crate::RedisConcurrencyLimiter::new)'s
+        /// `lease_ttl`, how long a lease outlives its last renewal: 1 ms to
+        /// a day.
+        LeaseTtl,
     }
 }
 
@@ -95,6 +103,7 @@ impl RedisOption {
             RedisOption::Ttl => "ttl",
             RedisOption::HeartbeatTtl => "heartbeat_ttl",
             RedisOption::IdleTtl => "idle_ttl",
+            RedisOption::LeaseTtl => "lease_ttl",
         }
     }
 
@@ -110,6 +119,7 @@ impl RedisOption {
                 "must be between 3 milliseconds and a day (3000 to 86400000000 microseconds)"
             }
             RedisOption::IdleTtl => "must be between 1 and 9223372036854775807 microseconds (about 292,271 years)",
+            RedisOption::LeaseTtl => "must be between 1 millisecond and a day (1000 to 86400000000 microseconds)",
         }
     }
 
@@ -120,6 +130,7 @@ impl RedisOption {
             RedisOption::RetryInterval => (0, HOUR),
             RedisOption::Ttl | RedisOption::HeartbeatTtl => (MIN_TTL, DAY),
             RedisOption::IdleTtl => (1, i64::MAX),
+            RedisOption::LeaseTtl => (MIN_LEASE_TTL, DAY),
         }
     }
 
@@ -248,6 +259,9 @@ mod tests {
         assert_eq!(invalid.value(), Value::Float(Duration::MAX.as_micros() as f64));
         assert_eq!(invalid.name(), "timeout");
         let names: Vec<&str> = RedisOption::ALL.iter().map(|o| o.name()).collect();
-        assert_eq!(names, ["timeout", "connect_timeout", "retry_interval", "ttl", "heartbeat_ttl", "idle_ttl"]);
+        assert_eq!(
+            names,
+            ["timeout", "connect_timeout", "retry_interval", "ttl", "heartbeat_ttl", "idle_ttl", "lease_ttl"]
+        );
     }
 }

@@ -21,6 +21,7 @@ const FIXED_WINDOW: &str = include_str!("lua/fixed_window.lua");
 const SLIDING_WINDOW_COUNTER: &str = include_str!("lua/sliding_window_counter.lua");
 const SLIDING_LOG: &str = include_str!("lua/sliding_log.lua");
 const MEMBERSHIP: &str = include_str!("lua/membership.lua");
+const CONCURRENCY: &str = include_str!("lua/concurrency.lua");
 
 /// Where a script's "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,11 @@ pub(crate) fn smooth(time: TimeSource) -> Script {
 /// The nodes' heartbeats (`lua/membership.lua`).
 pub(crate) fn membership(time: TimeSource) -> Script {
     assemble(&[time_source(time), DECISION, MEMBERSHIP])
+}
+
+/// The leases of a shared concurrency limit (`lua/concurrency.lua`).
+pub(crate) fn concurrency(time: TimeSource) -> Script {
+    assemble(&[time_source(time), DECISION, CONCURRENCY])
 }
 
 /// The script of `algorithm`, if it runs in Redis: each answers with a

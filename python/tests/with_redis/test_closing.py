@@ -16,6 +16,7 @@ from ratekeeper import (
     Gcra,
     Membership,
     RateLimitError,
+    RedisConcurrencyLimiter,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
@@ -24,7 +25,13 @@ from ratekeeper import (
 )
 
 Closeable = Union[
-    RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter
+    RedisStore,
+    RedisLimiter,
+    RedisLeasedLimiter,
+    RedisDividedLimiter,
+    Membership,
+    RedisRateLimiter,
+    RedisConcurrencyLimiter,
 ]
 
 
@@ -57,6 +64,7 @@ def _made(store: RedisStore, name: str) -> dict[str, Closeable]:
         ),
         "membership": membership,
         "shared": RedisRateLimiter.create(store, name + "-shared", 10.0),
+        "concurrency": RedisConcurrencyLimiter(store, name + "-concurrency", 2, lease_ttl=1.0),
     }
 
 
@@ -74,6 +82,7 @@ def _calls(kind: str, obj: Any, name: str) -> list[Callable[[], object]]:
             ),
             lambda: Membership.join(obj, name, 1.0),
             lambda: RedisRateLimiter.create(obj, name, 1.0),
+            lambda: RedisConcurrencyLimiter(obj, name, 1, lease_ttl=1.0),
         ]
     if kind == "exact":
         return [
@@ -90,6 +99,21 @@ def _calls(kind: str, obj: Any, name: str) -> list[Callable[[], object]]:
         return [lambda: obj.check("k"), lambda: obj.nodes]
     if kind == "membership":
         return [lambda: obj.nodes, obj.refresh, _async(obj.refresh_async)]
+    if kind == "concurrency":
+        # A lease taken while the limiter is open.
+        _, lease = obj.try_acquire()
+        return [
+            obj.try_acquire,
+            lambda: obj.release(lease),
+            lambda: obj.renew(lease),
+            obj.held,
+            lambda: obj.limit,
+            lambda: obj.lease_ttl,
+            _async(obj.try_acquire_async),
+            _async(lambda: obj.release_async(lease)),
+            _async(lambda: obj.renew_async(lease)),
+            _async(obj.held_async),
+        ]
     assert kind == "shared"
     return [
         obj.acquire,
@@ -109,7 +133,7 @@ def _calls(kind: str, obj: Any, name: str) -> list[Callable[[], object]]:
     ]
 
 
-KINDS = ["store", "exact", "leased", "divided", "membership", "shared"]
+KINDS = ["store", "exact", "leased", "divided", "membership", "shared", "concurrency"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

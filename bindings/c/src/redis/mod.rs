@@ -2,8 +2,9 @@
 //! ([`rk_redis_store`]), exact mode ([`rk_redis_limiter`], with its
 //! unavailability policy), leased mode ([`rk_redis_leased_limiter`]),
 //! divided mode ([`rk_redis_divided_limiter`]), membership
-//! ([`rk_redis_membership`]) and Guava's limiter shared through Redis
-//! ([`rk_redis_rate_limiter`]).
+//! ([`rk_redis_membership`]), Guava's limiter shared through Redis
+//! ([`rk_redis_rate_limiter`]) and the concurrency limit shared as leases
+//! ([`rk_redis_concurrency_limiter`]).
 //!
 //! Every call that needs Redis has a blocking form, which waits on the
 //! calling thread (at most the store's timeout per round trip), and the
@@ -33,6 +34,7 @@
 //! | `leased` | leased mode |
 //! | `divided` | divided mode |
 //! | `smooth` | Guava's limiter shared through Redis |
+//! | `concurrency` | the concurrency limit shared as leases |
 
 pub mod store;
 
@@ -44,6 +46,8 @@ pub mod leased;
 
 pub mod divided;
 pub mod smooth;
+
+pub mod concurrency;
 
 use core::ffi::c_void;
 use std::cell::Cell;

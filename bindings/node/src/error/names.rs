@@ -220,6 +220,7 @@ pub(crate) const fn redis_option_names(option: ratekeeper_redis::RedisOption) ->
         O::Ttl => ("ttlMs", "ttlMicros"),
         O::HeartbeatTtl => ("heartbeatTtlMs", "heartbeatTtlMicros"),
         O::IdleTtl => ("idleTtlMs", "idleTtlMicros"),
+        O::LeaseTtl => ("leaseTtlMs", "leaseTtlMicros"),
         // `RedisOption` is non-exhaustive: an option added to the crate
         // without a spelling here is caught by the test below.
         _ => ("options", "options"),

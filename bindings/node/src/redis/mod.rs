@@ -1,8 +1,9 @@
 //! The distributed limiters of `ratekeeper-redis` for JavaScript: the
-//! store, exact mode, leased mode, divided mode, membership, and Guava's
-//! limiter shared through Redis. Each `…Create`/`…Connect` function returns
-//! (or resolves to) an object of bound functions (see `bound`), which the
-//! classes of `node/lib/redis.js` wrap.
+//! store, exact mode, leased mode, divided mode, membership, Guava's
+//! limiter shared through Redis, and the concurrency limit shared as
+//! leases. Each `…Create`/`…Connect` function returns (or resolves to) an
+//! object of bound functions (see `bound`), which the classes of
+//! `node/lib/redis.js` wrap.
 //!
 //! Nothing here waits on the JavaScript thread: a call that needs Redis
 //! returns a Promise and hands its [`Done`](crate::promise::Done) to the
@@ -35,8 +36,10 @@
 //! | `pipe` | a store's own socket on the JavaScript thread, for those checks |
 //! | `membership` | `Membership` |
 //! | `smooth` | Guava's limiter shared through Redis (`RedisRateLimiter`) |
+//! | `concurrency` | the concurrency limit shared as leases (`RedisConcurrencyLimiter`) |
 
 mod batch;
+mod concurrency;
 mod divided;
 mod exact;
 mod leased;

@@ -1,7 +1,8 @@
 //! The distributed limiters of `ratekeeper-redis` for Python: the store
 //! ([`store`]), exact mode ([`exact`]), leased mode ([`leased`]), divided
-//! mode ([`divided`]), membership ([`membership`]) and Guava's limiter
-//! shared through Redis ([`smooth`]).
+//! mode ([`divided`]), membership ([`membership`]), Guava's limiter
+//! shared through Redis ([`smooth`]) and the shared concurrency limit
+//! ([`concurrency`]).
 //!
 //! Every call that needs Redis has two forms:
 //!
@@ -31,6 +32,7 @@
 //! it. Closing twice does nothing more. Node's objects close alike
 //! (`ERR_RATEKEEPER_CLOSED`).
 
+pub mod concurrency;
 pub mod divided;
 pub mod exact;
 pub mod leased;
@@ -199,6 +201,8 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<divided::PyRedisDividedLimiter>()?;
     module.add_class::<membership::PyMembership>()?;
     module.add_class::<smooth::PyRedisRateLimiter>()?;
+    module.add_class::<concurrency::PyRedisConcurrencyLimiter>()?;
+    module.add_class::<concurrency::PyConcurrencyLease>()?;
     Ok(())
 }
 
