@@ -18,6 +18,7 @@ test('require() gives the API', () => {
     'BbrPermit',
     'CompositeLimiter',
     'ConcurrencyLimiter',
+    'CycleLimiter',
     'Decision',
     'FixedWindow',
     'Gcra',
