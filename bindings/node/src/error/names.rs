@@ -193,6 +193,8 @@ mod tests {
             (Argument::Rtt, "rttMicros"),
             (Argument::PolicyName, "name"),
             (Argument::Lease, "leaseMicros"),
+            (Argument::LimitRefreshPeriod, "limitRefreshPeriodMicros"),
+            (Argument::TimeoutDuration, "timeoutDurationMicros"),
         ];
         for &argument in Argument::ALL {
             let name = argument_name(argument);
