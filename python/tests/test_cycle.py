@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from interrupting import ctrl_c_after
 
 from ratekeeper import (
     ArgumentTypeError,
@@ -190,3 +191,16 @@ def test_acquire_async_moves_a_manual_clock(clock: ManualClock) -> None:
     # The second is refused after the 200 ms timeout.
     assert asyncio.run(main()) == [True, False]
     assert clock.now == 0.2
+
+
+def test_ctrl_c_interrupts_a_blocking_wait_and_the_permits_stay_taken() -> None:
+    limiter = CycleLimiter(1, 3.0, 10.0)  # the next permit is 3 s away
+    assert limiter.acquire_permission()
+    start = time.monotonic()
+    with ctrl_c_after(0.1), pytest.raises(KeyboardInterrupt):
+        limiter.acquire_permission()
+    assert time.monotonic() - start < 2.0
+    # The interrupted request keeps its reservation, and no longer waits.
+    metrics = limiter.metrics()
+    assert metrics.available_permissions == -1
+    assert metrics.number_of_waiting_threads == 0
