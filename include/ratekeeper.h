@@ -214,6 +214,18 @@ typedef struct rk_composite_limiter rk_composite_limiter;
 typedef struct rk_concurrency_limiter rk_concurrency_limiter;
 
 /**
+ * Resilience4j's `AtomicRateLimiter`: `limit_for_period` permits per
+ * cycle; unused permits carry over up to `limit_for_period`; a request the
+ * current cycle cannot serve is reserved in the first cycle by which
+ * enough permits will have come, when that wait is at most the timeout,
+ * and refused (taking nothing) otherwise.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_cycle_limiter_free()` must not
+ * race with other calls on the handle.
+ */
+typedef struct rk_cycle_limiter rk_cycle_limiter;
+
+/**
  * One limiter per key, all alike: `rk_keyed_limiter_check()` decides a
  * request for a key as that key's own limiter would (one made from the
  * template at its first request), with the same `rk_decision`.
@@ -887,6 +899,51 @@ typedef struct {
    */
   double max_success_qps;
 } rk_system_stats;
+
+/**
+ * Resilience4j's `RateLimiterConfig`, for `rk_cycle_limiter_new()`.
+ */
+typedef struct {
+  /**
+   * Permits each cycle brings: 1 to `INT32_MAX` (Resilience4j's `int`).
+   */
+  int64_t limit_for_period;
+  /**
+   * A cycle's length, at least 1 µs; cycles are counted from the
+   * limiter's creation.
+   */
+  int64_t limit_refresh_period_micros;
+  /**
+   * The longest wait a request may be given, 0 or more: 0 refuses what
+   * the current cycle cannot serve.
+   */
+  int64_t timeout_duration_micros;
+} rk_cycle_config;
+
+/**
+ * What a request for one permit would get now, from
+ * `rk_cycle_limiter_metrics()` (Resilience4j's
+ * `AtomicRateLimiterMetrics`).
+ */
+typedef struct {
+  /**
+   * Permits available in the current cycle; negative when permits of
+   * later cycles are reserved.
+   */
+  int64_t available_permissions;
+  /**
+   * How long a request for one permit would wait, whatever the timeout.
+   */
+  int64_t micros_to_wait;
+  /**
+   * The current cycle, counted from the limiter's creation.
+   */
+  int64_t cycle;
+  /**
+   * Callers sleeping in `rk_cycle_limiter_acquire_permission_blocking()`.
+   */
+  uint64_t number_of_waiting_threads;
+} rk_cycle_metrics;
 
 /**
  * How a store connects, and how long a decision may take, for
@@ -2861,6 +2918,160 @@ rk_status rk_system_guard_set_rule(const rk_system_guard *guard,
  */
 rk_status rk_system_guard_rule(const rk_system_guard *guard,
                                rk_system_rule *out_rule);
+
+/**
+ * Creates a cycle limiter from `*config` on `clock` (a manual clock, or
+ * NULL for the monotonic clock), in `*out_limiter`; its first cycle starts
+ * now. Free it with `rk_cycle_limiter_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field, when one is out of
+ * range (see `rk_cycle_config`); `RK_NULL_POINTER` when `config` or
+ * `out_limiter` is NULL.
+ *
+ * # Safety
+ * `config` is NULL or valid for reading; `clock` is NULL or live;
+ * `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_cycle_limiter_new(const rk_cycle_config *config,
+                               const rk_manual_clock *clock,
+                               rk_cycle_limiter **out_limiter);
+
+/**
+ * Frees a cycle limiter. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_cycle_limiter_new()` that has
+ * not been freed, and no other call is using it.
+ */
+void rk_cycle_limiter_free(rk_cycle_limiter *limiter);
+
+/**
+ * Resilience4j's `acquirePermission(permits)` without the sleep: admitted
+ * (the permits taken) with the `wait_micros` to wait before acting, or
+ * refused, taking nothing, with the `retry_after_micros` from which the
+ * same request would be reserved (`RK_NEVER`: never). The decision goes to
+ * `*out_decision`. Never blocks.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, taking nothing, when `permits` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_decision` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_acquire_permission(const rk_cycle_limiter *limiter,
+                                              int64_t permits,
+                                              rk_decision *out_decision);
+
+/**
+ * Resilience4j's `acquirePermission(permits)`: takes the permits, blocking
+ * the calling thread until their cycle when they are reserved ahead, and
+ * stores `true` in `*out_acquired`; or, when the wait would exceed the
+ * timeout, takes nothing, blocks for the timeout as Resilience4j does and
+ * stores `false`. On a manual clock it advances the clock instead.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, taking nothing, when `permits` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_acquired` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_acquired` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_acquire_permission_blocking(const rk_cycle_limiter *limiter,
+                                                       int64_t permits,
+                                                       bool *out_acquired);
+
+/**
+ * Takes the permits only if the current cycle has them: no wait, no
+ * reservation ahead, whatever the timeout. The decision goes to
+ * `*out_decision`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, taking nothing, when `permits` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_decision` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_try_acquire_permission(const rk_cycle_limiter *limiter,
+                                                  int64_t permits,
+                                                  rk_decision *out_decision);
+
+/**
+ * Resilience4j's `reservePermission(permits)`: takes the permits and
+ * stores the wait before acting on them in `*out_wait_micros` (0: at
+ * once), or, when that wait would exceed the timeout, takes nothing and
+ * stores -1 (Resilience4j's answer). Never blocks.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, taking nothing, when `permits` is
+ * negative; `RK_NULL_POINTER` when `limiter` or `out_wait_micros` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_wait_micros` is NULL or valid for a
+ * write.
+ */
+rk_status rk_cycle_limiter_reserve_permission(const rk_cycle_limiter *limiter,
+                                              int64_t permits,
+                                              int64_t *out_wait_micros);
+
+/**
+ * Sets the permits per cycle from the next calculation on
+ * (`changeLimitForPeriod`); the current cycle keeps its count.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `limit_for_period`, changing
+ * nothing, when it is not between 1 and `INT32_MAX`; `RK_NULL_POINTER`
+ * when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live.
+ */
+rk_status rk_cycle_limiter_change_limit_for_period(const rk_cycle_limiter *limiter,
+                                                   int64_t limit_for_period);
+
+/**
+ * Sets the timeout for the next requests (`changeTimeoutDuration`);
+ * reservations already made stand.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `timeout_duration_micros`,
+ * changing nothing, when it is negative; `RK_NULL_POINTER` when `limiter`
+ * is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live.
+ */
+rk_status rk_cycle_limiter_change_timeout_duration(const rk_cycle_limiter *limiter,
+                                                   int64_t timeout_duration_micros);
+
+/**
+ * Takes every permit left in the current cycle at once
+ * (`drainPermissions`), storing how many in `*out_drained`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_drained` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_drained` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_drain_permissions(const rk_cycle_limiter *limiter,
+                                             uint64_t *out_drained);
+
+/**
+ * The metrics now, in `*out_metrics`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_metrics` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_metrics` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_metrics(const rk_cycle_limiter *limiter,
+                                   rk_cycle_metrics *out_metrics);
+
+/**
+ * The parameters in force (after any change), in `*out_config`.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_config` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or live; `out_config` is NULL or valid for a write.
+ */
+rk_status rk_cycle_limiter_config(const rk_cycle_limiter *limiter,
+                                  rk_cycle_config *out_config);
 
 /**
  * Connects to one Redis server at `url` (`"redis://host:port/db"`,

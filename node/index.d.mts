@@ -19,6 +19,8 @@ export type Outcome = import("./index.js").Outcome;
 export type GradientOptions = import("./index.js").GradientOptions;
 export type AimdOptions = import("./index.js").AimdOptions;
 export type SampleOptions = import("./index.js").SampleOptions;
+export type CycleLimiterOptions = import("./index.js").CycleLimiterOptions;
+export type CycleMetrics = import("./index.js").CycleMetrics;
 export type ManualLoadOptions = import("./index.js").ManualLoadOptions;
 export type SystemLoadOptions = import("./index.js").SystemLoadOptions;
 export type LoadOptions = import("./index.js").LoadOptions;
@@ -43,4 +45,4 @@ export type RedisRateLimiterOptions = import("./index.js").RedisRateLimiterOptio
 export type ConcurrencyOptions = import("./index.js").ConcurrencyOptions;
 export type Acquired = import("./index.js").Acquired;
 import ratekeeper from './index.js';
-export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease } from "./index.js";
+export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CycleLimiter, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease } from "./index.js";

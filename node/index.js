@@ -23,6 +23,7 @@ const {
 } = require('./lib/admission.js');
 const { SrTcm, TrTcm } = require('./lib/markers.js');
 const { ConcurrencyLimiter, Permit } = require('./lib/concurrency.js');
+const { CycleLimiter } = require('./lib/cycle.js');
 const { ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit } = require('./lib/load.js');
 const { CompositeLimiter } = require('./lib/composite.js');
 const { KeyedLimiter } = require('./lib/keyed.js');
@@ -72,6 +73,8 @@ const codes = Object.freeze(errorCodes());
 /** @typedef {import('./lib/concurrency.js').GradientOptions} GradientOptions */
 /** @typedef {import('./lib/concurrency.js').AimdOptions} AimdOptions */
 /** @typedef {import('./lib/concurrency.js').SampleOptions} SampleOptions */
+/** @typedef {import('./lib/cycle.js').CycleLimiterOptions} CycleLimiterOptions */
+/** @typedef {import('./lib/cycle.js').CycleMetrics} CycleMetrics */
 /** @typedef {import('./lib/load.js').ManualLoadOptions} ManualLoadOptions */
 /** @typedef {import('./lib/load.js').SystemLoadOptions} SystemLoadOptions */
 /** @typedef {import('./lib/load.js').LoadOptions} LoadOptions */
@@ -116,6 +119,7 @@ module.exports = {
   TrTcm,
   ConcurrencyLimiter,
   Permit,
+  CycleLimiter,
   ManualLoad,
   SystemLoad,
   Bbr,

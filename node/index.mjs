@@ -22,6 +22,7 @@ export {
   TrTcm,
   ConcurrencyLimiter,
   Permit,
+  CycleLimiter,
   ManualLoad,
   SystemLoad,
   Bbr,
@@ -61,6 +62,8 @@ export default ratekeeper;
 /** @typedef {import('./index.js').GradientOptions} GradientOptions */
 /** @typedef {import('./index.js').AimdOptions} AimdOptions */
 /** @typedef {import('./index.js').SampleOptions} SampleOptions */
+/** @typedef {import('./index.js').CycleLimiterOptions} CycleLimiterOptions */
+/** @typedef {import('./index.js').CycleMetrics} CycleMetrics */
 /** @typedef {import('./index.js').ManualLoadOptions} ManualLoadOptions */
 /** @typedef {import('./index.js').SystemLoadOptions} SystemLoadOptions */
 /** @typedef {import('./index.js').LoadOptions} LoadOptions */

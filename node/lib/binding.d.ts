@@ -183,6 +183,59 @@ export interface ConcurrencyMethods {
 }
 
 /**
+ * Creates Resilience4j's limiter and returns its bound functions; each
+ * duration arrives as its two options (`undefined` when absent), one of
+ * which must be given.
+ */
+export declare function cycleLimiter(limitForPeriod: unknown, limitRefreshPeriodMs: unknown, limitRefreshPeriodMicros: unknown, timeoutDurationMs: unknown, timeoutDurationMicros: unknown, clock: unknown): CycleMethods
+
+/** The object `cycleLimiter` returns. */
+export interface CycleMethods {
+  /**
+   * `acquirePermission` without the wait: the decision to `scratch` as a
+   * decision record, and after it the milliseconds to wait — the
+   * reservation's when admitted, the timeout when refused, as
+   * Resilience4j waits; on a `ManualClock` the clock has advanced by them
+   * and the word is 0. Returns whether the permits were taken.
+   */
+  acquire: (permits: unknown) => boolean
+  /**
+   * The decision for `permits` with the configured timeout, to
+   * `scratch`; never waits. Returns `allowed`.
+   */
+  check: (permits: unknown) => boolean
+  /** The same with no wait allowed: only what the current cycle has. */
+  checkNow: (permits: unknown) => boolean
+  /** Takes the permits if the current cycle has them. */
+  tryAcquire: (permits: unknown) => boolean
+  /**
+   * `reservePermission`: the milliseconds to wait before acting on the
+   * permits now taken, or `undefined` when refused (nothing taken).
+   */
+  reserve: (permits: unknown) => number | undefined
+  /** `changeLimitForPeriod`. */
+  changeLimitForPeriod: (limitForPeriod: unknown) => void
+  /** `changeTimeoutDuration`, given in milliseconds or microseconds. */
+  changeTimeoutDuration: (timeoutDurationMs: unknown, timeoutDurationMicros: unknown) => void
+  /** `drainPermissions`: how many permits it took. */
+  drain: () => number
+  /**
+   * Writes the available permits, the wait of one permit (ms) and the
+   * cycle to the three words after the decision record.
+   */
+  metrics: () => void
+  /**
+   * Writes `limitForPeriod`, the period (ms) and the timeout (ms) to the
+   * three words after the decision record.
+   */
+  config: () => void
+  /** Whether the limiter runs on a `ManualClock` (whose waits need no timer). */
+  manualClock: boolean
+  /** See `acquire`. */
+  scratch: Float64Array
+}
+
+/**
  * One decision written as a decision record, as a limiter's calls write
  * theirs, in scratch words of its own: so that the tests can show that
  * JavaScript reads back every field as it was written.

@@ -19,6 +19,7 @@ test('require() gives the API', () => {
     'CompositeLimiter',
     'ConcurrencyLease',
     'ConcurrencyLimiter',
+    'CycleLimiter',
     'Decision',
     'FixedWindow',
     'Gcra',

@@ -31,6 +31,9 @@ them per key, in bounded memory), the markers ``SrTcm`` and ``TrTcm`` (RFC
 2697, RFC 2698), and ``ConcurrencyLimiter`` with the gradient and AIMD
 policies (Netflix concurrency-limits).
 
+``CycleLimiter`` (Resilience4j's ``AtomicRateLimiter``): permits per
+cycle, with reservations into later cycles within a timeout.
+
 Limits that follow the machine's load: ``Bbr`` (Kratos' BBR: sheds while
 the CPU is high and more requests are in flight than the service
 completes) and ``SystemGuard`` (Sentinel's system rule: thresholds on QPS,
@@ -79,6 +82,7 @@ from ratekeeper._algorithms import (
     TokenBucket,
 )
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
+from ratekeeper._cycle import CycleLimiter
 from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
 from ratekeeper._load import Bbr, BbrPermit, SystemGuard, SystemPermit
@@ -91,6 +95,7 @@ from ratekeeper._ratekeeper import (
     ClosedError,
     Color,
     ConcurrencyLease,
+    CycleMetrics,
     Decision,
     GradientPolicy,
     InvalidArgumentError,
@@ -136,6 +141,7 @@ for _cls in (
     CompositeLimiter,
     ConcurrencyLimiter,
     Permit,
+    CycleLimiter,
     Bbr,
     BbrPermit,
     SystemGuard,
@@ -165,6 +171,8 @@ __all__ = [
     "CompositeLimiter",
     "ConcurrencyLease",
     "ConcurrencyLimiter",
+    "CycleLimiter",
+    "CycleMetrics",
     "Decision",
     "FixedWindow",
     "Gcra",

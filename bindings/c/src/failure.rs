@@ -207,6 +207,9 @@ pub fn c_name(argument: Argument) -> &'static str {
         Argument::Limits => "limits_len",
         // Leased mode's lease, in microseconds.
         Argument::Lease => "lease_micros",
+        // Resilience4j's cycle limiter's durations (rk_cycle_config).
+        Argument::LimitRefreshPeriod => "limit_refresh_period_micros",
+        Argument::TimeoutDuration => "timeout_duration_micros",
         // The same name in C as in Rust: permits_per_second, permits,
         // cold_factor, max_burst_seconds, rate, burst, cost, limit, cir, …,
         // and any argument added later.

@@ -67,6 +67,8 @@ pub mod markers;
 
 pub mod load;
 
+pub mod cycle;
+
 pub mod redis;
 
 mod text;
@@ -74,6 +76,7 @@ mod text;
 pub use boundary::{rk_last_error_argument, rk_last_error_message};
 pub use composite::rk_composite_limiter;
 pub use concurrency::{rk_concurrency_limiter, rk_permit};
+pub use cycle::{rk_cycle_config, rk_cycle_limiter, rk_cycle_metrics};
 pub use decision::rk_decision;
 pub use keyed::{rk_keyed_limiter, rk_keyed_options, rk_keyed_stats};
 pub use limiter::rk_limiter;

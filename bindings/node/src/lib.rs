@@ -23,6 +23,7 @@
 //! | `admission` | every admission-style algorithm (`AnyLimiter`) and the token bucket's reservations |
 //! | `markers` | RFC 2697 and RFC 2698's three-colour markers |
 //! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
+//! | `cycle` | Resilience4j's cycle limiter (`AtomicRateLimiter`) |
 //! | `load` | the load-driven limiters (BBR, Sentinel's system rule) and their load signals |
 //! | `composite` | several limits, all or nothing |
 //! | `keyed` | a limiter per key (strings or bytes), in bounded memory |
@@ -49,6 +50,7 @@ mod bound;
 mod clock;
 mod composite;
 mod concurrency;
+mod cycle;
 mod error;
 mod headers;
 mod js;

@@ -20,6 +20,7 @@
 //! * the limiters shared through Redis (`RedisStore`, `RedisLimiter`,
 //!   `RedisLeasedLimiter`, `RedisDividedLimiter`, `Membership`,
 //!   `RedisRateLimiter`) in [`redis`];
+//! * `CycleLimiter` (Resilience4j's) and `CycleMetrics` in [`cycle`];
 //! * `ManualClock` in [`clock`].
 //!
 //! Nothing here may panic: a panic would reach Python as a
@@ -30,6 +31,7 @@ mod admission;
 mod args;
 mod clock;
 mod concurrency;
+mod cycle;
 mod decision;
 mod errors;
 mod keyed;
@@ -77,6 +79,8 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<concurrency::PyAimdPolicy>()?;
     module.add_class::<concurrency::PyPermitHandle>()?;
     load::register(module)?;
+    module.add_class::<cycle::PyCycleLimiter>()?;
+    module.add_class::<cycle::PyCycleMetrics>()?;
     module.add_class::<keyed::PyKeyedLimiter>()?;
     redis::register(module)?;
     errors::register(module)?;

@@ -14,7 +14,8 @@
  * built from an rk_limiter_spec as a C caller builds one), the markers
  * (rk_srtcm, rk_trtcm), the adaptive limits (rk_concurrency_limiter and
  * its permits), the load-driven ones (rk_bbr, rk_system_guard, on a
- * manual rk_load), the composite (rk_composite_limiter), and the bad inputs'
+ * manual rk_load), Resilience4j's cycle limiter (rk_cycle_limiter, through
+ * its non-blocking calls), the composite (rk_composite_limiter), and the bad inputs'
  * keyed limiter (rk_keyed_limiter) and lone clock. Prints one line per
  * failing case, naming the first step that differed with the expected and
  * actual values, and a last line "N passed, N failed" (", N skipped" added
@@ -1163,6 +1164,87 @@ static int run_load_driven(const char *algorithm, const cJSON *spec, const cJSON
   return result;
 }
 
+/* ---- Resilience4j's cycle limiter (cycle) ------------------------------ */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_cycle_limiter *limiter;
+} cycle_replay;
+
+/* The non-blocking calls make the decisions, so that the clock moves only
+ * by sleep steps. */
+static int cycle_step(void *replay, const cJSON *step, why_t *why) {
+  cycle_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "acquire") == 0 || strcmp(op, "try_acquire") == 0) {
+    int64_t permits;
+    if (int_field(step, "permits", &permits, why) != 0) return -1;
+    rk_decision d;
+    rk_status status = strcmp(op, "acquire") == 0 ? rk_cycle_limiter_acquire_permission(r->limiter, permits, &d)
+                                                  : rk_cycle_limiter_try_acquire_permission(r->limiter, permits, &d);
+    int o = outcome(step, status, why);
+    return o != 0 ? (o > 0 ? 0 : -1) : expect_decision(step, &d, why);
+  }
+  if (strcmp(op, "reserve") == 0) {
+    int64_t permits, expected = -1, wait = 0;
+    if (int_field(step, "permits", &permits, why) != 0) return -1;
+    if (!cJSON_IsNull(field(step, "wait_micros")) && int_field(step, "wait_micros", &expected, why) != 0) return -1;
+    int o = outcome(step, rk_cycle_limiter_reserve_permission(r->limiter, permits, &wait), why);
+    return o != 0 ? (o > 0 ? 0 : -1) : expect_i64("wait_micros (-1: refused)", expected, wait, why);
+  }
+  if (strcmp(op, "change_limit") == 0) {
+    int64_t limit;
+    if (int_field(step, "limit_for_period", &limit, why) != 0) return -1;
+    return outcome(step, rk_cycle_limiter_change_limit_for_period(r->limiter, limit), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "change_timeout") == 0) {
+    int64_t micros;
+    if (int_field(step, "timeout_duration_micros", &micros, why) != 0) return -1;
+    return outcome(step, rk_cycle_limiter_change_timeout_duration(r->limiter, micros), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "drain") == 0) {
+    int64_t expected;
+    uint64_t drained = 0;
+    if (int_field(step, "drained", &expected, why) != 0) return -1;
+    if (rk_cycle_limiter_drain_permissions(r->limiter, &drained) != RK_OK) {
+      return fail(why, "drain: %s", rk_last_error_message());
+    }
+    return expect_count("drained", expected, drained, why);
+  }
+  if (strcmp(op, "metrics") == 0) {
+    int64_t available, wait, cycle;
+    if (int_field(step, "available_permissions", &available, why) != 0 ||
+        int_field(step, "micros_to_wait", &wait, why) != 0 || int_field(step, "cycle", &cycle, why) != 0) {
+      return -1;
+    }
+    rk_cycle_metrics m;
+    if (rk_cycle_limiter_metrics(r->limiter, &m) != RK_OK) return fail(why, "metrics: %s", rk_last_error_message());
+    if (expect_i64("available_permissions", available, m.available_permissions, why) != 0) return -1;
+    if (expect_i64("micros_to_wait", wait, m.micros_to_wait, why) != 0) return -1;
+    return expect_i64("cycle", cycle, m.cycle, why);
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int run_cycle(const cJSON *spec, const cJSON *c, why_t *why) {
+  cycle_replay r = {NULL, NULL};
+  int result = -1;
+  rk_cycle_config config;
+  if (rk_manual_clock_new(&r.clock) != RK_OK) {
+    fail(why, "no clock: %s", rk_last_error_message());
+  } else if (int_field(spec, "limit_for_period", &config.limit_for_period, why) == 0 &&
+             int_field(spec, "limit_refresh_period_micros", &config.limit_refresh_period_micros, why) == 0 &&
+             int_field(spec, "timeout_duration_micros", &config.timeout_duration_micros, why) == 0) {
+    rk_status status = rk_cycle_limiter_new(&config, r.clock, &r.limiter);
+    result = replay_steps(c, status, &r, cycle_step, why);
+  }
+  rk_cycle_limiter_free(r.limiter);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
 /* ---- The composite ---------------------------------------------------- */
 
 typedef struct {
@@ -1341,6 +1423,7 @@ static int run_case(const cJSON *c, why_t *why) {
   if (strcmp(algorithm, "bbr") == 0 || strcmp(algorithm, "system_guard") == 0) {
     return run_load_driven(algorithm, spec, c, why);
   }
+  if (strcmp(algorithm, "cycle") == 0) return run_cycle(spec, c, why);
   if (strcmp(algorithm, "composite") == 0) return run_composite(spec, c, why);
   if (strcmp(algorithm, "keyed") == 0) return run_keyed(spec, c, why);
   if (strcmp(algorithm, "manual_clock") == 0) return run_clock(c, why);

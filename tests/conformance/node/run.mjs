@@ -644,6 +644,53 @@ function loadDriven(spec, clock) {
   };
 }
 
+/**
+ * `cycle`: Resilience4j's limiter, through the calls that do not wait
+ * (`check`, `checkNow`, `reservePermission`), so that the clock moves only
+ * by `sleep` steps; milliseconds are compared to the microsecond.
+ */
+function cycle(spec, clock) {
+  /** Milliseconds as exact microseconds (below 2^51 µs they round-trip). */
+  const micros = (ms) => BigInt(Math.round(ms * 1000));
+  return {
+    make: () =>
+      new rk.CycleLimiter({
+        limitForPeriod: argField(spec, 'limit_for_period'),
+        ...durationOption(spec, 'limit_refresh_period', 'limitRefreshPeriod'),
+        ...durationOption(spec, 'timeout_duration', 'timeoutDuration'),
+        clock,
+      }),
+    async step(limiter, step) {
+      switch (step.op) {
+        case 'acquire':
+          return expect(step, () => limiter.check(argField(step, 'permits')), (d) => expectDecision(decisionField(step), d));
+        case 'try_acquire':
+          return expect(step, () => limiter.checkNow(argField(step, 'permits')), (d) =>
+            expectDecision(decisionField(step), d),
+          );
+        case 'reserve':
+          return expect(step, () => limiter.reservePermission(argField(step, 'permits')), (ms) =>
+            expectEq('wait_micros', step.wait_micros === null ? undefined : intField(step, 'wait_micros'), ms === undefined ? undefined : micros(ms)),
+          );
+        case 'change_limit':
+          return expect(step, () => limiter.changeLimitForPeriod(argField(step, 'limit_for_period')));
+        case 'change_timeout':
+          return expect(step, () => limiter.changeTimeoutDurationMicros(asArg(intField(step, 'timeout_duration_micros', 65n))));
+        case 'drain':
+          return expect(step, () => limiter.drainPermissions(), (n) => expectEq('drained', intField(step, 'drained'), BigInt(n)));
+        case 'metrics':
+          return expect(step, () => limiter.metrics(), (m) => {
+            expectEq('available_permissions', intField(step, 'available_permissions'), BigInt(m.availablePermissions));
+            expectEq('micros_to_wait', intField(step, 'micros_to_wait'), micros(m.timeToWaitMs));
+            expectEq('cycle', intField(step, 'cycle'), BigInt(m.cycle));
+          });
+        default:
+          throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+      }
+    },
+  };
+}
+
 /** `composite`: its parts are option objects with the algorithm's name. */
 function composite(spec, clock) {
   if (!Array.isArray(spec.limits)) throw new Mismatch('no "limits" array');
@@ -716,6 +763,8 @@ function create(spec, clock) {
     case 'bbr':
     case 'system_guard':
       return loadDriven(spec, clock);
+    case 'cycle':
+      return cycle(spec, clock);
     case 'composite':
       return composite(spec, clock);
     case 'keyed':

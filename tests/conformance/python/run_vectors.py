@@ -45,6 +45,7 @@ from ratekeeper import (
     Color,
     CompositeLimiter,
     ConcurrencyLimiter,
+    CycleLimiter,
     Decision,
     FixedWindow,
     GradientPolicy,
@@ -793,6 +794,78 @@ class LoadReplay(Replay):
         return "; ".join(diffs) if diffs else None
 
 
+# --- Resilience4j's cycle limiter (vectors/algorithms/cycle.json) -----------
+
+
+class CycleReplay(Replay):
+    """``cycle``, through ``CycleLimiter``: the decisions come from the calls
+    that do not wait (``check``, ``check_now``, ``reserve_permission``), so
+    the clock moves only by ``sleep`` steps; waits in seconds are compared
+    to the microsecond."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.limiter = CycleLimiter(
+            int_field(spec, "limit_for_period"),
+            _duration(spec, "limit_refresh_period"),
+            _duration(spec, "timeout_duration"),
+            clock=clock,
+        )
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        limiter = self.limiter
+        if op == "acquire":
+            return lambda: _compare_decision(step, limiter.check(int_field(step, "permits")))
+        if op == "try_acquire":
+            return lambda: _compare_decision(step, limiter.check_now(int_field(step, "permits")))
+        if op == "reserve":
+
+            def reserve() -> str | None:
+                wait = limiter.reserve_permission(int_field(step, "permits"))
+                got = None if wait is None else round(wait * 1e6)
+                expected = (
+                    None if step.get("wait_micros") is None else int_field(step, "wait_micros")
+                )
+                return _compare("wait_micros", expected, got)
+
+            return reserve
+        if op == "change_limit":
+
+            def change_limit() -> str | None:
+                limiter.change_limit_for_period(int_field(step, "limit_for_period"))
+                return None
+
+            return change_limit
+        if op == "change_timeout":
+
+            def change_timeout() -> str | None:
+                limiter.change_timeout_duration(_duration(step, "timeout_duration"))
+                return None
+
+            return change_timeout
+        if op == "drain":
+            return lambda: _compare(
+                "drained", int_field(step, "drained"), limiter.drain_permissions()
+            )
+        if op == "metrics":
+
+            def metrics() -> str | None:
+                m = limiter.metrics()
+                got = {
+                    "available_permissions": m.available_permissions,
+                    "micros_to_wait": m.time_to_wait_micros,
+                    "cycle": m.cycle,
+                }
+                diffs = [
+                    f"{name} {value}, expected {int_field(step, name)}"
+                    for name, value in got.items()
+                    if int_field(step, name) != value
+                ]
+                return "; ".join(diffs) if diffs else None
+
+            return metrics
+        return super().call(op, step)
+
+
 class ClockReplay(Replay):
     """``manual_clock``: the case's clock alone, moved by ``advance``."""
 
@@ -830,6 +903,7 @@ _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "manual_clock": ClockReplay,
     "bbr": LoadReplay,
     "system_guard": LoadReplay,
+    "cycle": CycleReplay,
 }
 
 _DECISION_FIELDS = (
@@ -903,6 +977,8 @@ _OUTCOME_FIELDS = (
     "burst",
     "threshold",
     "stats",
+    "drained",
+    "available_permissions",
 )
 
 

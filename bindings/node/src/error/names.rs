@@ -61,6 +61,9 @@ pub(crate) fn argument_name(argument: Argument) -> Cow<'static, str> {
         // The distributed limiters'.
         Argument::Batch => "batch",
         Argument::Lease => "leaseMicros",
+        // Resilience4j's cycle limiter: durations in microseconds, as above.
+        Argument::LimitRefreshPeriod => "limitRefreshPeriodMicros",
+        Argument::TimeoutDuration => "timeoutDurationMicros",
         // Arguments added to the library later get their camelCase name.
         other => return Cow::Owned(camel_case(other.name())),
     })
@@ -190,6 +193,8 @@ mod tests {
             (Argument::Rtt, "rttMicros"),
             (Argument::PolicyName, "name"),
             (Argument::Lease, "leaseMicros"),
+            (Argument::LimitRefreshPeriod, "limitRefreshPeriodMicros"),
+            (Argument::TimeoutDuration, "timeoutDurationMicros"),
         ];
         for &argument in Argument::ALL {
             let name = argument_name(argument);

@@ -1,0 +1,53 @@
+"""``CycleLimiter``: Resilience4j's ``AtomicRateLimiter``.
+
+The native class (``ratekeeper._ratekeeper.CycleLimiter``) makes every
+decision and does the blocking wait; this subclass adds the ``async`` wait,
+which decides in Rust and sleeps with ``asyncio.sleep``, counted among the
+waiting callers of ``metrics()`` while it sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ratekeeper import _ratekeeper
+
+
+class CycleLimiter(_ratekeeper.CycleLimiter):
+    """Resilience4j's ``AtomicRateLimiter``: ``limit_for_period`` permits per
+    cycle of ``limit_refresh_period`` seconds, counted from the limiter's
+    creation; permits a cycle leaves unused carry over, never above
+    ``limit_for_period``. A request the current cycle cannot serve waits for
+    the first cycle by which enough permits will have come, and is reserved
+    only if that wait is at most ``timeout_duration`` seconds::
+
+        limiter = CycleLimiter(10, 1.0, 0.5)   # 10 per second, wait <= 0.5 s
+        if limiter.acquire_permission():       # blocks (GIL released) if need be
+            call_the_service()
+        wait = limiter.reserve_permission(2)   # seconds to wait, or None
+
+    Durations are seconds or a ``datetime.timedelta``, in whole
+    microseconds; ``clock=ManualClock()`` makes it deterministic. Safe to
+    share between threads and tasks.
+    """
+
+    __slots__ = ()
+
+    async def acquire_permission_async(self, permits: int = 1) -> bool:
+        """``acquire_permission`` for ``asyncio``: decides at once, then
+        sleeps out the wait with ``asyncio.sleep``, never blocking the event
+        loop; ``True`` when the permits were taken. Refused, it takes nothing
+        and sleeps the timeout first, as Resilience4j does.
+
+        If the task is cancelled during the wait, the permits stay taken (a
+        reservation cannot be handed back). On a ``ManualClock`` the clock is
+        advanced by the wait and nothing sleeps.
+        """
+        acquired, to_sleep = self._acquire_for_event_loop(permits)
+        if to_sleep > 0.0:
+            self._count_waiting(True)
+            try:
+                await asyncio.sleep(to_sleep)
+            finally:
+                self._count_waiting(False)
+        return acquired
