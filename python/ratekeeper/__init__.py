@@ -36,7 +36,9 @@ the CPU is high and more requests are in flight than the service
 completes) and ``SystemGuard`` (Sentinel's system rule: thresholds on QPS,
 requests in flight, average RT, load average and CPU), reading a
 ``SystemLoad`` (sampled from ``/proc`` and the cgroup files) or a
-``ManualLoad`` (set by hand, for tests).
+``ManualLoad`` (set by hand, for tests). Sentinel's flow rule for one
+resource: ``FlowController`` with a ``FlowRule`` (QPS or requests in
+flight; refusing, warming up, or queueing at a uniform pace).
 
 Limits shared by many processes through Redis (or a Redis Cluster):
 ``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
@@ -77,6 +79,7 @@ from ratekeeper._algorithms import (
     TokenBucket,
 )
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
+from ratekeeper._flow import FlowController, FlowEntry, FlowPermit
 from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
 from ratekeeper._load import Bbr, BbrPermit, SystemGuard, SystemPermit
@@ -89,6 +92,8 @@ from ratekeeper._ratekeeper import (
     ClosedError,
     Color,
     Decision,
+    FlowRule,
+    FlowStats,
     GradientPolicy,
     InvalidArgumentError,
     Limiter,
@@ -136,6 +141,9 @@ for _cls in (
     BbrPermit,
     SystemGuard,
     SystemPermit,
+    FlowController,
+    FlowEntry,
+    FlowPermit,
     KeyedLimiter,
     RedisStore,
     RedisLimiter,
@@ -161,6 +169,11 @@ __all__ = [
     "ConcurrencyLimiter",
     "Decision",
     "FixedWindow",
+    "FlowController",
+    "FlowEntry",
+    "FlowPermit",
+    "FlowRule",
+    "FlowStats",
     "Gcra",
     "GradientPolicy",
     "InvalidArgumentError",
