@@ -20,6 +20,8 @@ test('require() gives the API', () => {
     'ConcurrencyLimiter',
     'Decision',
     'FixedWindow',
+    'FlowController',
+    'FlowPermit',
     'Gcra',
     'KeyedLimiter',
     'LeakyBucketMeter',

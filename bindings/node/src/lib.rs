@@ -24,6 +24,7 @@
 //! | `markers` | RFC 2697 and RFC 2698's three-colour markers |
 //! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
 //! | `load` | the load-driven limiters (BBR, Sentinel's system rule) and their load signals |
+//! | `flow` | Sentinel's flow rule (`FlowController`) |
 //! | `composite` | several limits, all or nothing |
 //! | `keyed` | a limiter per key (strings or bytes), in bounded memory |
 //! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
@@ -50,6 +51,7 @@ mod clock;
 mod composite;
 mod concurrency;
 mod error;
+mod flow;
 mod headers;
 mod js;
 mod keyed;
