@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 import pytest
 
@@ -108,11 +109,14 @@ def test_entry_async_moves_a_manual_clock_and_ends_on_exit() -> None:
 
 
 def test_entry_sleeps_on_the_real_clock() -> None:
-    flow = FlowController(FlowRule(20, control_behavior="rate_limiter"))
+    # 5 per second: the second entry waits the rest of the first's 200 ms.
+    flow = FlowController(FlowRule(5, control_behavior="rate_limiter"))
     flow.entry().exit()
+    started = time.monotonic()
     second = flow.entry()
     second.exit()
-    assert 0 < second.decision.wait <= 0.05
+    assert 0 < second.decision.wait <= 0.2
+    assert time.monotonic() - started >= second.decision.wait - 0.001
 
 
 def test_rules_are_values_and_change_at_run_time() -> None:
