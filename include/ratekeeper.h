@@ -226,6 +226,17 @@ typedef struct rk_concurrency_limiter rk_concurrency_limiter;
 typedef struct rk_cycle_limiter rk_cycle_limiter;
 
 /**
+ * Sentinel's flow rule for one resource over Sentinel's sliding
+ * statistics: the default controller (prioritized requests occupying a
+ * later window), warm-up, uniform queueing, or both, by QPS or by
+ * requests in flight.
+ *
+ * Thread safety: as `rk_limiter`; only `rk_flow_controller_free()` must
+ * not race with other calls on the handle.
+ */
+typedef struct rk_flow_controller rk_flow_controller;
+
+/**
  * One limiter per key, all alike: `rk_keyed_limiter_check()` decides a
  * request for a key as that key's own limiter would (one made from the
  * template at its first request), with the same `rk_decision`.
@@ -946,6 +957,108 @@ typedef struct {
 } rk_cycle_metrics;
 
 /**
+ * What a flow rule counts: one of the `RK_FLOW_GRADE_*` constants.
+ */
+typedef uint32_t rk_flow_grade;
+
+/**
+ * How a QPS rule shapes traffic: one of the `RK_CONTROL_BEHAVIOR_*`
+ * constants (Sentinel's `controlBehavior`).
+ */
+typedef uint32_t rk_control_behavior;
+
+/**
+ * A flow rule: Sentinel's `FlowRule` for one resource. Start from
+ * `rk_flow_rule_default()` (Sentinel's defaults) and set `count`. The
+ * fields a behaviour does not use are not checked.
+ */
+typedef struct {
+  /**
+   * `RK_FLOW_GRADE_QPS` or `RK_FLOW_GRADE_THREAD`.
+   */
+  rk_flow_grade grade;
+  /**
+   * The threshold: per second, or in flight; finite, not negative.
+   */
+  double count;
+  /**
+   * One of `RK_CONTROL_BEHAVIOR_*` (ignored by the thread grade).
+   */
+  rk_control_behavior control_behavior;
+  /**
+   * Seconds to warm up: 1 to 2^31 − 1 (default 10).
+   */
+  int64_t warm_up_period_sec;
+  /**
+   * How much slower a cold service starts: 2 to 2^31 − 1 (default 3).
+   */
+  int64_t cold_factor;
+  /**
+   * The longest wait for a turn, in milliseconds: 1 to 2^31 − 1
+   * (default 500).
+   */
+  int64_t max_queueing_time_ms;
+} rk_flow_rule;
+
+/**
+ * An admitted request's permit, from `rk_flow_controller_check()`: plain
+ * data to hand back to `rk_flow_controller_release()` exactly once when
+ * the request ends.
+ */
+typedef struct {
+  /**
+   * When the request was decided, in microseconds since the
+   * controller's creation: its RT counts from there.
+   */
+  int64_t start_micros;
+  /**
+   * Its acquire count.
+   */
+  uint32_t count;
+} rk_flow_permit;
+
+/**
+ * The statistics of a flow controller (Sentinel's node), from
+ * `rk_flow_controller_stats()`.
+ */
+typedef struct {
+  /**
+   * Requests admitted per second over the interval.
+   */
+  double pass_qps;
+  /**
+   * Requests refused per second over the interval.
+   */
+  double block_qps;
+  /**
+   * Requests completed per second over the interval.
+   */
+  double success_qps;
+  /**
+   * Requests admitted in the previous whole second.
+   */
+  double previous_pass_qps;
+  /**
+   * Prioritized requests that occupied a later window, in the current
+   * whole second.
+   */
+  uint64_t occupied_pass;
+  /**
+   * Passes booked into windows that have not begun.
+   */
+  uint64_t waiting;
+  /**
+   * Requests in flight.
+   */
+  uint64_t in_flight;
+  /**
+   * The average RT of the interval's completions in milliseconds, 0.0
+   * when none.
+   */
+  double avg_rt_millis;
+} rk_flow_stats;
+
+/**
  * How a store connects, and how long a decision may take, for
  * `rk_redis_store_connect()`. Every field may be 0 for its default, so a
  * designated initializer sets only what it changes; any other value is
@@ -1143,6 +1256,36 @@ typedef void (*rk_wait_callback)(void *user_data,
  * CPU usage (`"cpu"`).
  */
 #define RK_SYSTEM_THRESHOLD_CPU 5
+
+/**
+ * Requests admitted per second (Sentinel's `FLOW_GRADE_QPS`).
+ */
+#define RK_FLOW_GRADE_QPS 0
+
+/**
+ * Requests in flight (Sentinel's `FLOW_GRADE_THREAD`).
+ */
+#define RK_FLOW_GRADE_THREAD 1
+
+/**
+ * Refuse at once; a prioritized request may occupy a later window.
+ */
+#define RK_CONTROL_BEHAVIOR_DEFAULT 0
+
+/**
+ * Warm up over `warm_up_period_sec`, starting `cold_factor` times slower.
+ */
+#define RK_CONTROL_BEHAVIOR_WARM_UP 1
+
+/**
+ * Uniform queueing, waiting at most `max_queueing_time_ms`.
+ */
+#define RK_CONTROL_BEHAVIOR_RATE_LIMITER 2
+
+/**
+ * Warm up, queueing.
+ */
+#define RK_CONTROL_BEHAVIOR_WARM_UP_RATE_LIMITER 3
 
 /**
  * Return the failure (`RK_UNAVAILABLE`, `RK_TIMEOUT`) and let the caller
@@ -3072,6 +3215,134 @@ rk_status rk_cycle_limiter_metrics(const rk_cycle_limiter *limiter,
  */
 rk_status rk_cycle_limiter_config(const rk_cycle_limiter *limiter,
                                   rk_cycle_config *out_config);
+
+/**
+ * Sentinel's defaults in `*out_rule`: QPS, count 0, the default
+ * behaviour, warm-up 10 s, cold factor 3, queueing at most 500 ms.
+ *
+ * Returns `RK_NULL_POINTER` when `out_rule` is NULL.
+ *
+ * # Safety
+ * `out_rule` is NULL or valid for a write.
+ */
+rk_status rk_flow_rule_default(rk_flow_rule *out_rule);
+
+/**
+ * Creates a controller of `*rule` over `sample_count` buckets of
+ * `interval_ms` (Sentinel's 2 and 1000; at most 64 buckets, dividing the
+ * interval), on `clock` (a manual clock, or NULL for the monotonic
+ * clock), in `*out_flow`. Free it with `rk_flow_controller_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, naming the field or parameter, when the
+ * rule or the shape is invalid; `RK_NULL_POINTER` when `rule` or
+ * `out_flow` is NULL.
+ *
+ * # Safety
+ * `rule` is NULL or valid for reading; `clock` is NULL or live;
+ * `out_flow` is NULL or valid for writing a pointer.
+ */
+rk_status rk_flow_controller_new(const rk_flow_rule *rule,
+                                 int64_t sample_count,
+                                 int64_t interval_ms,
+                                 const rk_manual_clock *clock,
+                                 rk_flow_controller **out_flow);
+
+/**
+ * Frees a flow controller. `NULL` does nothing.
+ *
+ * # Safety
+ * `flow` is NULL or a controller from `rk_flow_controller_new()` that has
+ * not been freed, and no other call is using it.
+ */
+void rk_flow_controller_free(rk_flow_controller *flow);
+
+/**
+ * Decides a request of `acquire_count` (0 to 2^31 − 1) now, without
+ * waiting, `prioritized` or not (a prioritized QPS request of the default
+ * behaviour may occupy a window that begins within 500 ms). The decision
+ * goes to `*out_decision` unless it is NULL: when admitted, its
+ * `wait_micros` is the queueing or occupying wait the caller must wait
+ * before going on. `*out_admitted` says whether it was admitted, and then
+ * `*out_permit` holds the permit to hand back to
+ * `rk_flow_controller_release()` when the request ends (zeroed when
+ * refused).
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `acquire_count` when it is out of
+ * range, taking nothing; `RK_NULL_POINTER` when `flow`, `out_admitted` or
+ * `out_permit` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live; `out_decision` is NULL or valid for a write;
+ * `out_admitted` and `out_permit` are NULL or valid for a write.
+ */
+rk_status rk_flow_controller_check(const rk_flow_controller *flow,
+                                   int64_t acquire_count,
+                                   bool prioritized,
+                                   rk_decision *out_decision,
+                                   bool *out_admitted,
+                                   rk_flow_permit *out_permit);
+
+/**
+ * The request of `*permit` ended now: records its completion and RT, and
+ * takes it out of flight. Hand each permit back exactly once.
+ *
+ * Returns `RK_NULL_POINTER` when `flow` or `permit` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live; `permit` is NULL or valid for reading.
+ */
+rk_status rk_flow_controller_release(const rk_flow_controller *flow,
+                                     const rk_flow_permit *permit);
+
+/**
+ * Counts `count` passes now without asking the rule: usage that happened
+ * anyway.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming `count` when it is negative;
+ * `RK_NULL_POINTER` when `flow` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live.
+ */
+rk_status rk_flow_controller_add_pass(const rk_flow_controller *flow,
+                                      int64_t count);
+
+/**
+ * Replaces the rule with `*rule`: the statistics stay, the controller's
+ * own state (warm-up tokens, queue) starts afresh, as when Sentinel
+ * reloads its rules. An invalid rule changes nothing.
+ *
+ * Returns `RK_INVALID_ARGUMENT` naming the field when the rule is
+ * invalid; `RK_NULL_POINTER` when `flow` or `rule` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live; `rule` is NULL or valid for reading.
+ */
+rk_status rk_flow_controller_set_rule(const rk_flow_controller *flow,
+                                      const rk_flow_rule *rule);
+
+/**
+ * The rule, every field filled in (those its behaviour does not use with
+ * Sentinel's defaults), in `*out_rule`.
+ *
+ * Returns `RK_NULL_POINTER` when `flow` or `out_rule` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live; `out_rule` is NULL or valid for a write.
+ */
+rk_status rk_flow_controller_rule(const rk_flow_controller *flow,
+                                  rk_flow_rule *out_rule);
+
+/**
+ * The statistics now, in `*out_stats`.
+ *
+ * Returns `RK_NULL_POINTER` when `flow` or `out_stats` is NULL.
+ *
+ * # Safety
+ * `flow` is NULL or live; `out_stats` is NULL or valid for a write.
+ */
+rk_status rk_flow_controller_stats(const rk_flow_controller *flow,
+                                   rk_flow_stats *out_stats);
 
 /**
  * Connects to one Redis server at `url` (`"redis://host:port/db"`,

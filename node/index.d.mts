@@ -31,6 +31,11 @@ export type SystemThreshold = import("./index.js").SystemThreshold;
 export type SystemRule = import("./index.js").SystemRule;
 export type SystemGuardOptions = import("./index.js").SystemGuardOptions;
 export type SystemStats = import("./index.js").SystemStats;
+export type FlowGrade = import("./index.js").FlowGrade;
+export type ControlBehavior = import("./index.js").ControlBehavior;
+export type FlowRule = import("./index.js").FlowRule;
+export type FlowControllerOptions = import("./index.js").FlowControllerOptions;
+export type FlowStats = import("./index.js").FlowStats;
 export type LimitOptions = import("./index.js").LimitOptions;
 export type KeyedOptions = import("./index.js").KeyedOptions;
 export type WhenFull = import("./index.js").WhenFull;
@@ -45,4 +50,4 @@ export type RedisRateLimiterOptions = import("./index.js").RedisRateLimiterOptio
 export type ConcurrencyOptions = import("./index.js").ConcurrencyOptions;
 export type Acquired = import("./index.js").Acquired;
 import ratekeeper from './index.js';
-export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CycleLimiter, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease } from "./index.js";
+export { RateLimiter, ManualClock, codes, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CycleLimiter, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, FlowController, FlowPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease } from "./index.js";

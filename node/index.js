@@ -25,6 +25,7 @@ const { SrTcm, TrTcm } = require('./lib/markers.js');
 const { ConcurrencyLimiter, Permit } = require('./lib/concurrency.js');
 const { CycleLimiter } = require('./lib/cycle.js');
 const { ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit } = require('./lib/load.js');
+const { FlowController, FlowPermit } = require('./lib/flow.js');
 const { CompositeLimiter } = require('./lib/composite.js');
 const { KeyedLimiter } = require('./lib/keyed.js');
 const {
@@ -85,6 +86,11 @@ const codes = Object.freeze(errorCodes());
 /** @typedef {import('./lib/load.js').SystemRule} SystemRule */
 /** @typedef {import('./lib/load.js').SystemGuardOptions} SystemGuardOptions */
 /** @typedef {import('./lib/load.js').SystemStats} SystemStats */
+/** @typedef {import('./lib/flow.js').FlowGrade} FlowGrade */
+/** @typedef {import('./lib/flow.js').ControlBehavior} ControlBehavior */
+/** @typedef {import('./lib/flow.js').FlowRule} FlowRule */
+/** @typedef {import('./lib/flow.js').FlowControllerOptions} FlowControllerOptions */
+/** @typedef {import('./lib/flow.js').FlowStats} FlowStats */
 /** @typedef {import('./lib/composite.js').LimitOptions} LimitOptions */
 /** @typedef {import('./lib/keyed.js').KeyedOptions} KeyedOptions */
 /** @typedef {import('./lib/keyed.js').WhenFull} WhenFull */
@@ -126,6 +132,8 @@ module.exports = {
   BbrPermit,
   SystemGuard,
   SystemPermit,
+  FlowController,
+  FlowPermit,
   CompositeLimiter,
   KeyedLimiter,
   RedisStore,

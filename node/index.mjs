@@ -29,6 +29,8 @@ export {
   BbrPermit,
   SystemGuard,
   SystemPermit,
+  FlowController,
+  FlowPermit,
   CompositeLimiter,
   KeyedLimiter,
   RedisStore,
@@ -74,6 +76,11 @@ export default ratekeeper;
 /** @typedef {import('./index.js').SystemRule} SystemRule */
 /** @typedef {import('./index.js').SystemGuardOptions} SystemGuardOptions */
 /** @typedef {import('./index.js').SystemStats} SystemStats */
+/** @typedef {import('./index.js').FlowGrade} FlowGrade */
+/** @typedef {import('./index.js').ControlBehavior} ControlBehavior */
+/** @typedef {import('./index.js').FlowRule} FlowRule */
+/** @typedef {import('./index.js').FlowControllerOptions} FlowControllerOptions */
+/** @typedef {import('./index.js').FlowStats} FlowStats */
 /** @typedef {import('./index.js').LimitOptions} LimitOptions */
 /** @typedef {import('./index.js').KeyedOptions} KeyedOptions */
 /** @typedef {import('./index.js').WhenFull} WhenFull */

@@ -305,6 +305,56 @@ export interface ErrorCodes {
 }
 
 /**
+ * Creates a controller of Sentinel's flow rule over `sampleCount` buckets
+ * of `intervalMs` (`undefined`: Sentinel's 2 and 1000).
+ */
+export declare function flowController(count: unknown, grade: unknown, controlBehavior: unknown, warmUpPeriodSec: unknown, coldFactor: unknown, maxQueueingTimeMs: unknown, sampleCount: unknown, intervalMs: unknown, clock: unknown): FlowControllerMethods
+
+/** The object `flowController` returns. */
+export interface FlowControllerMethods {
+  /**
+   * Decides a request of `acquireCount` (`undefined`: 1), `prioritized`
+   * or not (`undefined`: not): the decision to `scratch` as a decision
+   * record, an admitted one's permit (its start, its count) to the two
+   * words from `layout().permit`. With `sleepManual` true, an admitted
+   * request's wait advances a manual clock (a real one is not slept
+   * here: JavaScript waits on a timer).
+   */
+  check: (acquireCount: unknown, prioritized: unknown, sleepManual: boolean) => boolean
+  /** The request that took the permit (`start`, `count`) ended. */
+  release: (start: number, count: number) => void
+  /** Counts `count` passes now without asking the rule. */
+  addPass: (count: unknown) => void
+  /** Writes the statistics to `scratch`, in the order of `statsFields`. */
+  stats: () => void
+  /** The names of the statistics' words. */
+  statsFields: string[]
+  /**
+   * Writes the rule to `scratch`, in the order of `ruleFields` (the
+   * grade and the behaviour as indexes into `grades` and `behaviors`).
+   */
+  rule: () => void
+  /** The names of the rule's words. */
+  ruleFields: string[]
+  /** The grades' names, by index. */
+  grades: string[]
+  /** The control behaviours' names, by index. */
+  behaviors: string[]
+  /** Whether the controller runs on a `ManualClock`. */
+  manualClock: boolean
+  /** See `check`. */
+  scratch: Float64Array
+}
+
+/**
+ * Replaces the rule of `flow` (a `flowController` object) with one made of
+ * the options given, as `flowController` makes one; the statistics stay.
+ * (A function of its own rather than a bound method: a bound method reads
+ * at most five arguments.)
+ */
+export declare function flowControllerSetRule(flow: FlowControllerMethods, count: unknown, grade: unknown, controlBehavior: unknown, warmUpPeriodSec: unknown, coldFactor: unknown, maxQueueingTimeMs: unknown): void
+
+/**
  * An HTTP field's value for decisions: `field` (numbered as
  * `layout().field`) `RateLimit`, `RateLimit-Policy` (one item per name and
  * decision, in order), or `Retry-After` (of the first decision;

@@ -22,6 +22,8 @@ test('require() gives the API', () => {
     'CycleLimiter',
     'Decision',
     'FixedWindow',
+    'FlowController',
+    'FlowPermit',
     'Gcra',
     'KeyedLimiter',
     'LeakyBucketMeter',

@@ -39,7 +39,9 @@ the CPU is high and more requests are in flight than the service
 completes) and ``SystemGuard`` (Sentinel's system rule: thresholds on QPS,
 requests in flight, average RT, load average and CPU), reading a
 ``SystemLoad`` (sampled from ``/proc`` and the cgroup files) or a
-``ManualLoad`` (set by hand, for tests).
+``ManualLoad`` (set by hand, for tests). Sentinel's flow rule for one
+resource: ``FlowController`` with a ``FlowRule`` (QPS or requests in
+flight; refusing, warming up, or queueing at a uniform pace).
 
 Limits shared by many processes through Redis (or a Redis Cluster):
 ``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
@@ -83,6 +85,7 @@ from ratekeeper._algorithms import (
 )
 from ratekeeper._concurrency import ConcurrencyLimiter, Permit
 from ratekeeper._cycle import CycleLimiter
+from ratekeeper._flow import FlowController, FlowEntry, FlowPermit
 from ratekeeper._keyed import KeyedLimiter
 from ratekeeper._limiter import RateLimiter
 from ratekeeper._load import Bbr, BbrPermit, SystemGuard, SystemPermit
@@ -97,6 +100,8 @@ from ratekeeper._ratekeeper import (
     ConcurrencyLease,
     CycleMetrics,
     Decision,
+    FlowRule,
+    FlowStats,
     GradientPolicy,
     InvalidArgumentError,
     Limiter,
@@ -146,6 +151,9 @@ for _cls in (
     BbrPermit,
     SystemGuard,
     SystemPermit,
+    FlowController,
+    FlowEntry,
+    FlowPermit,
     KeyedLimiter,
     RedisStore,
     RedisLimiter,
@@ -175,6 +183,11 @@ __all__ = [
     "CycleMetrics",
     "Decision",
     "FixedWindow",
+    "FlowController",
+    "FlowEntry",
+    "FlowPermit",
+    "FlowRule",
+    "FlowStats",
     "Gcra",
     "GradientPolicy",
     "InvalidArgumentError",

@@ -25,6 +25,9 @@ __all__ = [
     "CycleMetrics",
     "Decision",
     "FixedWindow",
+    "FlowController",
+    "FlowRule",
+    "FlowStats",
     "Gcra",
     "GradientPolicy",
     "InvalidArgumentError",
@@ -58,6 +61,7 @@ __all__ = [
     "TokenBucket",
     "TrTcm",
     "UnsupportedError",
+    "_FlowPermitHandle",
     "_LoadPermitHandle",
     "_PermitHandle",
     "__version__",
@@ -504,6 +508,95 @@ class _LoadPermitHandle:
     def release(self) -> None: ...
     @property
     def released(self) -> bool: ...
+
+@final
+class FlowRule:
+    def __new__(
+        cls,
+        count: float,
+        *,
+        grade: Literal["qps", "thread"] | None = "qps",
+        control_behavior: Literal["default", "warm_up", "rate_limiter", "warm_up_rate_limiter"]
+        | None = "default",
+        warm_up_period_sec: int | None = 10,
+        cold_factor: int | None = 3,
+        max_queueing_time_ms: int | None = 500,
+    ) -> Self: ...
+    @property
+    def count(self) -> float: ...
+    @property
+    def grade(self) -> Literal["qps", "thread"]: ...
+    @property
+    def control_behavior(
+        self,
+    ) -> Literal["default", "warm_up", "rate_limiter", "warm_up_rate_limiter"]: ...
+    @property
+    def warm_up_period_sec(self) -> int: ...
+    @property
+    def cold_factor(self) -> int: ...
+    @property
+    def max_queueing_time_ms(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class FlowStats:
+    @property
+    def pass_qps(self) -> float: ...
+    @property
+    def block_qps(self) -> float: ...
+    @property
+    def success_qps(self) -> float: ...
+    @property
+    def previous_pass_qps(self) -> float: ...
+    @property
+    def occupied_pass(self) -> int: ...
+    @property
+    def waiting(self) -> int: ...
+    @property
+    def in_flight(self) -> int: ...
+    @property
+    def avg_rt(self) -> float: ...
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class _FlowPermitHandle:
+    def release(self) -> None: ...
+    @property
+    def released(self) -> bool: ...
+    @property
+    def acquire_count(self) -> int | None: ...
+
+@disjoint_base
+class FlowController:
+    def __new__(
+        cls,
+        rule: FlowRule,
+        *,
+        sample_count: int | None = 2,
+        interval_ms: int | None = 1000,
+        clock: ManualClock | None = None,
+    ) -> Self: ...
+    def _check(
+        self, acquire_count: int, prioritized: bool
+    ) -> tuple[Decision, _FlowPermitHandle | None]: ...
+    def _entry(
+        self, acquire_count: int, prioritized: bool
+    ) -> tuple[Decision, _FlowPermitHandle | None]: ...
+    def _entry_async(
+        self, acquire_count: int, prioritized: bool
+    ) -> tuple[Decision, _FlowPermitHandle | None, float]: ...
+    def add_pass(self, count: int) -> None: ...
+    def set_rule(self, rule: FlowRule) -> None: ...
+    @property
+    def rule(self) -> FlowRule: ...
+    @property
+    def sample_count(self) -> int: ...
+    @property
+    def interval_ms(self) -> int: ...
+    @property
+    def clock(self) -> ManualClock | None: ...
+    def stats(self) -> FlowStats: ...
 
 @final
 class SystemStats:

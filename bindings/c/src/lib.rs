@@ -69,6 +69,8 @@ pub mod load;
 
 pub mod cycle;
 
+pub mod flow;
+
 pub mod redis;
 
 mod text;
@@ -78,6 +80,7 @@ pub use composite::rk_composite_limiter;
 pub use concurrency::{rk_concurrency_limiter, rk_permit};
 pub use cycle::{rk_cycle_config, rk_cycle_limiter, rk_cycle_metrics};
 pub use decision::rk_decision;
+pub use flow::{rk_flow_controller, rk_flow_permit, rk_flow_rule, rk_flow_stats};
 pub use keyed::{rk_keyed_limiter, rk_keyed_options, rk_keyed_stats};
 pub use limiter::rk_limiter;
 pub use load::{rk_bbr, rk_bbr_permit, rk_load, rk_system_guard, rk_system_permit};

@@ -25,6 +25,7 @@
 //! | `concurrency` | the concurrency limiter (fixed, gradient, AIMD) |
 //! | `cycle` | Resilience4j's cycle limiter (`AtomicRateLimiter`) |
 //! | `load` | the load-driven limiters (BBR, Sentinel's system rule) and their load signals |
+//! | `flow` | Sentinel's flow rule (`FlowController`) |
 //! | `composite` | several limits, all or nothing |
 //! | `keyed` | a limiter per key (strings or bytes), in bounded memory |
 //! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
@@ -52,6 +53,7 @@ mod composite;
 mod concurrency;
 mod cycle;
 mod error;
+mod flow;
 mod headers;
 mod js;
 mod keyed;

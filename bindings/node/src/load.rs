@@ -389,7 +389,7 @@ pub fn bbr<'env>(
 }
 
 /// A JavaScript array of `names`.
-fn string_array(env: &Env, names: &[&str]) -> Result<sys::napi_value, Failure> {
+pub(crate) fn string_array(env: &Env, names: &[&str]) -> Result<sys::napi_value, Failure> {
     let mut array = std::ptr::null_mut();
     // SAFETY: plain value creation in the running call's environment.
     js::check(env.raw(), unsafe { sys::napi_create_array_with_length(env.raw(), names.len(), &mut array) }, "array")?;

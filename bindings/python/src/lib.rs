@@ -14,6 +14,7 @@
 //! * `Decision` and the HTTP header fields in [`decision`];
 //! * `SrTcm`, `TrTcm` and `Color` in [`markers`];
 //! * `ConcurrencyLimiter` and its policies in [`concurrency`];
+//! * Sentinel's flow rule, `FlowRule` and `FlowController`, in [`flow`];
 //! * the load-driven limiters `Bbr` and `SystemGuard`, and the load
 //!   signals `ManualLoad` and `SystemLoad`, in [`load`];
 //! * `KeyedLimiter` (one limiter per key, from any of them) in [`keyed`];
@@ -34,6 +35,7 @@ mod concurrency;
 mod cycle;
 mod decision;
 mod errors;
+mod flow;
 mod keyed;
 mod limiter;
 mod load;
@@ -79,6 +81,7 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<concurrency::PyAimdPolicy>()?;
     module.add_class::<concurrency::PyPermitHandle>()?;
     load::register(module)?;
+    flow::register(module)?;
     module.add_class::<cycle::PyCycleLimiter>()?;
     module.add_class::<cycle::PyCycleMetrics>()?;
     module.add_class::<keyed::PyKeyedLimiter>()?;

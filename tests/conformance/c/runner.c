@@ -15,7 +15,8 @@
  * (rk_srtcm, rk_trtcm), the adaptive limits (rk_concurrency_limiter and
  * its permits), the load-driven ones (rk_bbr, rk_system_guard, on a
  * manual rk_load), Resilience4j's cycle limiter (rk_cycle_limiter, through
- * its non-blocking calls), the composite (rk_composite_limiter), and the bad inputs'
+ * its non-blocking calls), Sentinel's flow rule (rk_flow_controller), the
+ * composite (rk_composite_limiter), and the bad inputs'
  * keyed limiter (rk_keyed_limiter) and lone clock. Prints one line per
  * failing case, naming the first step that differed with the expected and
  * actual values, and a last line "N passed, N failed" (", N skipped" added
@@ -1245,6 +1246,150 @@ static int run_cycle(const cJSON *spec, const cJSON *c, why_t *why) {
   return result;
 }
 
+/* ---- Sentinel's flow rule (flow) --------------------------------------- */
+
+typedef struct {
+  rk_manual_clock *clock;
+  rk_flow_controller *flow;
+  rk_flow_permit *permits; /* every admitted check's, in order */
+  bool *released;          /* whether each was given back */
+  size_t len, cap;
+} flow_replay;
+
+/* A rule from a limiter's or a `set_rule` step's fields: Sentinel's
+ * defaults, then each field given (the strings as the C constants). */
+static int flow_rule_value(const cJSON *fields, rk_flow_rule *rule, why_t *why) {
+  if (rk_flow_rule_default(rule) != RK_OK) return fail(why, "rk_flow_rule_default: %s", rk_last_error_message());
+  if (double_field(fields, "count", &rule->count, why) != 0) return -1;
+  const char *name = NULL;
+  if (field(fields, "grade") != NULL) {
+    if (str_field(fields, "grade", &name, why) != 0) return -1;
+    if (strcmp(name, "qps") == 0) {
+      rule->grade = RK_FLOW_GRADE_QPS;
+    } else if (strcmp(name, "thread") == 0) {
+      rule->grade = RK_FLOW_GRADE_THREAD;
+    } else {
+      return fail(why, "unknown grade \"%s\"", name);
+    }
+  }
+  if (field(fields, "control_behavior") != NULL) {
+    if (str_field(fields, "control_behavior", &name, why) != 0) return -1;
+    static const char *const behaviors[] = {"default", "warm_up", "rate_limiter", "warm_up_rate_limiter"};
+    static const rk_control_behavior values[] = {RK_CONTROL_BEHAVIOR_DEFAULT, RK_CONTROL_BEHAVIOR_WARM_UP,
+                                                 RK_CONTROL_BEHAVIOR_RATE_LIMITER,
+                                                 RK_CONTROL_BEHAVIOR_WARM_UP_RATE_LIMITER};
+    size_t i = 0;
+    while (i < 4 && strcmp(name, behaviors[i]) != 0) i++;
+    if (i == 4) return fail(why, "unknown control_behavior \"%s\"", name);
+    rule->control_behavior = values[i];
+  }
+  if (field(fields, "warm_up_period_sec") != NULL &&
+      int_field(fields, "warm_up_period_sec", &rule->warm_up_period_sec, why) != 0) {
+    return -1;
+  }
+  if (field(fields, "cold_factor") != NULL && int_field(fields, "cold_factor", &rule->cold_factor, why) != 0) {
+    return -1;
+  }
+  if (field(fields, "max_queueing_time_ms") != NULL &&
+      int_field(fields, "max_queueing_time_ms", &rule->max_queueing_time_ms, why) != 0) {
+    return -1;
+  }
+  return 0;
+}
+
+static void flow_keep(flow_replay *r, rk_flow_permit permit) {
+  if (r->len == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 16;
+    rk_flow_permit *permits = realloc(r->permits, r->cap * sizeof *permits);
+    bool *released = realloc(r->released, r->cap * sizeof *released);
+    if (permits == NULL || released == NULL) {
+      perror("realloc");
+      exit(2);
+    }
+    r->permits = permits;
+    r->released = released;
+  }
+  r->permits[r->len] = permit;
+  r->released[r->len++] = false;
+}
+
+static int flow_step(void *replay, const cJSON *step, why_t *why) {
+  flow_replay *r = replay;
+  const char *op = NULL;
+  if (str_field(step, "op", &op, why) != 0) return -1;
+  if (strcmp(op, "sleep") == 0) return sleep_step(r->clock, step, why);
+  if (strcmp(op, "check") == 0) {
+    int64_t count;
+    bool prioritized;
+    if (int_field(step, "acquire_count", &count, why) != 0 || bool_field(step, "prioritized", &prioritized, why) != 0) {
+      return -1;
+    }
+    rk_decision d;
+    bool admitted = false;
+    rk_flow_permit permit;
+    int o = outcome(step, rk_flow_controller_check(r->flow, count, prioritized, &d, &admitted, &permit), why);
+    if (o != 0) return o < 0 ? -1 : 0;
+    if (admitted) flow_keep(r, permit);
+    if (d.allowed != admitted) return fail(why, "a permit must come with an admission, and only then");
+    return expect_decision(step, &d, why);
+  }
+  if (strcmp(op, "release") == 0) {
+    int64_t index;
+    if (int_field(step, "permit", &index, why) != 0) return -1;
+    if (index < 0 || (uint64_t)index >= r->len) return fail(why, "no permit #%" PRId64, index);
+    if (r->released[index]) return fail(why, "permit #%" PRId64 " was already given back", index);
+    r->released[index] = true;
+    if (rk_flow_controller_release(r->flow, &r->permits[index]) != RK_OK) {
+      return fail(why, "release: %s", rk_last_error_message());
+    }
+    return 0;
+  }
+  if (strcmp(op, "add_pass") == 0) {
+    int64_t count;
+    if (int_field(step, "count", &count, why) != 0) return -1;
+    return outcome(step, rk_flow_controller_add_pass(r->flow, count), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "set_rule") == 0) {
+    rk_flow_rule rule;
+    if (flow_rule_value(step, &rule, why) != 0) return -1;
+    return outcome(step, rk_flow_controller_set_rule(r->flow, &rule), why) < 0 ? -1 : 0;
+  }
+  if (strcmp(op, "stats") == 0) {
+    rk_flow_stats s;
+    if (rk_flow_controller_stats(r->flow, &s) != RK_OK) return fail(why, "stats: %s", rk_last_error_message());
+    if (stats_double(step, "pass_qps", s.pass_qps, why) != 0 ||
+        stats_double(step, "block_qps", s.block_qps, why) != 0 ||
+        stats_double(step, "success_qps", s.success_qps, why) != 0 ||
+        stats_double(step, "previous_pass_qps", s.previous_pass_qps, why) != 0 ||
+        stats_count(step, "occupied_pass", s.occupied_pass, why) != 0 ||
+        stats_count(step, "waiting", s.waiting, why) != 0 || stats_count(step, "in_flight", s.in_flight, why) != 0 ||
+        stats_double(step, "avg_rt_millis", s.avg_rt_millis, why) != 0) {
+      return -1;
+    }
+    return 0;
+  }
+  return fail(why, "unknown op \"%s\"", op);
+}
+
+static int run_flow(const cJSON *spec, const cJSON *c, why_t *why) {
+  flow_replay r = {NULL, NULL, NULL, NULL, 0, 0};
+  int result = -1;
+  rk_flow_rule rule;
+  int64_t sample_count, interval_ms;
+  if (rk_manual_clock_new(&r.clock) != RK_OK) {
+    fail(why, "no clock: %s", rk_last_error_message());
+  } else if (flow_rule_value(spec, &rule, why) == 0 && int_field(spec, "sample_count", &sample_count, why) == 0 &&
+             int_field(spec, "interval_ms", &interval_ms, why) == 0) {
+    rk_status status = rk_flow_controller_new(&rule, sample_count, interval_ms, r.clock, &r.flow);
+    result = replay_steps(c, status, &r, flow_step, why);
+  }
+  free(r.permits);
+  free(r.released);
+  rk_flow_controller_free(r.flow);
+  rk_manual_clock_free(r.clock);
+  return result;
+}
+
 /* ---- The composite ---------------------------------------------------- */
 
 typedef struct {
@@ -1423,6 +1568,7 @@ static int run_case(const cJSON *c, why_t *why) {
   if (strcmp(algorithm, "bbr") == 0 || strcmp(algorithm, "system_guard") == 0) {
     return run_load_driven(algorithm, spec, c, why);
   }
+  if (strcmp(algorithm, "flow") == 0) return run_flow(spec, c, why);
   if (strcmp(algorithm, "cycle") == 0) return run_cycle(spec, c, why);
   if (strcmp(algorithm, "composite") == 0) return run_composite(spec, c, why);
   if (strcmp(algorithm, "keyed") == 0) return run_keyed(spec, c, why);

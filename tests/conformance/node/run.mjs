@@ -691,6 +691,83 @@ function cycle(spec, clock) {
   };
 }
 
+/** A `flow` rule from a limiter's or a `set_rule` step's fields, as a user writes one (names in camelCase). */
+function flowRule(fields) {
+  const rule = { count: doubleField(fields, 'count') };
+  if ('grade' in fields) rule.grade = fields.grade;
+  if ('control_behavior' in fields) rule.controlBehavior = camelCase(String(fields.control_behavior));
+  for (const key of ['warm_up_period_sec', 'cold_factor', 'max_queueing_time_ms']) {
+    if (key in fields) rule[camelCase(key)] = argField(fields, key);
+  }
+  return rule;
+}
+
+/**
+ * `flow`: a FlowController on the case's clock. `check` decides without
+ * waiting; the permits of admitted checks are kept in order for `release`.
+ */
+function flow(spec, clock) {
+  const permits = [];
+  const STATS = {
+    pass_qps: 'passQps',
+    block_qps: 'blockQps',
+    success_qps: 'successQps',
+    previous_pass_qps: 'previousPassQps',
+    avg_rt_millis: 'avgRtMs',
+    occupied_pass: 'occupiedPass',
+    waiting: 'waiting',
+    in_flight: 'inFlight',
+  };
+  const DOUBLES = new Set(['pass_qps', 'block_qps', 'success_qps', 'previous_pass_qps', 'avg_rt_millis']);
+  return {
+    make: () =>
+      new rk.FlowController({
+        rule: flowRule(spec),
+        sampleCount: argField(spec, 'sample_count'),
+        intervalMs: argField(spec, 'interval_ms'),
+        clock,
+      }),
+    async step(limiter, step) {
+      switch (step.op) {
+        case 'check':
+          return expect(
+            step,
+            () => limiter.check(argField(step, 'acquire_count'), boolField(step, 'prioritized')),
+            ({ decision, permit }) => {
+              if (permit) permits.push(permit);
+              expectEq('a permit', decision.allowed, permit !== undefined);
+              expectDecision(decisionField(step), decision);
+            },
+          );
+        case 'release': {
+          const permit = permits[Number(intField(step, 'permit'))];
+          if (!permit) throw new Mismatch(`no permit #${step.permit}`);
+          return limiter.release(permit);
+        }
+        case 'add_pass':
+          return expect(step, () => limiter.addPass(argField(step, 'count')));
+        case 'set_rule':
+          return expect(step, () => limiter.setRule(flowRule(step)));
+        case 'stats': {
+          const stats = limiter.stats();
+          for (const [field, name] of Object.entries(STATS)) {
+            if (!(field in step)) continue;
+            if (DOUBLES.has(field)) {
+              const expected = doubleField(step, field);
+              if (!sameDouble(expected, stats[name])) throw new Mismatch(`expected ${field} ${show(expected)}, got ${show(stats[name])}`);
+            } else {
+              expectEq(field, intField(step, field), BigInt(stats[name]));
+            }
+          }
+          return;
+        }
+        default:
+          throw new Mismatch(`unknown op ${JSON.stringify(step.op)}`);
+      }
+    },
+  };
+}
+
 /** `composite`: its parts are option objects with the algorithm's name. */
 function composite(spec, clock) {
   if (!Array.isArray(spec.limits)) throw new Mismatch('no "limits" array');
@@ -763,6 +840,8 @@ function create(spec, clock) {
     case 'bbr':
     case 'system_guard':
       return loadDriven(spec, clock);
+    case 'flow':
+      return flow(spec, clock);
     case 'cycle':
       return cycle(spec, clock);
     case 'composite':

@@ -48,6 +48,9 @@ from ratekeeper import (
     CycleLimiter,
     Decision,
     FixedWindow,
+    FlowController,
+    FlowPermit,
+    FlowRule,
     GradientPolicy,
     InvalidArgumentError,
     KeyedLimiter,
@@ -866,6 +869,98 @@ class CycleReplay(Replay):
         return super().call(op, step)
 
 
+class FlowReplay(Replay):
+    """``flow``: a ``FlowController`` on the case's clock. ``check`` decides
+    without waiting (the clock moves only by ``sleep`` steps); the permits
+    of admitted checks are kept in order for ``release``. ``stats``
+    compares ``avg_rt_millis`` as ``avg_rt`` seconds (``millis / 1000``)."""
+
+    def __init__(self, spec: dict[str, Any], clock: ManualClock) -> None:
+        self.permits: list[FlowPermit] = []
+        self.flow = FlowController(
+            _flow_rule(spec),
+            sample_count=int_field(spec, "sample_count"),
+            interval_ms=int_field(spec, "interval_ms"),
+            clock=clock,
+        )
+
+    def call(self, op: str, step: dict[str, Any]) -> Call:
+        flow = self.flow
+        if op == "check":
+
+            def check() -> str | None:
+                decision, permit = flow.check(
+                    int_field(step, "acquire_count"), bool_field(step, "prioritized")
+                )
+                if permit is not None:
+                    self.permits.append(permit)
+                _compare_decision(step, decision)
+                return None
+
+            return check
+        if op == "release":
+
+            def release() -> str | None:
+                index = int_field(step, "permit")
+                if not 0 <= index < len(self.permits):
+                    raise CaseFailure(f"no permit #{index}")
+                flow.release(self.permits[index])
+                return None
+
+            return release
+        if op == "add_pass":
+
+            def add_pass() -> str | None:
+                flow.add_pass(int_field(step, "count"))
+                return None
+
+            return add_pass
+        if op == "set_rule":
+
+            def set_rule() -> str | None:
+                flow.set_rule(_flow_rule(step))
+                return None
+
+            return set_rule
+        if op == "stats":
+            return lambda: self._compare_stats(step)
+        return super().call(op, step)
+
+    def _compare_stats(self, step: dict[str, Any]) -> str | None:
+        stats = self.flow.stats()
+        diffs = []
+        for name in ("occupied_pass", "waiting", "in_flight"):
+            if name in step:
+                want = int_field(step, name)
+                got = getattr(stats, name)
+                if want != got:
+                    diffs.append(f"{name} {got}, expected {want}")
+        for name in ("pass_qps", "block_qps", "success_qps", "previous_pass_qps"):
+            if name in step:
+                failure = _compare_double(double_field(step, name), getattr(stats, name))
+                if failure is not None:
+                    diffs.append(f"{name} {failure}")
+        if "avg_rt_millis" in step:
+            want_seconds = double_field(step, "avg_rt_millis") / 1000
+            failure = _compare_double(want_seconds, stats.avg_rt)
+            if failure is not None:
+                diffs.append(f"avg_rt {failure}, expected {want_seconds!r}")
+        return "; ".join(diffs) if diffs else None
+
+
+def _flow_rule(fields: dict[str, Any]) -> FlowRule:
+    """A ``FlowRule`` from a limiter's or a ``set_rule`` step's fields, each
+    optional but ``count`` (the others default as in Sentinel)."""
+    options: dict[str, Any] = {}
+    for name in ("grade", "control_behavior"):
+        if name in fields:
+            options[name] = fields[name]
+    for name in ("warm_up_period_sec", "cold_factor", "max_queueing_time_ms"):
+        if name in fields:
+            options[name] = int_field(fields, name)
+    return FlowRule(double_field(fields, "count"), **options)
+
+
 class ClockReplay(Replay):
     """``manual_clock``: the case's clock alone, moved by ``advance``."""
 
@@ -903,6 +998,7 @@ _FAMILIES: dict[str, Callable[[dict[str, Any], ManualClock], Replay]] = {
     "manual_clock": ClockReplay,
     "bbr": LoadReplay,
     "system_guard": LoadReplay,
+    "flow": FlowReplay,
     "cycle": CycleReplay,
 }
 
