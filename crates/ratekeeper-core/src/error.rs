@@ -209,6 +209,9 @@ arguments! {
         SampleInterval,
         /// The weight a load sampler gives the previous smoothed CPU usage.
         Decay,
+        /// How many unused slots a leaky bucket queue saves while idle
+        /// (Uber's `WithSlack`): at most `i64::MAX`.
+        Slack,
     }
 }
 
@@ -284,6 +287,7 @@ impl Argument {
             Argument::LoadAverage => "load_average",
             Argument::SampleInterval => "interval",
             Argument::Decay => "decay",
+            Argument::Slack => "slack",
         }
     }
 
@@ -361,6 +365,7 @@ impl Argument {
             Argument::MaxThread => "must be between 0 and 9223372036854775807",
             Argument::SampleInterval => duration_requirement!("1000"),
             Argument::Decay => "must be at least 0.0 and below 1.0",
+            Argument::Slack => "must be between 0 and 9223372036854775807",
         }
     }
 
