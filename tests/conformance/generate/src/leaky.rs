@@ -121,8 +121,11 @@ pub fn cases() -> Vec<Value> {
         let mut walk = random_walk(LeakyBucketQueue::new(c, i).expect("valid"), 0x1f_0000 + seed, i, c + 1);
         cases.push(walk.done(format!("leaky_bucket_queue/random-{seed}"), queue(c as i64, i)));
         let s = [1u64, 10, 3, 100][seed as usize % 4];
-        let mut walk = random_walk(LeakyBucketQueue::with_slack(c, i, s).expect("valid"), 0x20_0000 + seed, i, c + s + 1);
-        cases.push(walk.done(format!("leaky_bucket_queue/random-slack-{seed}"), queue_with_slack(c as i64, i, s as i64)));
+        let mut walk =
+            random_walk(LeakyBucketQueue::with_slack(c, i, s).expect("valid"), 0x20_0000 + seed, i, c + s + 1);
+        cases.push(
+            walk.done(format!("leaky_bucket_queue/random-slack-{seed}"), queue_with_slack(c as i64, i, s as i64)),
+        );
     }
     cases
 }
