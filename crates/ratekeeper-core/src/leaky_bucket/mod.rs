@@ -13,7 +13,9 @@
 //!   one, and is told how long to wait for it; a request whose slot would be
 //!   further away than `capacity` waiting units is refused. Requests leave
 //!   evenly spaced, whatever their arrival — the way to protect a service
-//!   you call.
+//!   you call. With slack it is uber-go/ratelimit's `Take()`: slots left
+//!   unused while idle may be handed out late (`uber_tests.rs` translates
+//!   Uber's own tests).
 //!
 //! Both count time in whole microseconds; the meter works in ticks of
 //! `1 / count_per_period` µs so its leak rate is exact. A time earlier than
