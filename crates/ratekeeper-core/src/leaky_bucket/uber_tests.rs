@@ -129,11 +129,15 @@ impl Run {
         self.now = until;
     }
 
-    /// `assertCountAt(d, count)`: rounds that returned before `d`.
-    fn assert_count_at(&mut self, at: i64, count: usize) {
+    /// Rounds that returned before `at`, once every take before it ran.
+    fn count_at(&mut self, at: i64) -> usize {
         self.run_until(at);
-        let done = self.counted.iter().filter(|&&t| t < at).count();
-        assert_eq!(done, count, "count not as expected at {at} µs");
+        self.counted.iter().filter(|&&t| t < at).count()
+    }
+
+    /// `assertCountAt(d, count)`.
+    fn assert_count_at(&mut self, at: i64, count: usize) {
+        assert_eq!(self.count_at(at), count, "count not as expected at {at} µs");
     }
 }
 
@@ -238,18 +242,13 @@ fn test_slack() {
     ];
     for (msg, options, want) in cases {
         let (slow, fast) = (0, 1);
-        let slow_limiter = limiter(10, Options { slack: 0, ..DEFAULTS });
-        let mut r = Run::new(std::vec![slow_limiter, limiter(100, options)]);
+        let mut r = Run::new(std::vec![limiter(10, Options { slack: 0, ..DEFAULTS }), limiter(100, options)]);
         r.start_taking(&[slow, fast]);
         // The 10 Hz limiter dominates here: always 10 a second.
-        r.assert_count_at(SECOND, 10);
+        assert_eq!(r.count_at(SECOND), 10, "{msg}");
         r.run_until(2 * SECOND);
         r.start_taking(&[fast]);
         r.start_taking(&[fast]);
-        let done = {
-            r.run_until(3 * SECOND);
-            r.counted.iter().filter(|&&t| t < 3 * SECOND).count()
-        };
-        assert_eq!(done, want, "{msg}");
+        assert_eq!(r.count_at(3 * SECOND), want, "{msg}");
     }
 }
