@@ -208,7 +208,10 @@ impl Packed<6> for LeakyBucketMeter {
 ///
 /// The decision's `limit` and `remaining` count the queue only (`capacity +
 /// 1`, one unit served now and `capacity` waiting): saved slack is a bonus
-/// the headers do not promise, so `remaining` never exceeds `limit`.
+/// the headers do not promise, so `remaining` never exceeds `limit`. Saved
+/// slots serve requests one by one, never one request of more than `limit`
+/// units (refused with a retry-after of never, slack or not, as every
+/// algorithm refuses a cost above its limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeakyBucketQueue {
     /// When the queue is empty again: the first free slot, in microseconds.
@@ -305,20 +308,21 @@ impl LeakyBucketQueue {
         // saturating there would let every later request share them).
         let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
         let representable = new_free <= i128::from(i64::MAX);
-        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) && representable {
+        if cost <= limit && last_wait <= interval.saturating_mul(i128::from(self.capacity)) && representable {
             let mut decision = Decision::allowed(limit, remaining_after(new_free), reset(new_free), window);
             decision.wait_micros = reset(start);
             return (decision, Some(new_free as i64));
         }
-        // Units beyond what the queue holds, which must take saved slots.
-        let excess = i128::from(cost) - 1 - i128::from(self.capacity);
         // (Slots past the end of time only move further out: never.)
-        let retry_after = if excess > saved || !representable {
+        let retry_after = if cost > limit || !representable {
             NEVER
         } else {
             // Admitted once `max(next_free, t − saved × interval) − t +
-            // (cost − 1) × interval ≤ capacity × interval`, which (as
-            // `excess ≤ saved`) is from `t = next_free + excess × interval`.
+            // (cost − 1) × interval ≤ capacity × interval`: as `cost ≤
+            // capacity + 1`, from `t = next_free + (cost − 1 − capacity) ×
+            // interval` (saved slots only ever make `t − saved × interval`
+            // smaller than that bound needs).
+            let excess = i128::from(cost) - 1 - i128::from(self.capacity);
             reset(next_free.saturating_add(interval.saturating_mul(excess)))
         };
         (Decision::refused(limit, remaining_after(next_free), retry_after, reset(next_free), window), None)
@@ -490,23 +494,26 @@ mod tests {
         assert_eq!(q.slack(), 10);
     }
 
-    /// Saved slots let a request go beyond the queue's capacity; its retry
-    /// time says when the slots it needs exist, and "never" only when
-    /// saving all of them would not be enough.
+    /// Saved slots serve requests one by one beyond the queue's capacity,
+    /// but never one request of more than the limit (`capacity + 1`): that
+    /// is refused with "never", as by every algorithm.
     #[test]
-    fn queue_with_slack_admits_beyond_the_capacity_only_from_saved_slots() {
+    fn queue_with_slack_serves_requests_within_the_limit_from_saved_slots() {
         // No waiting allowed, one slot per ms, three saved at most.
         let mut q = LeakyBucketQueue::with_slack(0, 1_000, 3).unwrap();
-        // Fresh: nothing saved, so two units never fit.
-        assert!(q.peek(2, 50_000).is_never());
         assert!(q.check(1, 0).allowed);
-        let d = q.peek(3, 0);
-        assert_eq!((d.allowed, d.retry_after_micros, d.remaining), (false, 3_000, 0));
-        assert!(q.peek(5, 0).is_never(), "4 saved slots are needed: only 3 are ever saved");
-        let d = q.check(4, 10_000);
-        assert_eq!((d.allowed, d.wait_micros, d.limit, d.remaining, d.reset_after_micros), (true, 0, 1, 0, 1_000));
+        let d = q.peek(1, 500);
+        assert_eq!((d.allowed, d.retry_after_micros, d.remaining), (false, 500, 0));
+        assert!(q.peek(2, 50_000).is_never(), "above the limit of 1, saved slots or not");
+        // At 10 ms: three saved slots and the current one, one unit each.
+        let waits: [(bool, i64); 5] = core::array::from_fn(|_| {
+            let d = q.check(1, 10_000);
+            (d.allowed, d.wait_micros)
+        });
+        assert_eq!(waits, [(true, 0), (true, 0), (true, 0), (true, 0), (false, 0)]);
         assert_eq!(q.next_free_micros(), 11_000);
-        assert_eq!(q.check(1, 10_000).retry_after_micros, 1_000);
+        let d = q.check(1, 10_000);
+        assert_eq!((d.limit, d.remaining, d.retry_after_micros, d.reset_after_micros), (1, 0, 1_000, 1_000));
         // Slack 0 is the queue without slack.
         assert_eq!(LeakyBucketQueue::with_slack(2, 7, 0), LeakyBucketQueue::new(2, 7));
     }
