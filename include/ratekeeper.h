@@ -553,7 +553,7 @@ typedef uint32_t rk_algorithm;
  * ```
  *
  * Counts are `int64_t` and must not be negative; durations are whole
- * microseconds. Each algorithm checks its own ranges when the limiter is
+ * microseconds. A parameter whose default is 0 (`slack`) may be left 0. Each algorithm checks its own ranges when the limiter is
  * created (`RK_INVALID_ARGUMENT` naming the field).
  */
 typedef struct {
@@ -607,6 +607,12 @@ typedef struct {
    * `window_micros`.
    */
   int64_t sub_windows;
+  /**
+   * Leaky bucket queue: how many slots left unused while idle may be
+   * handed out late (uber-go/ratelimit's `WithSlack`; 0 to `INT64_MAX`,
+   * 0 saves none).
+   */
+  int64_t slack;
 } rk_limiter_spec;
 
 /**
@@ -1153,7 +1159,7 @@ typedef void (*rk_wait_callback)(void *user_data,
 
 /**
  * The leaky bucket as a queue (each request gets a slot and a wait):
- * `capacity`, `interval_micros`.
+ * `capacity`, `interval_micros`, and `slack` (0 unless set).
  */
 #define RK_ALGORITHM_LEAKY_BUCKET_QUEUE 4
 
@@ -1797,6 +1803,28 @@ rk_status rk_limiter_new_leaky_bucket_queue(int64_t capacity,
                                             int64_t interval_micros,
                                             const rk_manual_clock *clock,
                                             rk_limiter **out_limiter);
+
+/**
+ * Creates a leaky bucket queue that saves up to `slack` slots left unused
+ * while idle (uber-go/ratelimit's `WithSlack`): a request's slot is the
+ * later of the next free slot and `slack × interval_micros` before now, so
+ * after a pause up to `slack + 1` units go at once (wait 0) before the
+ * queue spaces them again. Nothing is saved before the first admitted
+ * request. Otherwise as `rk_limiter_new_leaky_bucket_queue()`, which is
+ * this with `slack` 0. (Uber's `ratelimit.New(rate, WithSlack(n))` never
+ * refuses: `capacity` `INT64_MAX`, `interval_micros` `1000000 / rate`.)
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `capacity` or `slack` is negative or
+ * `interval_micros` is not positive; as `rk_limiter_new()` otherwise.
+ *
+ * # Safety
+ * As `rk_limiter_new_token_bucket()`.
+ */
+rk_status rk_limiter_new_leaky_bucket_queue_with_slack(int64_t capacity,
+                                                       int64_t interval_micros,
+                                                       int64_t slack,
+                                                       const rk_manual_clock *clock,
+                                                       rk_limiter **out_limiter);
 
 /**
  * Creates a fixed window limiter: at most `limit` units per window of

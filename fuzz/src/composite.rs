@@ -43,7 +43,11 @@ impl<'a> Arbitrary<'a> for Spec {
                 count_per_period: count(u, 20)?,
                 period_micros: micros(u)?,
             },
-            3 => LimiterSpec::LeakyBucketQueue { capacity: count(u, 10)?, interval_micros: micros(u)? },
+            3 => LimiterSpec::LeakyBucketQueue {
+                capacity: count(u, 10)?,
+                interval_micros: micros(u)?,
+                slack: count(u, 10)?,
+            },
             4 => LimiterSpec::FixedWindow { limit: count(u, 20)?, window_micros: micros(u)? },
             5 => {
                 let sub_windows = if sane { u.int_in_range(1..=16)? } else { u32::arbitrary(u)? };

@@ -10,8 +10,10 @@
 //! `max_burst = capacity − 1` (ITU-T I.371) while time only moves forward.
 //!
 //! Queue: the admission contract; slots handed out in order, each request's
-//! first slot at least `cost × interval` after the previous request's; no
-//! request waits more than `capacity` units' worth; and `acquire` on the
+//! first slot at least `cost × interval` after the previous request's and
+//! never more than `slack` intervals before its request (the first ever not
+//! before it); the wait is the slot's distance, when ahead; no request's
+//! last unit more than `capacity` units' worth away; and `acquire` on the
 //! std queue sleeps exactly the wait it reports.
 
 use std::time::Duration;
@@ -162,14 +164,17 @@ pub fn run_meter(input: MeterInput) {
 pub struct QueueParams {
     capacity: u64,
     interval_micros: i64,
+    slack: u64,
 }
 
 impl<'a> Arbitrary<'a> for QueueParams {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         if u.ratio(3u8, 4)? {
-            Ok(QueueParams { capacity: u.int_in_range(0..=10)?, interval_micros: u.int_in_range(1..=100_000)? })
+            let (capacity, interval_micros) = (u.int_in_range(0..=10)?, u.int_in_range(1..=100_000)?);
+            let slack = if u.ratio(1u8, 2)? { 0 } else { u.int_in_range(1..=12)? };
+            Ok(QueueParams { capacity, interval_micros, slack })
         } else {
-            Ok(QueueParams { capacity: wild_u64(u)?, interval_micros: wild_i64(u)? })
+            Ok(QueueParams { capacity: wild_u64(u)?, interval_micros: wild_i64(u)?, slack: wild_u64(u)? })
         }
     }
 }
@@ -196,14 +201,16 @@ pub struct QueueInput {
 /// Runs one queue input.
 pub fn run_queue(input: QueueInput) {
     let p = input.params;
-    let made = LeakyBucketQueue::new(p.capacity, p.interval_micros);
+    let made = LeakyBucketQueue::with_slack(p.capacity, p.interval_micros, p.slack);
     let clock = clock_at(input.origin);
     let interval = Duration::from_micros(p.interval_micros.max(0) as u64);
-    let std = ratekeeper::LeakyBucketQueue::with_clock(p.capacity, interval, clock.clone());
+    let std = ratekeeper::LeakyBucketQueue::with_slack_and_clock(p.capacity, interval, p.slack, clock.clone());
     let expected = if p.capacity > i64::MAX as u64 {
         Some(Argument::QueueCapacity)
+    } else if p.interval_micros <= 0 {
+        Some(Argument::Interval)
     } else {
-        (p.interval_micros <= 0).then_some(Argument::Interval)
+        (p.slack > i64::MAX as u64).then_some(Argument::Slack)
     };
     let mut queue = match (made, expected) {
         (Ok(q), None) => q,
@@ -212,7 +219,9 @@ pub fn run_queue(input: QueueInput) {
             assert!(std.is_err());
             return;
         }
-        (made, expected) => panic!("LeakyBucketQueue::new{p:?} = {made:?}, expected an error about {expected:?}"),
+        (made, expected) => {
+            panic!("LeakyBucketQueue::with_slack{p:?} = {made:?}, expected an error about {expected:?}")
+        }
     };
     let mut mirror = Mirror::new(clock, std.expect("the std layer refused what the core accepted"), queue);
     let promises =
@@ -225,19 +234,26 @@ pub fn run_queue(input: QueueInput) {
         match op {
             QueueOp::Check(step, cost) => {
                 let now = time.step(step);
+                // Slots are saved only once one was handed out.
+                let used = queue.next_free_micros() != 0;
                 let d = admit_strict(&mut queue, cost.0, &time, promises);
                 assert_eq!(d.limit, p.capacity.saturating_add(1));
                 // (A wait of NEVER: the time went back so far, more than
                 // 2^63 µs before the queue's next slot, that the wait does
                 // not fit in the decision; nothing to check.)
                 if d.allowed && cost.0 > 0 && d.wait_micros != ratekeeper_core::NEVER {
-                    // The request's first slot, and the end of its last.
-                    let start = i128::from(now) + i128::from(d.wait_micros);
-                    let end = start + interval * i128::from(cost.0);
+                    // The request's first slot (in the past when it took a
+                    // saved one), and the end of its last.
+                    let end = i128::from(queue.next_free_micros());
+                    let start = end - interval * i128::from(cost.0);
+                    let now = i128::from(now);
+                    assert_eq!(i128::from(d.wait_micros), (start - now).max(0), "{queue:?}");
+                    let saved = if used { i128::from(p.slack) } else { 0 };
+                    assert!(start >= now - interval * saved, "slot at {start}, more than the slack before {now}");
                     if let Some(free) = free {
                         assert!(start >= free, "slot at {start} before the last one ended at {free}: {queue:?}");
                     }
-                    let last_wait = i128::from(d.wait_micros) + interval * (i128::from(cost.0) - 1);
+                    let last_wait = start - now + interval * (i128::from(cost.0) - 1);
                     assert!(last_wait <= interval * i128::from(p.capacity), "waits {last_wait} µs: {queue:?}");
                     free = Some(end);
                 }

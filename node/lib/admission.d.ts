@@ -106,6 +106,13 @@ export type LeakyBucketQueueOptions = {
      */
     intervalMicros?: number | bigint | undefined;
     /**
+     * How many slots left unused while
+     * idle may be handed out late (uber-go/ratelimit's `WithSlack`): after a
+     * pause, up to `slack + 1` requests go at once. None are saved before
+     * the first request. 0 when left out.
+     */
+    slack?: number | bigint | undefined;
+    /**
      * See `ClockOption`.
      */
     clock?: native.ManualClock | undefined;
@@ -145,9 +152,9 @@ export type SlidingWindowOptions = {
     windowMicros?: number | bigint | undefined;
     /**
      * Sub-windows per window: 1 to 16,
-     * dividing the window in whole microseconds.
+     * dividing the window in whole microseconds; 10 when left out.
      */
-    subWindows: number | bigint;
+    subWindows?: number | bigint | undefined;
     /**
      * See `ClockOption`.
      */
@@ -384,6 +391,10 @@ export class LeakyBucketMeter extends AdmissionLimiter {
  * @property {number} [intervalMs] The spacing of slots in milliseconds.
  * @property {number | bigint} [intervalMicros] The same in exact
  *   microseconds. Give one or the other.
+ * @property {number | bigint} [slack] How many slots left unused while
+ *   idle may be handed out late (uber-go/ratelimit's `WithSlack`): after a
+ *   pause, up to `slack + 1` requests go at once. None are saved before
+ *   the first request. 0 when left out.
  * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
  */
 /**
@@ -445,8 +456,8 @@ export class FixedWindow extends AdmissionLimiter {
  * @property {number} [windowMs] The window in milliseconds.
  * @property {number | bigint} [windowMicros] The same in exact
  *   microseconds. Give one or the other.
- * @property {number | bigint} subWindows Sub-windows per window: 1 to 16,
- *   dividing the window in whole microseconds.
+ * @property {number | bigint} [subWindows] Sub-windows per window: 1 to 16,
+ *   dividing the window in whole microseconds; 10 when left out.
  * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
  */
 /**

@@ -418,6 +418,10 @@ class LeakyBucketMeter extends AdmissionLimiter {
  * @property {number} [intervalMs] The spacing of slots in milliseconds.
  * @property {number | bigint} [intervalMicros] The same in exact
  *   microseconds. Give one or the other.
+ * @property {number | bigint} [slack] How many slots left unused while
+ *   idle may be handed out late (uber-go/ratelimit's `WithSlack`): after a
+ *   pause, up to `slack + 1` requests go at once. None are saved before
+ *   the first request. 0 when left out.
  * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
  */
 
@@ -519,8 +523,8 @@ class FixedWindow extends AdmissionLimiter {
  * @property {number} [windowMs] The window in milliseconds.
  * @property {number | bigint} [windowMicros] The same in exact
  *   microseconds. Give one or the other.
- * @property {number | bigint} subWindows Sub-windows per window: 1 to 16,
- *   dividing the window in whole microseconds.
+ * @property {number | bigint} [subWindows] Sub-windows per window: 1 to 16,
+ *   dividing the window in whole microseconds; 10 when left out.
  * @property {import('./binding.js').ManualClock} [clock] See `ClockOption`.
  */
 

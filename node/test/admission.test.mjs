@@ -238,6 +238,23 @@ test('LeakyBucketQueue: each request gets a slot; acquire waits for it', async (
   assert.equal(clock.now, 100);
 });
 
+test("LeakyBucketQueue: slack saves unused slots, as uber-go/ratelimit's WithSlack", () => {
+  const clock = new ManualClock();
+  // Uber's New(10, WithSlack(2)): a queue that never refuses.
+  const queue = new LeakyBucketQueue({ capacity: 2n ** 63n - 1n, intervalMs: 100, slack: 2, clock });
+  assert.equal(queue.check().waitMs, 0); // nothing saved before the first
+  assert.equal(queue.check().waitMs, 100);
+  clock.advance(1000); // idle: two unused slots saved, not ten
+  assert.deepEqual([1, 2, 3, 4].map(() => queue.check().waitMs), [0, 0, 0, 100]);
+  // Left out, slack is 0 (and a sliding window's subWindows 10).
+  const strict = new LeakyBucketQueue({ capacity: 2, intervalMs: 100, clock });
+  assert.equal(strict.check().waitMs, 0);
+  clock.advance(1000);
+  assert.deepEqual([1, 2].map(() => strict.check().waitMs), [0, 100]);
+  const window = new SlidingWindow({ limit: 10, windowMs: 1000, clock });
+  assert.equal(window.check(10).allowed, true);
+});
+
 test('FixedWindow: windows aligned to the creation', () => {
   const clock = new ManualClock();
   const window = new FixedWindow({ limit: 2, windowMs: 1000, clock });

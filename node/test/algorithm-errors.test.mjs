@@ -101,6 +101,10 @@ const BAD_OPTIONS = [
   ['LeakyBucketQueue', { intervalMs: 0 }, RANGE, 'intervalMs', 0],
   ['LeakyBucketQueue', { intervalMs: undefined, intervalMicros: -1 }, RANGE, 'intervalMicros', -1],
   ['LeakyBucketQueue', { intervalMs: null }, TYPE, 'intervalMs', null],
+  ['LeakyBucketQueue', { slack: -1 }, RANGE, 'slack', -1],
+  ['LeakyBucketQueue', { slack: 2n ** 63n }, RANGE, 'slack', 2n ** 63n],
+  ['LeakyBucketQueue', { slack: '1' }, TYPE, 'slack', '1'],
+  ['LeakyBucketQueue', { slack: null }, TYPE, 'slack', null],
   ['FixedWindow', { limit: 0 }, RANGE, 'limit', 0],
   ['FixedWindow', { limit: -1n }, RANGE, 'limit', -1n],
   ['FixedWindow', { windowMs: 0 }, RANGE, 'windowMs', 0],
@@ -109,7 +113,8 @@ const BAD_OPTIONS = [
   ['SlidingWindow', { subWindows: 17 }, RANGE, 'subWindows', 17],
   ['SlidingWindow', { subWindows: 2 ** 32 }, RANGE, 'subWindows', 2 ** 32],
   ['SlidingWindow', { windowMs: 1, subWindows: 3 }, RANGE, 'subWindows', 3], // does not divide 1,000 µs
-  ['SlidingWindow', { subWindows: undefined }, TYPE, 'subWindows', undefined],
+  ['SlidingWindow', { subWindows: null }, TYPE, 'subWindows', null],
+  ['SlidingWindow', { windowMs: 0.001, subWindows: undefined }, RANGE, 'subWindows', 10], // 1 µs in the default 10
   ['SlidingWindow', { limit: 2 ** 32 }, RANGE, 'limit', 2 ** 32],
   ['SlidingLog', { limit: SlidingLog.MAX_LIMIT + 1 }, RANGE, 'limit', SlidingLog.MAX_LIMIT + 1],
   ['SlidingLog', { limit: 0 }, RANGE, 'limit', 0],

@@ -22,9 +22,12 @@ const registry = JSON.parse(read('../../tests/conformance/algorithms.json')).alg
 /** `snake_case` → `camelCase`. */
 const camel = (snake) => snake.replace(/_(.)/g, (_, c) => c.toUpperCase());
 
-/** An algorithm's option names and the type each is declared with, in order. */
+/**
+ * An algorithm's option names and the type each is declared with, in order:
+ * a parameter with a default in the registry is optional.
+ */
 function options(algorithm) {
-  return algorithm.parameters.flatMap(({ name, kind }) => {
+  return algorithm.parameters.flatMap(({ name, kind, default: fallback }) => {
     const key = camel(name);
     if (kind === 'duration') {
       return [
@@ -32,7 +35,8 @@ function options(algorithm) {
         [`${key}Micros`, '?: number | bigint | undefined'],
       ];
     }
-    return [[key, kind === 'rate' ? ': number' : ': number | bigint']];
+    const type = kind === 'rate' ? 'number' : 'number | bigint';
+    return [[key, fallback === undefined ? `: ${type}` : `?: ${type} | undefined`]];
   });
 }
 

@@ -153,6 +153,11 @@ class LeakyBucketQueue(_ratekeeper.LeakyBucketQueue, LimitedCalls):
         queue.acquire()                         # sleeps until the slot (GIL released)
         await queue.acquire_async()             # never blocks the event loop
         decision = queue.check()                # takes the slot, says how long to wait
+
+    With ``slack``, uber-go/ratelimit's ``WithSlack``, up to ``slack`` slots
+    left unused while idle are handed out late (none before the first
+    request): ``LeakyBucketQueue(2**63 - 1, 0.1, slack=10)`` is Uber's
+    ``ratelimit.New(10)``, which never refuses.
     """
 
     __slots__ = ()

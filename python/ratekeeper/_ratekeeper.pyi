@@ -241,7 +241,12 @@ class LeakyBucketMeter(Limiter):
 
 class LeakyBucketQueue(Limiter):
     def __new__(
-        cls, capacity: int, interval: float | timedelta, *, clock: ManualClock | None = None
+        cls,
+        capacity: int,
+        interval: float | timedelta,
+        slack: int = 0,
+        *,
+        clock: ManualClock | None = None,
     ) -> Self: ...
     def acquire(self, cost: int = 1) -> Decision: ...
     def _reserve(self, cost: int = 1) -> tuple[Decision, float]: ...
@@ -260,7 +265,7 @@ class SlidingWindow(Limiter):
         cls,
         limit: int,
         window: float | timedelta,
-        sub_windows: int,
+        sub_windows: int = 10,
         *,
         clock: ManualClock | None = None,
     ) -> Self: ...

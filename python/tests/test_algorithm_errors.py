@@ -108,6 +108,7 @@ INVALID: list[Case] = [
     (lambda v: SlidingLog(1, v), "window", [timedelta(microseconds=-5)]),
     (lambda v: SlidingWindow(1, 1.0, v), "sub_windows", [0, 17, -1, 2**32, 2**70]),
     (lambda v: SlidingWindow(1, 1e-5, v), "sub_windows", [3]),  # 10 µs in 3
+    (lambda v: LeakyBucketQueue(1, 1.0, v), "slack", [-1, 2**63]),
     (lambda v: SrTcm(v, 1, 1), "cir", [0, -1]),
     (lambda v: TrTcm(10, 1, v, 1), "cir", [0]),
     (lambda v: SrTcm(1, v, 0), "cbs", [0, -1]),
@@ -189,6 +190,7 @@ WRONG_TYPES: list[Case] = [
     (lambda v: Gcra(1, 1, v), "period", ["1", True, None, [1]]),
     (lambda v: LeakyBucketMeter(v, 1, 1.0), "capacity", [2.0]),
     (lambda v: LeakyBucketQueue(1, v), "interval", ["0.1"]),
+    (lambda v: LeakyBucketQueue(1, 0.1, v), "slack", [1.0, "1", True]),
     (lambda v: FixedWindow(v, 1.0), "limit", [10.0, "10"]),
     (lambda v: FixedWindow(1, v), "window", [b"1"]),
     (lambda v: SlidingWindow(1, 1.0, v), "sub_windows", [2.0]),

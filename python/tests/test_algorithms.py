@@ -202,6 +202,27 @@ def test_leaky_bucket_queue_acquire_sleeps_until_the_slot(clock: ManualClock) ->
     assert clock.now == 0.1
 
 
+def test_leaky_bucket_queue_saves_slack_like_uber(clock: ManualClock) -> None:
+    # uber-go/ratelimit's New(10, WithSlack(2)): a queue that never refuses.
+    queue = LeakyBucketQueue(2**63 - 1, 0.1, slack=2, clock=clock)
+    assert queue.check().wait_micros == 0  # nothing saved before the first
+    assert queue.check().wait_micros == 100_000
+    clock.advance(1.0)  # idle: two unused slots saved, not ten
+    assert [queue.check().wait_micros for _ in range(4)] == [0, 0, 0, 100_000]
+    assert repr(queue).startswith(
+        "LeakyBucketQueue(capacity=9223372036854775807, interval=0.1, slack=2,"
+    )
+
+
+def test_parameters_with_a_registry_default_may_be_left_out(clock: ManualClock) -> None:
+    queue = LeakyBucketQueue(2, 0.1, clock=clock)  # slack 0: nothing saved
+    assert queue.check().allowed
+    clock.advance(1.0)
+    assert [queue.check().wait_micros for _ in range(2)] == [0, 100_000]
+    assert "slack=0" in repr(queue)
+    assert "sub_windows=10" in repr(SlidingWindow(5, 1.0, clock=clock))
+
+
 def test_a_queue_of_capacity_zero_admits_only_free_slots(clock: ManualClock) -> None:
     queue = LeakyBucketQueue(0, 1.0, clock=clock)
     assert admitted(queue, 2) == [True, False]

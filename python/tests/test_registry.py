@@ -42,6 +42,9 @@ def test_every_registered_algorithm_is_a_class_of_the_package() -> None:
         expected = [p["name"] for p in algorithm["parameters"]]
         assert [p.name for p in parameters] == [*expected, "clock"], name
         assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters[:-1]), name
+        # A parameter with a default in the registry may be left out, for it.
+        defaults = [p.get("default", inspect.Parameter.empty) for p in algorithm["parameters"]]
+        assert [p.default for p in parameters[:-1]] == defaults, name
         assert parameters[-1].kind is inspect.Parameter.KEYWORD_ONLY, name
 
 
@@ -80,4 +83,6 @@ def test_the_stubs_declare_the_registrys_parameters() -> None:
         ]
         expected = [(p["name"], ANNOTATIONS[p["kind"]]) for p in algorithm["parameters"]]
         assert declared == expected, name
+        defaults = [str(p["default"]) for p in algorithm["parameters"] if "default" in p]
+        assert [ast.unparse(d) for d in new.args.defaults] == defaults, name
         assert [a.arg for a in new.args.kwonlyargs] == ["clock"], name

@@ -124,6 +124,7 @@ static void null_out_parameters(void) {
   CHECK_NULL(rk_limiter_new_gcra(1, 1, 1, clock_, NULL), "out_limiter");
   CHECK_NULL(rk_limiter_new_leaky_bucket_meter(1, 1, 1, clock_, NULL), "out_limiter");
   CHECK_NULL(rk_limiter_new_leaky_bucket_queue(1, 1, clock_, NULL), "out_limiter");
+  CHECK_NULL(rk_limiter_new_leaky_bucket_queue_with_slack(1, 1, 1, clock_, NULL), "out_limiter");
   CHECK_NULL(rk_limiter_new_fixed_window(1, 1, clock_, NULL), "out_limiter");
   CHECK_NULL(rk_limiter_new_sliding_window(1, 1, 1, clock_, NULL), "out_limiter");
   CHECK_NULL(rk_limiter_new_sliding_log(1, 1, clock_, NULL), "out_limiter");
@@ -214,6 +215,8 @@ static void invalid_creations(void) {
   CHECK_INVALID(rk_limiter_new_leaky_bucket_meter(1, 1, -5, clock_, &l), "period_micros");
   CHECK_INVALID(rk_limiter_new_leaky_bucket_queue(-1, 1, clock_, &l), "capacity");
   CHECK_INVALID(rk_limiter_new_leaky_bucket_queue(1, 0, clock_, &l), "interval_micros");
+  CHECK_INVALID(rk_limiter_new_leaky_bucket_queue_with_slack(1, 1, -1, clock_, &l), "slack");
+  CHECK_INVALID(rk_limiter_new_leaky_bucket_queue_with_slack(-1, 1, 0, clock_, &l), "capacity");
   CHECK_INVALID(rk_limiter_new_fixed_window(0, 1, clock_, &l), "limit");
   CHECK_INVALID(rk_limiter_new_fixed_window(-1, 1, clock_, &l), "limit");
   CHECK_INVALID(rk_limiter_new_fixed_window(1, 0, clock_, &l), "window_micros");

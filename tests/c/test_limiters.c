@@ -300,6 +300,15 @@ static void leaky_bucket_queue(void) {
   CHECK(!d.allowed);
   CHECK_I64(now_micros(clock), 100000);
   rk_limiter_free(queue);
+
+  /* Uber's slack: after one request and a pause of a second, two saved
+   * slots go at once, then the queue spaces requests again. */
+  must(rk_limiter_new_leaky_bucket_queue_with_slack(2, 100000, 2, clock, &queue), &queue);
+  CHECK_I64(check(queue, 1).wait_micros, 0);
+  CHECK_OK(rk_manual_clock_advance_micros(clock, 1000000));
+  const int64_t slack_waits[] = {0, 0, 0, 100000};
+  for (size_t i = 0; i < 4; i++) CHECK_I64(check(queue, 1).wait_micros, slack_waits[i]);
+  rk_limiter_free(queue);
   rk_manual_clock_free(clock);
 }
 
@@ -400,13 +409,14 @@ static void typed_constructors_agree_with_specs(void) {
       {.algorithm = RK_ALGORITHM_GCRA, .max_burst = 3, .count_per_period = 2, .period_micros = 70000},
       {.algorithm = RK_ALGORITHM_LEAKY_BUCKET_METER, .capacity = 5, .count_per_period = 2, .period_micros = 90000},
       {.algorithm = RK_ALGORITHM_LEAKY_BUCKET_QUEUE, .capacity = 3, .interval_micros = 45000},
+      {.algorithm = RK_ALGORITHM_LEAKY_BUCKET_QUEUE, .capacity = 2, .interval_micros = 30000, .slack = 4},
       {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 4, .window_micros = 200000},
       {.algorithm = RK_ALGORITHM_SLIDING_WINDOW, .limit = 5, .window_micros = 200000, .sub_windows = 8},
       {.algorithm = RK_ALGORITHM_SLIDING_LOG, .limit = 4, .window_micros = 150000},
       {.algorithm = RK_ALGORITHM_SLIDING_WINDOW_COUNTER, .limit = 6, .window_micros = 120000},
   };
-  const char *names[] = {"token_bucket", "gcra",           "leaky_bucket_meter", "leaky_bucket_queue",
-                         "fixed_window", "sliding_window", "sliding_log",        "sliding_window_counter"};
+  const char *names[] = {"token_bucket",   "gcra",        "leaky_bucket_meter",    "leaky_bucket_queue", "leaky_bucket_queue",
+                         "fixed_window",   "sliding_window", "sliding_log",       "sliding_window_counter"};
   for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
     const rk_limiter_spec *s = &specs[k];
     rk_manual_clock *clock_a = new_clock(), *clock_b = new_clock();
@@ -421,7 +431,11 @@ static void typed_constructors_agree_with_specs(void) {
         CHECK_OK(rk_limiter_new_leaky_bucket_meter(s->capacity, s->count_per_period, s->period_micros, clock_b, &b));
         break;
       case RK_ALGORITHM_LEAKY_BUCKET_QUEUE:
-        CHECK_OK(rk_limiter_new_leaky_bucket_queue(s->capacity, s->interval_micros, clock_b, &b));
+        if (s->slack == 0) {
+          CHECK_OK(rk_limiter_new_leaky_bucket_queue(s->capacity, s->interval_micros, clock_b, &b));
+        } else {
+          CHECK_OK(rk_limiter_new_leaky_bucket_queue_with_slack(s->capacity, s->interval_micros, s->slack, clock_b, &b));
+        }
         break;
       case RK_ALGORITHM_FIXED_WINDOW: CHECK_OK(rk_limiter_new_fixed_window(s->limit, s->window_micros, clock_b, &b)); break;
       case RK_ALGORITHM_SLIDING_WINDOW:

@@ -232,6 +232,39 @@ pub unsafe extern "C" fn rk_limiter_new_leaky_bucket_queue(
     unsafe { create("rk_limiter_new_leaky_bucket_queue", spec, clock, out_limiter) }
 }
 
+/// Creates a leaky bucket queue that saves up to `slack` slots left unused
+/// while idle (uber-go/ratelimit's `WithSlack`): a request's slot is the
+/// later of the next free slot and `slack × interval_micros` before now, so
+/// after a pause up to `slack + 1` units go at once (wait 0) before the
+/// queue spaces them again. Nothing is saved before the first admitted
+/// request. Otherwise as `rk_limiter_new_leaky_bucket_queue()`, which is
+/// this with `slack` 0. (Uber's `ratelimit.New(rate, WithSlack(n))` never
+/// refuses: `capacity` `INT64_MAX`, `interval_micros` `1000000 / rate`.)
+///
+/// Returns `RK_INVALID_ARGUMENT` when `capacity` or `slack` is negative or
+/// `interval_micros` is not positive; as `rk_limiter_new()` otherwise.
+///
+/// # Safety
+/// As `rk_limiter_new_token_bucket()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_limiter_new_leaky_bucket_queue_with_slack(
+    capacity: i64,
+    interval_micros: i64,
+    slack: i64,
+    clock: *const rk_manual_clock,
+    out_limiter: *mut *mut rk_limiter,
+) -> rk_status {
+    let spec = rk_limiter_spec {
+        algorithm: RK_ALGORITHM_LEAKY_BUCKET_QUEUE,
+        capacity,
+        interval_micros,
+        slack,
+        ..Default::default()
+    };
+    // SAFETY: the caller's contract.
+    unsafe { create("rk_limiter_new_leaky_bucket_queue_with_slack", spec, clock, out_limiter) }
+}
+
 /// Creates a fixed window limiter: at most `limit` units per window of
 /// `window_micros`, windows aligned to the limiter's creation (up to twice
 /// `limit` across a window boundary).

@@ -24,7 +24,7 @@ pub const RK_ALGORITHM_GCRA: rk_algorithm = 2;
 /// `count_per_period`, `period_micros`.
 pub const RK_ALGORITHM_LEAKY_BUCKET_METER: rk_algorithm = 3;
 /// The leaky bucket as a queue (each request gets a slot and a wait):
-/// `capacity`, `interval_micros`.
+/// `capacity`, `interval_micros`, and `slack` (0 unless set).
 pub const RK_ALGORITHM_LEAKY_BUCKET_QUEUE: rk_algorithm = 4;
 /// `limit` units per aligned window: `limit`, `window_micros`.
 pub const RK_ALGORITHM_FIXED_WINDOW: rk_algorithm = 5;
@@ -49,7 +49,7 @@ pub const RK_ALGORITHM_SLIDING_WINDOW_COUNTER: rk_algorithm = 8;
 /// ```
 ///
 /// Counts are `int64_t` and must not be negative; durations are whole
-/// microseconds. Each algorithm checks its own ranges when the limiter is
+/// microseconds. A parameter whose default is 0 (`slack`) may be left 0. Each algorithm checks its own ranges when the limiter is
 /// created (`RK_INVALID_ARGUMENT` naming the field).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -82,6 +82,10 @@ pub struct rk_limiter_spec {
     /// Sliding window: sub-windows per window, 1 to 16, dividing
     /// `window_micros`.
     pub sub_windows: i64,
+    /// Leaky bucket queue: how many slots left unused while idle may be
+    /// handed out late (uber-go/ratelimit's `WithSlack`; 0 to `INT64_MAX`,
+    /// 0 saves none).
+    pub slack: i64,
 }
 
 /// The `RK_ALGORITHM_*` of each of the registry's algorithms.
@@ -136,7 +140,7 @@ impl rk_limiter_spec {
 
     /// Every field but `algorithm`, by name (the registry's wire name of
     /// the parameter it holds), with its value.
-    fn fields(&self) -> [(&'static str, Value); 10] {
+    fn fields(&self) -> [(&'static str, Value); 11] {
         [
             ("rate", Value::Float(self.rate)),
             ("burst", Value::Int(self.burst)),
@@ -148,6 +152,7 @@ impl rk_limiter_spec {
             ("limit", Value::Int(self.limit)),
             ("window_micros", Value::Int(self.window_micros)),
             ("sub_windows", Value::Int(self.sub_windows)),
+            ("slack", Value::Int(self.slack)),
         ]
     }
 
@@ -256,7 +261,9 @@ mod tests {
     /// against the registry: each algorithm's `RK_ALGORITHM_*`, its name in
     /// `rk_algorithm_name()`'s documentation, and its typed constructor
     /// `rk_limiter_new_<wire name>` taking its parameters in order, by their
-    /// wire names.
+    /// wire names — but for those whose default is 0, which a zeroed field
+    /// gives: for each of them `rk_limiter_new_<wire name>_with_<name>`
+    /// takes every parameter.
     #[test]
     fn the_header_declares_every_algorithm() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include/ratekeeper.h");
@@ -267,20 +274,30 @@ mod tests {
             let define = format!("#define RK_ALGORITHM_{} {}\n", wire.to_uppercase(), code(*algorithm));
             assert!(header.contains(&define), "no {define:?}");
             assert!(header.contains(&format!("`\"{wire}\"`")), "rk_algorithm_name() does not name {wire}");
+            let declared = |start: &str| {
+                let at = header.find(start).unwrap_or_else(|| panic!("no {start}"));
+                let arguments = &header[at + start.len()..];
+                words(&arguments[..arguments.find(')').unwrap()])
+            };
+            let expected = |all: bool| {
+                let mut expected: Vec<String> = algorithm
+                    .parameters()
+                    .iter()
+                    .filter(|p| all || p.default() != Some(0))
+                    .map(|p| match p.kind() {
+                        ratekeeper::ParameterKind::Rate => format!("double {}", p.wire_name()),
+                        _ => format!("int64_t {}", p.wire_name()),
+                    })
+                    .collect();
+                expected.extend(["const rk_manual_clock *clock".to_owned(), "rk_limiter **out_limiter".to_owned()]);
+                expected.join(", ")
+            };
             let start = format!("rk_status rk_limiter_new_{wire}(");
-            let at = header.find(&start).unwrap_or_else(|| panic!("no {start}"));
-            let arguments = &header[at + start.len()..];
-            let arguments = words(&arguments[..arguments.find(')').unwrap()]);
-            let mut expected: Vec<String> = algorithm
-                .parameters()
-                .iter()
-                .map(|p| match p.kind() {
-                    ratekeeper::ParameterKind::Rate => format!("double {}", p.wire_name()),
-                    _ => format!("int64_t {}", p.wire_name()),
-                })
-                .collect();
-            expected.extend(["const rk_manual_clock *clock".to_owned(), "rk_limiter **out_limiter".to_owned()]);
-            assert_eq!(arguments, expected.join(", "), "{start}");
+            assert_eq!(declared(&start), expected(false), "{start}");
+            for optional in algorithm.parameters().iter().filter(|p| p.default() == Some(0)) {
+                let start = format!("rk_status rk_limiter_new_{wire}_with_{}(", optional.name());
+                assert_eq!(declared(&start), expected(true), "{start}");
+            }
         }
     }
 
@@ -298,6 +315,23 @@ mod tests {
         assert_eq!(unknown.to_spec().unwrap_err().argument(), Some("algorithm"));
         let sub = rk_limiter_spec { algorithm: RK_ALGORITHM_SLIDING_WINDOW, sub_windows: 1 << 40, ..spec };
         assert_eq!(sub.to_spec().unwrap_err().argument(), Some("sub_windows"));
+        let queue = rk_limiter_spec {
+            algorithm: RK_ALGORITHM_LEAKY_BUCKET_QUEUE,
+            capacity: 2,
+            interval_micros: 10,
+            ..Default::default()
+        };
+        assert_eq!(
+            queue.to_spec().unwrap(),
+            LimiterSpec::LeakyBucketQueue { capacity: 2, interval_micros: 10, slack: 0 }
+        );
+        let slack = rk_limiter_spec { slack: 7, ..queue };
+        assert_eq!(
+            slack.to_spec().unwrap(),
+            LimiterSpec::LeakyBucketQueue { capacity: 2, interval_micros: 10, slack: 7 }
+        );
+        assert_eq!(rk_limiter_spec { slack: -1, ..queue }.to_spec().unwrap_err().argument(), Some("slack"));
+        assert_eq!(rk_limiter_spec { slack: 7, ..spec }.to_spec().unwrap_err().argument(), Some("slack"));
         let tb = rk_limiter_spec { algorithm: RK_ALGORITHM_TOKEN_BUCKET, rate: -0.0, burst: 0, ..Default::default() };
         assert_eq!(tb.to_spec().unwrap(), LimiterSpec::TokenBucket { rate: -0.0, burst: 0 });
     }

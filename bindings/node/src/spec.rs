@@ -133,8 +133,12 @@ impl ParameterSource for Options<'_> {
         Ok(rate)
     }
 
+    /// A count left `undefined` takes the registry's default, if it has one.
     fn count(&mut self, parameter: &'static Parameter) -> Result<u64, Failure> {
         let (name, value) = self.take()?;
+        if let (Some(default), Kind::Undefined) = (parameter.default(), value.kind()) {
+            return Ok(default);
+        }
         self.given.push(Given { argument: parameter.argument(), name, value });
         args::count(value, parameter.argument(), name)
     }
@@ -201,7 +205,7 @@ mod tests {
                 "leakyBucketMeter",
                 &["capacity", "countPerPeriod", "periodMs", "periodMicros"],
             ),
-            (Algorithm::LeakyBucketQueue, "leakyBucketQueue", &["capacity", "intervalMs", "intervalMicros"]),
+            (Algorithm::LeakyBucketQueue, "leakyBucketQueue", &["capacity", "intervalMs", "intervalMicros", "slack"]),
             (Algorithm::FixedWindow, "fixedWindow", &["limit", "windowMs", "windowMicros"]),
             (Algorithm::SlidingWindow, "slidingWindow", &["limit", "windowMs", "windowMicros", "subWindows"]),
             (Algorithm::SlidingLog, "slidingLog", &["limit", "windowMs", "windowMicros"]),

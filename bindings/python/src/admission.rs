@@ -258,7 +258,10 @@ impl PyLeakyBucketMeter {
 /// ``interval``. Each admitted request gets the next free slot: ``check``'s
 /// decision says how long to wait for it (``wait``), ``acquire`` sleeps
 /// until then. A request whose slot lies more than ``capacity`` units away
-/// is refused (``limit`` is ``capacity + 1``).
+/// is refused (``limit`` is ``capacity + 1``). With ``slack`` (uber-go's
+/// ``WithSlack``), up to ``slack`` slots left unused while idle are handed
+/// out late: after a pause, up to ``slack + 1`` requests go at once. None
+/// are saved before the first request.
 #[pyclass(frozen, extends = PyLimiter, subclass, module = "ratekeeper._ratekeeper", name = "LeakyBucketQueue")]
 #[derive(Debug)]
 pub struct PyLeakyBucketQueue;
@@ -266,13 +269,21 @@ pub struct PyLeakyBucketQueue;
 #[pymethods]
 impl PyLeakyBucketQueue {
     #[new]
-    #[pyo3(signature = (capacity, interval, *, clock=None))]
+    #[pyo3(
+        signature = (capacity, interval, slack=None, *, clock=None),
+        text_signature = "(capacity, interval, slack=0, *, clock=None)"
+    )]
     fn new(
         capacity: &Bound<'_, PyAny>,
         interval: &Bound<'_, PyAny>,
+        slack: Option<&Bound<'_, PyAny>>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        Ok(PyLimiter::of(Algorithm::LeakyBucketQueue, &[capacity, interval], clock)?.add_subclass(PyLeakyBucketQueue))
+        let arguments = match slack {
+            Some(slack) => vec![capacity, interval, slack],
+            None => vec![capacity, interval],
+        };
+        Ok(PyLimiter::of(Algorithm::LeakyBucketQueue, &arguments, clock)?.add_subclass(PyLeakyBucketQueue))
     }
 
     /// Takes a slot for ``cost`` units and sleeps until it comes (the GIL
@@ -351,7 +362,8 @@ impl PyFixedWindow {
 }
 
 /// At most ``limit`` units in the last ``sub_windows`` sub-windows (1 to
-/// 16, dividing ``window`` in whole microseconds): a ring of counters.
+/// 16, dividing ``window`` in whole microseconds; 10 unless given): a ring
+/// of counters.
 #[pyclass(frozen, extends = PyLimiter, subclass, module = "ratekeeper._ratekeeper", name = "SlidingWindow")]
 #[derive(Debug)]
 pub struct PySlidingWindow;
@@ -359,14 +371,21 @@ pub struct PySlidingWindow;
 #[pymethods]
 impl PySlidingWindow {
     #[new]
-    #[pyo3(signature = (limit, window, sub_windows, *, clock=None))]
+    #[pyo3(
+        signature = (limit, window, sub_windows=None, *, clock=None),
+        text_signature = "(limit, window, sub_windows=10, *, clock=None)"
+    )]
     fn new(
         limit: &Bound<'_, PyAny>,
         window: &Bound<'_, PyAny>,
-        sub_windows: &Bound<'_, PyAny>,
+        sub_windows: Option<&Bound<'_, PyAny>>,
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        Ok(PyLimiter::of(Algorithm::SlidingWindow, &[limit, window, sub_windows], clock)?.add_subclass(PySlidingWindow))
+        let arguments = match sub_windows {
+            Some(sub_windows) => vec![limit, window, sub_windows],
+            None => vec![limit, window],
+        };
+        Ok(PyLimiter::of(Algorithm::SlidingWindow, &arguments, clock)?.add_subclass(PySlidingWindow))
     }
 
     /// Units per window. Setting it keeps what the window has counted: a

@@ -74,7 +74,8 @@ impl PyLimiter {
     /// `arguments`: the registry's parameters, in its order, each converted
     /// as its kind is (a float, an int, seconds or a `timedelta`) and
     /// checked as its argument, on the clock `clock` (the `clock=`
-    /// argument).
+    /// argument). Trailing parameters with a registry default may be left
+    /// out of `arguments` (their keyword defaulted to `None`).
     pub(crate) fn of(
         algorithm: Algorithm,
         arguments: &[&Bound<'_, PyAny>],
@@ -268,8 +269,12 @@ impl ParameterSource for Arguments<'_, '_> {
         args::real(self.take()?, parameter.argument())
     }
 
+    /// A count left out takes the registry's default, if it has one.
     fn count(&mut self, parameter: &'static Parameter) -> PyResult<u64> {
-        args::count(self.take()?, parameter.argument())
+        match parameter.default() {
+            Some(default) if self.next >= self.arguments.len() => Ok(default),
+            _ => args::count(self.take()?, parameter.argument()),
+        }
     }
 
     fn micros(&mut self, parameter: &'static Parameter) -> PyResult<i64> {

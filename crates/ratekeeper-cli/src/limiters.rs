@@ -762,6 +762,7 @@ mod tests {
             "gcra:max_burst=99,count_per_period=100,period=1s",
             "leaky_bucket_meter:capacity=100,count_per_period=100,period=1s",
             "leaky_bucket_queue:capacity=100,interval=10ms",
+            "leaky_bucket_queue:capacity=100,interval=10ms,slack=10",
             "guava:rate=100",
             "guava:rate=100,max_burst_seconds=2,timeout=0",
             "guava:rate=100,warmup=2s,cold_factor=4,timeout=50ms",

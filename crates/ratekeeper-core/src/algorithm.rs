@@ -135,10 +135,11 @@ impl Parameter {
         self.argument
     }
 
-    /// The value a caller may leave the parameter out for, if any. Only the
-    /// command line's `--limiter` fills it in: the bindings' constructors,
-    /// [`LimiterSpec`](crate::LimiterSpec) and the vectors take every
-    /// parameter.
+    /// The value a caller may leave the parameter out for, if any: the
+    /// command line's `--limiter`, the bindings' constructors (a Python
+    /// keyword's default, an optional Node.js option, a zero field of C's
+    /// `rk_limiter_spec` when the default is 0) and the vectors' runners fill
+    /// it in. [`LimiterSpec`](crate::LimiterSpec) holds every parameter.
     pub const fn default(&self) -> Option<u64> {
         self.default
     }
@@ -230,10 +231,12 @@ algorithms! {
             Parameter::duration(Period, "period_micros"),
         ],
         /// [`LeakyBucketQueue`](crate::LeakyBucketQueue): each request
-        /// waits for its slot.
+        /// waits for its slot; up to `slack` unused slots saved (none
+        /// unless told, unlike Uber's default of 10).
         LeakyBucketQueue = "leaky_bucket_queue" [
             Parameter::count(QueueCapacity),
             Parameter::duration(Interval, "interval_micros"),
+            Parameter::count(Slack).or(0),
         ],
         /// [`FixedWindow`](crate::FixedWindow).
         FixedWindow = "fixed_window" [Parameter::count(Limit), Parameter::duration(Window, "window_micros")],

@@ -240,6 +240,9 @@ arguments! {
         /// warm_up_period_sec`) must fit Sentinel's `int`, beyond which
         /// Sentinel's own casts saturate and its sums wrap.
         WarmUpCount,
+        /// How many unused slots a leaky bucket queue saves while idle
+        /// (Uber's `WithSlack`): at most `i64::MAX`.
+        Slack,
     }
 }
 
@@ -326,6 +329,7 @@ impl Argument {
             Argument::IntervalMs => "interval_ms",
             Argument::AcquireCount => "acquire_count",
             Argument::WarmUpCount => "count",
+            Argument::Slack => "slack",
         }
     }
 
@@ -413,6 +417,7 @@ impl Argument {
             Argument::SampleCount => "must be between 1 and 64 and divide interval_ms",
             Argument::AcquireCount => "must be between 0 and 2147483647",
             Argument::WarmUpCount => "must be finite and not negative, and at most 2147483647 / warm_up_period_sec in a warm-up rule",
+            Argument::Slack => "must be between 0 and 9223372036854775807",
         }
     }
 

@@ -54,6 +54,8 @@ pub enum LimiterSpec {
         capacity: u64,
         /// The spacing of slots.
         interval_micros: i64,
+        /// How many unused slots may be saved (Uber's slack).
+        slack: u64,
     },
     /// [`FixedWindow`](crate::FixedWindow).
     FixedWindow {
@@ -133,7 +135,9 @@ impl LimiterSpec {
                 period_micros: source.micros(&p[2])?,
             },
             Algorithm::LeakyBucketQueue => {
-                LimiterSpec::LeakyBucketQueue { capacity: source.count(&p[0])?, interval_micros: source.micros(&p[1])? }
+                let capacity = source.count(&p[0])?;
+                let interval_micros = source.micros(&p[1])?;
+                LimiterSpec::LeakyBucketQueue { capacity, interval_micros, slack: source.count(&p[2])? }
             }
             Algorithm::FixedWindow => {
                 LimiterSpec::FixedWindow { limit: source.count(&p[0])?, window_micros: source.micros(&p[1])? }
@@ -170,8 +174,8 @@ impl LimiterSpec {
             LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
                 [Count(capacity), Count(count_per_period), Micros(period_micros)]
             }
-            LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
-                [Count(capacity), Micros(interval_micros), Count(0)]
+            LimiterSpec::LeakyBucketQueue { capacity, interval_micros, slack } => {
+                [Count(capacity), Micros(interval_micros), Count(slack)]
             }
             LimiterSpec::FixedWindow { limit, window_micros }
             | LimiterSpec::SlidingLog { limit, window_micros }
@@ -213,9 +217,13 @@ impl LimiterSpec {
                     period_micros: longer(period_micros),
                 }
             }
-            LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
-                LimiterSpec::LeakyBucketQueue { capacity: capacity / n, interval_micros: longer(interval_micros) }
-            }
+            // Each node saves its share of the slots, so that the saved
+            // slots of all nodes never add up to more than the whole's.
+            LimiterSpec::LeakyBucketQueue { capacity, interval_micros, slack } => LimiterSpec::LeakyBucketQueue {
+                capacity: capacity / n,
+                interval_micros: longer(interval_micros),
+                slack: slack / n,
+            },
             LimiterSpec::FixedWindow { limit, window_micros } => {
                 LimiterSpec::FixedWindow { limit: share(limit), window_micros }
             }
@@ -290,7 +298,7 @@ mod tests {
             LimiterSpec::TokenBucket { rate: 1.5, burst: 2 },
             LimiterSpec::Gcra { max_burst: 3, count_per_period: 4, period_micros: 5 },
             LimiterSpec::LeakyBucketMeter { capacity: 6, count_per_period: 7, period_micros: 8 },
-            LimiterSpec::LeakyBucketQueue { capacity: 9, interval_micros: 10 },
+            LimiterSpec::LeakyBucketQueue { capacity: 9, interval_micros: 10, slack: 20 },
             LimiterSpec::FixedWindow { limit: 11, window_micros: 12 },
             LimiterSpec::SlidingWindow { limit: 13, window_micros: 14, sub_windows: 15 },
             LimiterSpec::SlidingLog { limit: 16, window_micros: 17 },
@@ -386,8 +394,8 @@ mod tests {
         let window = LimiterSpec::FixedWindow { limit: 5, window_micros: 1_000 };
         // More nodes than units: each keeps one.
         assert_eq!(window.divided(8), LimiterSpec::FixedWindow { limit: 1, window_micros: 1_000 });
-        let queue = LimiterSpec::LeakyBucketQueue { capacity: 9, interval_micros: 10 };
-        assert_eq!(queue.divided(2), LimiterSpec::LeakyBucketQueue { capacity: 4, interval_micros: 20 });
+        let queue = LimiterSpec::LeakyBucketQueue { capacity: 9, interval_micros: 10, slack: 5 };
+        assert_eq!(queue.divided(2), LimiterSpec::LeakyBucketQueue { capacity: 4, interval_micros: 20, slack: 2 });
         let huge = LimiterSpec::Gcra { max_burst: 0, count_per_period: 1, period_micros: i64::MAX };
         assert_eq!(huge.divided(2), huge, "the period saturates");
     }

@@ -166,6 +166,48 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// With slack, a full queue is not the fresh one (it has saved slots, a
+    /// fresh one none): dropping it forgets them. The other promises of the
+    /// trait hold, and so does the worst case across the drops: requests of
+    /// one unit, acted on at `max(slot, now)`, never number more than
+    /// `slack + 1 + T / interval` in any time T.
+    #[test]
+    fn leaky_bucket_queue_with_slack_keeps_its_worst_case_when_dropped(
+        capacity in 0u64..5, interval in 1i64..100_000, slack in 1u64..12, s in steps(1_000_000, 1),
+    ) {
+        let mut q = LeakyBucketQueue::with_slack(capacity, interval, slack).unwrap();
+        let (mut now, mut acted, mut drops) = (0i64, Vec::new(), 0);
+        let tail = [(100_000_000, 0, false)];
+        for &(pause, cost, is_check) in s.iter().chain(&tail).chain(&s) {
+            now += pause;
+            let full = q.is_full_at(now);
+            prop_assert_eq!(full, q.peek(0, now).reset_after_micros == 0);
+            if full {
+                prop_assert_eq!(q.full_at_micros(now), now);
+                q = q.fresh();
+                drops += 1;
+            } else {
+                let at = q.full_at_micros(now);
+                prop_assert!(at > now && q.is_full_at(at) && !q.is_full_at(at - 1));
+            }
+            let d = if is_check { q.check(cost, now) } else { q.peek(cost, now) };
+            if is_check && cost == 1 && d.allowed {
+                acted.push(now + d.wait_micros);
+            }
+        }
+        prop_assert!(drops > 0);
+        for (i, &first) in acted.iter().enumerate() {
+            for (j, &last) in acted.iter().enumerate().skip(i) {
+                let bound = slack as i64 + 1 + (last - first) / interval;
+                prop_assert!((j - i + 1) as i64 <= bound, "{} acted in [{}, {}]", j - i + 1, first, last);
+            }
+        }
+    }
+}
+
 /// The predicate is not vacuous: right after an admission that consumed
 /// something, no limiter is full, and each is full again once it has
 /// refilled.

@@ -292,23 +292,36 @@ proptest! {
 
     /// The leaky bucket as a queue: the slots handed out are never closer
     /// than one interval per unit, and no request waits more than
-    /// `capacity` units' worth.
+    /// `capacity` units' worth. With slack a slot may be in the past, but
+    /// never more than `slack` intervals before its request: so no more than
+    /// `slack + 1 + T / interval` units' slots fall in any time T.
     #[test]
     fn leaky_queue_spacing_never_below_the_interval(
-        capacity in 0u64..10, interval in 1i64..100_000, reqs in scaled(100_000, 4),
+        capacity in 0u64..10, interval in 1i64..100_000, slack in prop_oneof![Just(0u64), 0u64..12],
+        reqs in scaled(100_000, 4),
     ) {
-        let mut q = LeakyBucketQueue::new(capacity, interval).unwrap();
+        let mut q = LeakyBucketQueue::with_slack(capacity, interval, slack).unwrap();
         let admitted = replay(&mut q, &reqs)?;
-        let slots: Vec<(i64, u64)> =
-            admitted.iter().filter(|e| e.1 > 0).map(|&(t, c, d)| (t + d.wait_micros, c)).collect();
+        // Each admitted request's first slot: its time plus its wait, or
+        // earlier by the saved slots it took (read from the queue's
+        // next free slot, which the request moved to `slot + cost × interval`).
+        let mut slots: Vec<(i64, u64)> = Vec::new();
+        let mut replayed = LeakyBucketQueue::with_slack(capacity, interval, slack).unwrap();
+        for &(t, c, d) in &admitted {
+            let decision = replayed.check(c, t);
+            prop_assert_eq!(decision, d);
+            if c > 0 {
+                let slot = replayed.next_free_micros() - c as i64 * interval;
+                prop_assert_eq!(slot.max(t), t + d.wait_micros);
+                prop_assert!(slot >= t - slack as i64 * interval, "slot {} more than the slack before {}", slot, t);
+                // The last unit's slot is at most `capacity` intervals away.
+                prop_assert!(slot - t + (c as i64 - 1) * interval <= capacity as i64 * interval, "at {}", t);
+                slots.push((slot, c));
+            }
+        }
         for pair in slots.windows(2) {
             let ((s0, c0), (s1, _)) = (pair[0], pair[1]);
             prop_assert!(s1 >= s0 + c0 as i64 * interval, "slot {} after {} of cost {}", s1, s0, c0);
-        }
-        for &(t, c, d) in &admitted {
-            if c > 0 {
-                prop_assert!(d.wait_micros + (c as i64 - 1) * interval <= capacity as i64 * interval, "at {}", t);
-            }
         }
     }
 
@@ -663,7 +676,7 @@ mod never_panics {
             admit(TokenBucket::unpack(words[..5].try_into().unwrap()), &calls);
             admit(Gcra::unpack(words[..7].try_into().unwrap()), &calls);
             admit(LeakyBucketMeter::unpack(words[..6].try_into().unwrap()), &calls);
-            admit(LeakyBucketQueue::unpack(words[..3].try_into().unwrap()), &calls);
+            admit(LeakyBucketQueue::unpack(words[..4].try_into().unwrap()), &calls);
             admit(FixedWindow::unpack(words[..4].try_into().unwrap()), &calls);
             admit(SlidingWindow::unpack(words[..11].try_into().unwrap()), &calls);
             admit(SlidingWindowCounter::unpack(words[..5].try_into().unwrap()), &calls);
@@ -687,6 +700,7 @@ mod never_panics {
             admit(Gcra::new(a - 1, b, period).unwrap(), &calls);
             admit(LeakyBucketMeter::new(a, b, period).unwrap(), &calls);
             admit(LeakyBucketQueue::new(a, period).unwrap(), &calls);
+            admit(LeakyBucketQueue::with_slack(a, period, b).unwrap(), &calls);
             admit(FixedWindow::new(a, period).unwrap(), &calls);
             admit(SlidingWindow::new(a.min(u64::from(u32::MAX)), period - period % 16, 16).unwrap_or_else(|_| SlidingWindow::new(1, 16, 16).unwrap()), &calls);
             admit(SlidingWindowCounter::new(a, period).unwrap(), &calls);

@@ -95,7 +95,7 @@ fn remembered_refusals_skip_round_trips_until_their_retry_after() {
 fn unsupported_algorithms_and_bad_parameters_are_typed_errors() {
     let server = RedisServer::start();
     let s = store(&server);
-    let queue = LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1 };
+    let queue = LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1, slack: 0 };
     assert!(matches!(RedisLimiter::new(&s, "q", queue), Err(Error::Unsupported(_))));
     let bad = LimiterSpec::FixedWindow { limit: 0, window_micros: 1 };
     assert!(matches!(RedisLimiter::new(&s, "w", bad), Err(Error::Invalid(_))));

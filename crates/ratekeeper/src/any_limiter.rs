@@ -140,8 +140,8 @@ impl AnyCore {
             LimiterSpec::LeakyBucketMeter { capacity, count_per_period, period_micros } => {
                 AnyCore::LeakyBucketMeter(CoreMeter::new(capacity, count_per_period, period_micros)?)
             }
-            LimiterSpec::LeakyBucketQueue { capacity, interval_micros } => {
-                AnyCore::LeakyBucketQueue(CoreQueue::new(capacity, interval_micros)?)
+            LimiterSpec::LeakyBucketQueue { capacity, interval_micros, slack } => {
+                AnyCore::LeakyBucketQueue(CoreQueue::with_slack(capacity, interval_micros, slack)?)
             }
             LimiterSpec::FixedWindow { limit, window_micros } => {
                 AnyCore::FixedWindow(CoreFixed::new(limit, window_micros)?)
@@ -218,7 +218,7 @@ mod tests {
             LimiterSpec::TokenBucket { rate: 1.0, burst: 2 },
             LimiterSpec::Gcra { max_burst: 1, count_per_period: 1, period_micros: 1_000_000 },
             LimiterSpec::LeakyBucketMeter { capacity: 2, count_per_period: 1, period_micros: 1_000_000 },
-            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1_000_000 },
+            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1_000_000, slack: 0 },
             LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 },
             LimiterSpec::SlidingWindow { limit: 2, window_micros: 1_000_000, sub_windows: 4 },
             LimiterSpec::SlidingLog { limit: 2, window_micros: 1_000_000 },
@@ -276,7 +276,7 @@ mod tests {
             LimiterSpec::TokenBucket { rate: f64::NAN, burst: 1 },
             LimiterSpec::Gcra { max_burst: 1, count_per_period: 0, period_micros: 1 },
             LimiterSpec::LeakyBucketMeter { capacity: 0, count_per_period: 1, period_micros: 1 },
-            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: -1 },
+            LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: -1, slack: 0 },
             LimiterSpec::FixedWindow { limit: 0, window_micros: 1 },
             LimiterSpec::SlidingWindow { limit: 1, window_micros: 10, sub_windows: 3 },
             LimiterSpec::SlidingLog { limit: crate::MAX_SLIDING_LOG_LIMIT + 1, window_micros: 1 },

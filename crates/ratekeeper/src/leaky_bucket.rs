@@ -64,6 +64,9 @@ admission_limiter!(
     /// [`check`](Self::check)'s decision says how long to wait for it
     /// (`wait_micros`), [`acquire`](Self::acquire) sleeps until then — and a
     /// request whose slot lies more than `capacity` units away is refused.
+    /// With slack ([`with_slack`](Self::with_slack), Uber's `WithSlack`), up
+    /// to `slack` slots left unused while idle are handed out late, so a
+    /// burst after a pause does not wait for them.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -78,7 +81,7 @@ admission_limiter!(
     /// ```
     LeakyBucketQueue,
     CoreQueue,
-    3
+    4
 );
 
 impl LeakyBucketQueue<MonotonicClock> {
@@ -90,10 +93,41 @@ impl LeakyBucketQueue<MonotonicClock> {
     }
 }
 
+impl LeakyBucketQueue<MonotonicClock> {
+    /// [`LeakyBucketQueue::new`] saving up to `slack` unused slots (Uber's
+    /// `ratelimit.New(rate, WithSlack(slack))` is a queue of `interval = 1 s
+    /// / rate` that never refuses: a `capacity` of `i64::MAX`). Errors as
+    /// `new` does, and on a slack above `i64::MAX`.
+    pub fn with_slack(capacity: u64, interval: Duration, slack: u64) -> Result<Self, Error> {
+        Self::with_slack_and_clock(capacity, interval, slack, MonotonicClock::new())
+    }
+}
+
 impl<C: Clock> LeakyBucketQueue<C> {
     /// [`LeakyBucketQueue::new`] on `clock`.
     pub fn with_clock(capacity: u64, interval: Duration, clock: C) -> Result<Self, Error> {
-        Ok(Self::from_core(CoreQueue::new(capacity, micros_from_duration(Argument::Interval, interval)?)?, clock))
+        Self::with_slack_and_clock(capacity, interval, 0, clock)
+    }
+
+    /// [`LeakyBucketQueue::with_slack`] on `clock`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use ratekeeper::{LeakyBucketQueue, ManualClock};
+    ///
+    /// // Uber's `ratelimit.New(10, WithSlack(2))`, which never refuses.
+    /// let clock = Arc::new(ManualClock::new());
+    /// let queue = LeakyBucketQueue::with_slack_and_clock(i64::MAX as u64, Duration::from_millis(100), 2, Arc::clone(&clock))?;
+    /// assert_eq!(queue.check(1).wait_micros, 0);
+    /// clock.advance(Duration::from_secs(1)); // idle: two slots saved
+    /// let waits: Vec<i64> = (0..4).map(|_| queue.check(1).wait_micros).collect();
+    /// assert_eq!(waits, [0, 0, 0, 100_000]);
+    /// # Ok::<(), ratekeeper::Error>(())
+    /// ```
+    pub fn with_slack_and_clock(capacity: u64, interval: Duration, slack: u64, clock: C) -> Result<Self, Error> {
+        let interval_micros = micros_from_duration(Argument::Interval, interval)?;
+        Ok(Self::from_core(CoreQueue::with_slack(capacity, interval_micros, slack)?, clock))
     }
 
     /// Takes a slot for `cost` units and sleeps until it comes; returns the

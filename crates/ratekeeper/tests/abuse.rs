@@ -68,7 +68,7 @@ fn every_spec() -> Vec<LimiterSpec> {
                 specs.push(LimiterSpec::Gcra { max_burst: a, count_per_period: b, period_micros: period });
                 specs.push(LimiterSpec::LeakyBucketMeter { capacity: a, count_per_period: b, period_micros: period });
             }
-            specs.push(LimiterSpec::LeakyBucketQueue { capacity: a, interval_micros: period });
+            specs.push(LimiterSpec::LeakyBucketQueue { capacity: a, interval_micros: period, slack: 0 });
             specs.push(LimiterSpec::FixedWindow { limit: a, window_micros: period });
             specs.push(LimiterSpec::SlidingWindowCounter { limit: a, window_micros: period });
             for sub_windows in [0, 1, 2, 16, 17, u32::MAX] {

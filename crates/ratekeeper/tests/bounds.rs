@@ -130,6 +130,13 @@ fn integer_bounds() -> Vec<Bound> {
             (1, MAX_MICROS),
             ("between 1", micros_text),
         ),
+        b(
+            "LeakyBucketQueue slack",
+            Argument::Slack,
+            |v| ok(LeakyBucketQueue::with_slack(0, us(1), v)),
+            (0, MAX),
+            ("", max_text),
+        ),
         b("FixedWindow limit", Argument::Limit, |v| ok(FixedWindow::new(v, us(1))), (1, MAX), ("between 1", max_text)),
         b(
             "FixedWindow window",

@@ -101,7 +101,7 @@ fn every_algorithm_spends_its_budget_exactly_once() {
         LimiterSpec::TokenBucket { rate: 1.0, burst: budget },
         LimiterSpec::Gcra { max_burst: budget - 1, count_per_period: 1, period_micros: HOUR },
         LimiterSpec::LeakyBucketMeter { capacity: budget, count_per_period: 1, period_micros: HOUR },
-        LimiterSpec::LeakyBucketQueue { capacity: budget, interval_micros: 1_000 },
+        LimiterSpec::LeakyBucketQueue { capacity: budget, interval_micros: 1_000, slack: 0 },
         LimiterSpec::FixedWindow { limit: budget, window_micros: HOUR },
         LimiterSpec::SlidingWindow { limit: budget, window_micros: HOUR, sub_windows: 4 },
         LimiterSpec::SlidingLog { limit: budget, window_micros: HOUR },

@@ -128,6 +128,7 @@ impl<'a> Arbitrary<'a> for Spec {
             limit: int("limit", u)?,
             window_micros: int("window_micros", u)?,
             sub_windows: int("sub_windows", u)?,
+            slack: int("slack", u)?,
         };
         // A sliding window's length must divide by its sub-windows: mostly
         // made so, to get past the constructor.

@@ -31,7 +31,7 @@ pub(super) fn used_fields(algorithm: u32) -> &'static [&'static str] {
         RK_ALGORITHM_TOKEN_BUCKET => &["rate", "burst"],
         RK_ALGORITHM_GCRA => &["max_burst", "count_per_period", "period_micros"],
         RK_ALGORITHM_LEAKY_BUCKET_METER => &["capacity", "count_per_period", "period_micros"],
-        RK_ALGORITHM_LEAKY_BUCKET_QUEUE => &["capacity", "interval_micros"],
+        RK_ALGORITHM_LEAKY_BUCKET_QUEUE => &["capacity", "interval_micros", "slack"],
         RK_ALGORITHM_SLIDING_WINDOW => &["limit", "window_micros", "sub_windows"],
         RK_ALGORITHM_FIXED_WINDOW | RK_ALGORITHM_SLIDING_LOG | RK_ALGORITHM_SLIDING_WINDOW_COUNTER => {
             &["limit", "window_micros"]
@@ -42,7 +42,7 @@ pub(super) fn used_fields(algorithm: u32) -> &'static [&'static str] {
 
 /// Every field of `rk_limiter_spec`, as `rk_last_error_argument()` names
 /// them.
-pub(super) const SPEC_FIELDS: [&str; 11] = [
+pub(super) const SPEC_FIELDS: [&str; 12] = [
     "algorithm",
     "rate",
     "burst",
@@ -54,6 +54,7 @@ pub(super) const SPEC_FIELDS: [&str; 11] = [
     "limit",
     "window_micros",
     "sub_windows",
+    "slack",
 ];
 
 /// The fields of a spec that are set although its algorithm has no use
@@ -71,6 +72,7 @@ pub(super) fn stray_fields(s: &rk_limiter_spec) -> Vec<&'static str> {
         ("limit", s.limit != 0),
         ("window_micros", s.window_micros != 0),
         ("sub_windows", s.sub_windows != 0),
+        ("slack", s.slack != 0),
     ];
     set.iter().filter(|(name, set)| *set && !used.contains(name)).map(|(name, _)| *name).collect()
 }

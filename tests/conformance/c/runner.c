@@ -566,6 +566,8 @@ static int spec_value(const cJSON *obj, rk_limiter_spec *spec, why_t *why) {
         int_field(obj, "interval_micros", &spec->interval_micros, why) != 0) {
       return -1;
     }
+    /* Optional: left out, the field stays 0, the registry's default. */
+    if (field(obj, "slack") != NULL && int_field(obj, "slack", &spec->slack, why) != 0) return -1;
   } else {
     if (strcmp(algorithm, "fixed_window") == 0) {
       spec->algorithm = RK_ALGORITHM_FIXED_WINDOW;

@@ -344,13 +344,16 @@ const ALGORITHMS = new Map(
 /**
  * The options of an admission-style `limiter` object, as its class (and a
  * composite's part) takes them: the registry's parameters in camelCase, a
- * duration in milliseconds or microseconds as the vector gives it.
+ * duration in milliseconds or microseconds as the vector gives it, one with
+ * a default only when the vector gives it.
  */
 function admissionOptions(spec) {
   const algorithm = ALGORITHMS.get(spec.algorithm);
   if (algorithm === undefined) throw new Mismatch(`${JSON.stringify(spec.algorithm)} is not an admission-style algorithm`);
   const options = { algorithm: camelCase(algorithm.wire_name) };
-  for (const { name, wire_name: field, kind } of algorithm.parameters) {
+  for (const { name, wire_name: field, kind, default: fallback } of algorithm.parameters) {
+    // Left out by the vector, a parameter with a default is left out here too.
+    if (fallback !== undefined && !(field in spec)) continue;
     if (kind === 'rate') options[camelCase(name)] = doubleField(spec, field);
     else if (kind === 'count') options[camelCase(name)] = argField(spec, field);
     else Object.assign(options, durationOption(spec, name, camelCase(name)));

@@ -306,13 +306,15 @@ _ALGORITHMS: dict[str, dict[str, Any]] = {
 def _limiter(spec: dict[str, Any], clock: ManualClock | None) -> Limiter:
     """The admission-style limiter a vector's ``limiter`` object describes,
     built through its named class as a user builds it: the registry's
-    parameters, in its order, positionally."""
+    parameters, in its order, positionally; one with a default that the
+    vector leaves out is left out (the class's default is the registry's)."""
     name = spec.get("algorithm")
     algorithm = _ALGORITHMS.get(name) if isinstance(name, str) else None
     if algorithm is None:
         raise CaseFailure(f"{name!r} is not an admission-style algorithm")
     cls: Callable[..., Limiter] = getattr(ratekeeper, algorithm["display_name"])
-    return cls(*(_parameter(spec, p) for p in algorithm["parameters"]), clock=clock)
+    given = [p for p in algorithm["parameters"] if "default" not in p or p["wire_name"] in spec]
+    return cls(*(_parameter(spec, p) for p in given), clock=clock)
 
 
 def _parameter(spec: dict[str, Any], parameter: dict[str, Any]) -> Any:

@@ -205,7 +205,7 @@ macro_rules! keyed_by_hot_words {
 
 keyed_by_hot_words!(TokenBucket, 5, 3);
 keyed_by_hot_words!(LeakyBucketMeter, 6, 3);
-keyed_by_hot_words!(LeakyBucketQueue, 3, 1);
+keyed_by_hot_words!(LeakyBucketQueue, 4, 1);
 keyed_by_hot_words!(FixedWindow, 4, 2);
 keyed_by_hot_words!(SlidingWindow, 11, 9);
 keyed_by_hot_words!(SlidingWindowCounter, 5, 3);

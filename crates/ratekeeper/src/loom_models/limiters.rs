@@ -69,7 +69,7 @@ fn leaky_bucket_meter_last_unit() {
 #[test]
 fn leaky_bucket_queue_hands_out_each_slot_once() {
     last_unit("LeakyBucketQueue::check, two slots", || {
-        let spec = LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1_000_000 };
+        let spec = LimiterSpec::LeakyBucketQueue { capacity: 1, interval_micros: 1_000_000, slack: 0 };
         AnyLimiter::with_clock(&spec, manual().into()).unwrap()
     });
 }

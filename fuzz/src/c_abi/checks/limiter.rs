@@ -72,9 +72,19 @@ impl World {
                                 out_ptr,
                             ),
                         ),
-                        RK_ALGORITHM_LEAKY_BUCKET_QUEUE => (
+                        RK_ALGORITHM_LEAKY_BUCKET_QUEUE if s.slack == 0 => (
                             "rk_limiter_new_leaky_bucket_queue",
                             rk_limiter_new_leaky_bucket_queue(s.capacity, s.interval_micros, clock_ptr, out_ptr),
+                        ),
+                        RK_ALGORITHM_LEAKY_BUCKET_QUEUE => (
+                            "rk_limiter_new_leaky_bucket_queue_with_slack",
+                            rk_limiter_new_leaky_bucket_queue_with_slack(
+                                s.capacity,
+                                s.interval_micros,
+                                s.slack,
+                                clock_ptr,
+                                out_ptr,
+                            ),
                         ),
                         RK_ALGORITHM_FIXED_WINDOW => (
                             "rk_limiter_new_fixed_window",

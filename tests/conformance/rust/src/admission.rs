@@ -104,8 +104,12 @@ impl ParameterSource for Fields<'_> {
         Ok(double_field(self.0, parameter.wire_name())?)
     }
 
+    /// A count left out is the registry's default, if it has one.
     fn count(&mut self, parameter: &'static Parameter) -> Result<u64, Refused> {
-        Ok(count_field(self.0, parameter.wire_name(), parameter.argument())??)
+        match parameter.default() {
+            Some(default) if self.0.get(parameter.wire_name()).is_none() => Ok(default),
+            _ => Ok(count_field(self.0, parameter.wire_name(), parameter.argument())??),
+        }
     }
 
     fn micros(&mut self, parameter: &'static Parameter) -> Result<i64, Refused> {

@@ -13,7 +13,9 @@
 //!   one, and is told how long to wait for it; a request whose slot would be
 //!   further away than `capacity` waiting units is refused. Requests leave
 //!   evenly spaced, whatever their arrival — the way to protect a service
-//!   you call.
+//!   you call. With slack it is uber-go/ratelimit's `Take()`: slots left
+//!   unused while idle may be handed out late (`uber_tests.rs` translates
+//!   Uber's own tests).
 //!
 //! Both count time in whole microseconds; the meter works in ticks of
 //! `1 / count_per_period` µs so its leak rate is exact. A time earlier than
@@ -189,34 +191,69 @@ impl Packed<6> for LeakyBucketMeter {
 /// told to wait for it; at most `capacity` units wait at once. Created empty
 /// at time 0.
 ///
+/// With `slack` (Uber's `ratelimit.WithSlack`), up to `slack` slots left
+/// unused while the queue was idle are saved and handed out late: a request
+/// takes the slot `max(next free slot, now − slack × interval)`, so after a
+/// pause up to `slack + 1` units go at once (their slots are in the past)
+/// before the queue spaces requests again. Nothing is saved before the first
+/// admitted request, which takes its slot now, as a new Uber limiter does.
+/// Slack 0 (Uber's `WithoutSlack`, and [`new`](Self::new)) saves nothing.
+///
 /// Guarantee: the slots of admitted requests are at least `interval × cost`
-/// apart (a request of cost `c` takes `c` consecutive slots), so requests
-/// acted on at their slots never exceed one unit per interval. A request
-/// waits at most `capacity × interval`.
+/// apart (a request of cost `c` takes `c` consecutive slots), and no slot is
+/// more than `slack × interval` before the moment it was handed out, so in
+/// any interval of length T the queue lets at most `slack + 1 + T / interval`
+/// units act (`1 + T / interval` without slack). A request waits at most
+/// `capacity × interval`.
+///
+/// The decision's `limit` and `remaining` count the queue only (`capacity +
+/// 1`, one unit served now and `capacity` waiting): saved slack is a bonus
+/// the headers do not promise, so `remaining` never exceeds `limit`. Saved
+/// slots serve requests one by one, never one request of more than `limit`
+/// units (refused with a retry-after of never, slack or not, as every
+/// algorithm refuses a cost above its limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeakyBucketQueue {
     /// When the queue is empty again: the first free slot, in microseconds.
+    /// 0 until a request is admitted, and at least `interval` after (so 0
+    /// also says "never used": nothing saved yet).
     next_free: i64,
     /// How many units may wait at once.
     capacity: u64,
     interval_micros: i64,
+    /// How many unused slots may be saved.
+    slack: u64,
 }
 
 impl LeakyBucketQueue {
     /// A queue that lets one unit go every `interval_micros` and holds at
     /// most `capacity` waiting units (0: a request is admitted only if its
-    /// slot is now).
+    /// slot is now), saving no slack.
     ///
     /// Errors when `capacity` is above `i64::MAX` or `interval_micros` is
     /// not positive.
     pub fn new(capacity: u64, interval_micros: i64) -> Result<Self, Error> {
+        Self::with_slack(capacity, interval_micros, 0)
+    }
+
+    /// [`new`](Self::new), saving up to `slack` unused slots while idle
+    /// (Uber's `WithSlack(slack)`; Uber's default is 10).
+    ///
+    /// Errors when `capacity` or `slack` is above `i64::MAX` or
+    /// `interval_micros` is not positive. (`slack × interval` may be any
+    /// size: it only moves the earliest slot back, and saturates at the
+    /// start of time.)
+    pub fn with_slack(capacity: u64, interval_micros: i64, slack: u64) -> Result<Self, Error> {
         if capacity > i64::MAX as u64 {
             return Err(Error::invalid_uint(Argument::QueueCapacity, capacity));
         }
         if interval_micros <= 0 {
             return Err(Error::invalid_int(Argument::Interval, interval_micros));
         }
-        Ok(LeakyBucketQueue { next_free: 0, capacity, interval_micros })
+        if slack > i64::MAX as u64 {
+            return Err(Error::invalid_uint(Argument::Slack, slack));
+        }
+        Ok(LeakyBucketQueue { next_free: 0, capacity, interval_micros, slack })
     }
 
     /// How many units may wait at once.
@@ -227,6 +264,11 @@ impl LeakyBucketQueue {
     /// The spacing between slots, in microseconds.
     pub fn interval_micros(&self) -> i64 {
         self.interval_micros
+    }
+
+    /// How many unused slots the queue may save while idle.
+    pub fn slack(&self) -> u64 {
+        self.slack
     }
 
     /// The first free slot (microseconds since creation): when the queue
@@ -242,7 +284,12 @@ impl LeakyBucketQueue {
         let next_free = i128::from(self.next_free);
         let limit = self.capacity.saturating_add(1);
         let window = i64::try_from(interval.saturating_mul(i128::from(limit))).unwrap_or(NEVER);
-        let start = now.max(next_free);
+        // Slots that may still be handed out late: none before the first
+        // request (Uber's first `Take` takes now), then `slack` of them.
+        // (Saturating: valid factors are below 2^63 and their product fits,
+        // but a torn copy of the state may hold any slack.)
+        let saved = if self.next_free == 0 { 0 } else { i128::from(self.slack) };
+        let start = next_free.max(now.saturating_sub(interval.saturating_mul(saved)));
         // Units ahead in the queue, counting a partly elapsed slot as whole.
         let remaining_after = |free: i128| -> u64 {
             let queued = (free - now).max(0);
@@ -253,14 +300,15 @@ impl LeakyBucketQueue {
         if cost == 0 {
             return (Decision::allowed(limit, remaining_after(next_free), reset(next_free), window), None);
         }
-        // The last of the request's units waits this long for its slot.
+        // The last of the request's units waits this long for its slot
+        // (negative when even it takes a saved slot).
         let last_wait = (start - now).saturating_add(interval.saturating_mul(i128::from(cost) - 1));
         // Where the queue would be free again: a time, so at most
         // `i64::MAX` (slots past the end of time are never handed out;
         // saturating there would let every later request share them).
         let new_free = start.saturating_add(interval.saturating_mul(i128::from(cost)));
         let representable = new_free <= i128::from(i64::MAX);
-        if last_wait <= interval.saturating_mul(i128::from(self.capacity)) && representable {
+        if cost <= limit && last_wait <= interval.saturating_mul(i128::from(self.capacity)) && representable {
             let mut decision = Decision::allowed(limit, remaining_after(new_free), reset(new_free), window);
             decision.wait_micros = reset(start);
             return (decision, Some(new_free as i64));
@@ -269,11 +317,13 @@ impl LeakyBucketQueue {
         let retry_after = if cost > limit || !representable {
             NEVER
         } else {
-            // Admitted once `next_free − t + (cost − 1) × interval ≤
-            // capacity × interval`.
-            let at =
-                next_free.saturating_add(interval.saturating_mul(i128::from(cost) - 1 - i128::from(self.capacity)));
-            reset(at)
+            // Admitted once `max(next_free, t − saved × interval) − t +
+            // (cost − 1) × interval ≤ capacity × interval`: as `cost ≤
+            // capacity + 1`, from `t = next_free + (cost − 1 − capacity) ×
+            // interval` (saved slots only ever make `t − saved × interval`
+            // smaller than that bound needs).
+            let excess = i128::from(cost) - 1 - i128::from(self.capacity);
+            reset(next_free.saturating_add(interval.saturating_mul(excess)))
         };
         (Decision::refused(limit, remaining_after(next_free), retry_after, reset(next_free), window), None)
     }
@@ -300,7 +350,15 @@ impl Admission for LeakyBucketQueue {
 }
 
 /// Full when the first free slot is not after now: nobody is queued, and a
-/// decision reads the slot only as `max(slot, now)`.
+/// decision reads the slot only as `max(slot, now − saved slots)`.
+///
+/// With slack, a full queue has saved slots that a fresh one has not (a new
+/// Uber limiter saves nothing before its first request): dropping it
+/// forgets them, and the recreated queue hands the next request its slot
+/// now where the kept one would have handed an earlier one: its next slot is
+/// never earlier than the kept queue's next slot, and the worst case (`slack + 1 +
+/// T / interval` units in any T) holds across the drop. Without slack the
+/// two are the same, as [`Full`] promises.
 impl Full for LeakyBucketQueue {
     fn fresh(&self) -> Self {
         LeakyBucketQueue { next_free: 0, ..*self }
@@ -320,20 +378,23 @@ impl Full for LeakyBucketQueue {
 }
 
 /// Words: the first free slot, then the configuration.
-impl Packed<3> for LeakyBucketQueue {
+impl Packed<4> for LeakyBucketQueue {
     /// A decision changes only the first free slot.
     const HOT: usize = 1;
 
     #[inline]
-    fn pack(&self) -> [u64; 3] {
-        [self.next_free as u64, self.capacity, self.interval_micros as u64]
+    fn pack(&self) -> [u64; 4] {
+        [self.next_free as u64, self.capacity, self.interval_micros as u64, self.slack]
     }
 
     #[inline]
-    fn unpack(w: [u64; 3]) -> Self {
-        LeakyBucketQueue { next_free: w[0] as i64, capacity: w[1], interval_micros: w[2] as i64 }
+    fn unpack(w: [u64; 4]) -> Self {
+        LeakyBucketQueue { next_free: w[0] as i64, capacity: w[1], interval_micros: w[2] as i64, slack: w[3] }
     }
 }
+
+#[cfg(test)]
+mod uber_tests;
 
 #[cfg(test)]
 mod tests {
@@ -418,6 +479,45 @@ mod tests {
         assert_eq!(q.check(2, 5_000).retry_after_micros, NEVER);
     }
 
+    /// Uber's first `Take` takes its slot now, however long after the
+    /// limiter's creation: nothing is saved before it. After it, up to
+    /// `slack` unused slots are.
+    #[test]
+    fn queue_saves_slack_only_after_the_first_request() {
+        let mut q = LeakyBucketQueue::with_slack(100, 100_000, 10).unwrap();
+        let waits: [i64; 3] = core::array::from_fn(|_| q.check(1, 5_000_000).wait_micros);
+        assert_eq!(waits, [0, 100_000, 200_000]);
+        // Idle from the slot at 5.2 s to 10 s: ten slots saved, not 48.
+        assert_eq!(q.next_free_micros(), 5_300_000);
+        let waits: [i64; 12] = core::array::from_fn(|_| q.check(1, 10_000_000).wait_micros);
+        assert_eq!(waits, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100_000]);
+        assert_eq!(q.slack(), 10);
+    }
+
+    /// Saved slots serve requests one by one beyond the queue's capacity,
+    /// but never one request of more than the limit (`capacity + 1`): that
+    /// is refused with "never", as by every algorithm.
+    #[test]
+    fn queue_with_slack_serves_requests_within_the_limit_from_saved_slots() {
+        // No waiting allowed, one slot per ms, three saved at most.
+        let mut q = LeakyBucketQueue::with_slack(0, 1_000, 3).unwrap();
+        assert!(q.check(1, 0).allowed);
+        let d = q.peek(1, 500);
+        assert_eq!((d.allowed, d.retry_after_micros, d.remaining), (false, 500, 0));
+        assert!(q.peek(2, 50_000).is_never(), "above the limit of 1, saved slots or not");
+        // At 10 ms: three saved slots and the current one, one unit each.
+        let waits: [(bool, i64); 5] = core::array::from_fn(|_| {
+            let d = q.check(1, 10_000);
+            (d.allowed, d.wait_micros)
+        });
+        assert_eq!(waits, [(true, 0), (true, 0), (true, 0), (true, 0), (false, 0)]);
+        assert_eq!(q.next_free_micros(), 11_000);
+        let d = q.check(1, 10_000);
+        assert_eq!((d.limit, d.remaining, d.retry_after_micros, d.reset_after_micros), (1, 0, 1_000, 1_000));
+        // Slack 0 is the queue without slack.
+        assert_eq!(LeakyBucketQueue::with_slack(2, 7, 0), LeakyBucketQueue::new(2, 7));
+    }
+
     #[test]
     fn invalid_parameters_are_errors() {
         assert_eq!(LeakyBucketMeter::new(0, 1, 1), Err(Error::invalid_int(Argument::Capacity, 0)));
@@ -427,6 +527,9 @@ mod tests {
         assert_eq!(LeakyBucketQueue::new(0, 0), Err(Error::invalid_int(Argument::Interval, 0)));
         assert!(LeakyBucketQueue::new(u64::MAX, 1).is_err());
         assert!(LeakyBucketQueue::new(0, 1).is_ok());
+        let too_much = i64::MAX as u64 + 1;
+        assert_eq!(LeakyBucketQueue::with_slack(0, 1, too_much), Err(Error::invalid_uint(Argument::Slack, too_much)));
+        assert!(LeakyBucketQueue::with_slack(i64::MAX as u64, i64::MAX, i64::MAX as u64).is_ok());
     }
 
     /// Found by the fuzzer (fuzz/fuzz_targets/leaky_bucket_queue.rs): a
@@ -456,11 +559,15 @@ mod tests {
         let mut m = LeakyBucketMeter::new(i64::MAX as u64, i64::MAX as u64, i64::MAX).unwrap();
         let mut q = LeakyBucketQueue::new(i64::MAX as u64, i64::MAX).unwrap();
         let mut small = LeakyBucketQueue::new(0, 1).unwrap();
+        let mut slack = LeakyBucketQueue::with_slack(i64::MAX as u64, i64::MAX, i64::MAX as u64).unwrap();
+        let mut small_slack = LeakyBucketQueue::with_slack(0, 1, i64::MAX as u64).unwrap();
         for now in [i64::MIN, -1, 0, 1, i64::MAX, 0, i64::MIN] {
             for cost in [0, 1, u64::MAX] {
                 let _ = (m.check(cost, now), m.peek(cost, now), m.level_at(now));
                 let _ = (q.check(cost, now), q.peek(cost, now));
                 let _ = (small.check(cost, now), small.peek(cost, now));
+                let _ = (slack.check(cost, now), slack.peek(cost, now));
+                let _ = (small_slack.check(cost, now), small_slack.peek(cost, now));
             }
         }
     }
@@ -472,7 +579,7 @@ mod tests {
         m.check(3, 10);
         assert_eq!(before[LeakyBucketMeter::HOT..], m.pack()[LeakyBucketMeter::HOT..]);
         assert_eq!(LeakyBucketMeter::unpack(m.pack()), m);
-        let mut q = LeakyBucketQueue::new(5, 1_000).unwrap();
+        let mut q = LeakyBucketQueue::with_slack(5, 1_000, 7).unwrap();
         let before = q.pack();
         q.check(3, 10);
         assert_eq!(before[LeakyBucketQueue::HOT..], q.pack()[LeakyBucketQueue::HOT..]);
