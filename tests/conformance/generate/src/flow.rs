@@ -257,6 +257,12 @@ fn errors() -> Vec<Value> {
         create_error_naming("flow/create-negative-count", with("count", json!(-1.0), &[]), "count", "not negative"),
         create_error_naming("flow/create-infinite-count", with("count", json!("Infinity"), &[]), "count", "finite"),
         create_error_naming(
+            "flow/create-warm-up-tokens-beyond-int",
+            with("count", json!(1e300), &warm),
+            "count",
+            "2147483647 / warm_up_period_sec",
+        ),
+        create_error_naming(
             "flow/create-zero-warm-up-period",
             with("warm_up_period_sec", json!(0), &warm),
             "warm_up_period_sec",
