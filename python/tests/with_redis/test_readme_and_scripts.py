@@ -14,7 +14,7 @@ from pathlib import Path
 import doc_snippets  # scripts/, on pytest's pythonpath
 import pytest
 
-from ratekeeper import Decision, RedisLimiter, RedisRateLimiter
+from ratekeeper import Decision, RedisConcurrencyLimiter, RedisLimiter, RedisRateLimiter
 
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = doc_snippets.programs("python", redis=True)
@@ -30,7 +30,9 @@ def test_the_block_runs_against_the_server(program: doc_snippets.Program, redis_
 
 
 def test_the_guide_redis_example_takes_one_and_handles_asynchronously(redis_url: str) -> None:
-    (example,) = [p for p in PROGRAMS if p.last.path == "docs/python.md"]
+    (example,) = [
+        p for p in PROGRAMS if p.last.path == "docs/python.md" and "RedisRateLimiter" in p.last.code
+    ]
     namespace = doc_snippets.run_python(example, redis_url)
     api, crawler, handle = namespace["api"], namespace["crawler"], namespace["handle"]
     assert isinstance(api, RedisLimiter)
@@ -40,6 +42,18 @@ def test_the_guide_redis_example_takes_one_and_handles_asynchronously(redis_url:
     decision = api.peek("user:43")
     assert isinstance(decision, Decision)
     assert decision.remaining == 28  # handle's check took one (a peek shows one more taken)
+
+
+def test_the_guide_concurrency_example_releases_its_lease(redis_url: str) -> None:
+    (example,) = [
+        p
+        for p in PROGRAMS
+        if p.last.path == "docs/python.md" and "RedisConcurrencyLimiter" in p.last.code
+    ]
+    namespace = doc_snippets.run_python(example, redis_url)
+    payments = namespace["payments"]
+    assert isinstance(payments, RedisConcurrencyLimiter)
+    assert payments.held() == 0  # the block's lease went back exactly once
 
 
 def admit(name: str, key: str, n: int) -> int:
