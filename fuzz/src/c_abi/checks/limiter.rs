@@ -45,7 +45,9 @@ impl World {
                             "interval_micros" => s.interval_micros = 0,
                             "limit" => s.limit = 0,
                             "window_micros" => s.window_micros = 0,
-                            _ => s.sub_windows = 0,
+                            "sub_windows" => s.sub_windows = 0,
+                            "slack" => s.slack = 0,
+                            other => unreachable!("no spec field {other}"),
                         }
                     }
                     s
