@@ -282,10 +282,13 @@ fn on_a_cluster_each_limiter_keeps_its_two_keys_in_one_slot() {
 #[test]
 fn an_acquire_that_timed_out_gives_its_lease_back_even_if_its_script_runs_late() {
     let server = RedisServer::start();
-    // Every piece written with "acquire" in it reaches the server 400 ms
-    // late: past the 100 ms timeout, and after the release the timeout
-    // sends at once on another connection.
-    let proxy = support::SlowProxy::start(server.port, b"acquire", Duration::from_millis(400));
+    // Every piece written with "acquire" in it reaches the server 500 ms
+    // late: past the 100 ms timeout, and after the releases the timeout
+    // sends at once and retries (at 100, 200, 400 and 800 ms). Landing
+    // midway between two retries leaves the lease visibly held for ~300 ms;
+    // a delay on a retry's moment (400 ms) could hold it for less than one
+    // poll, and the test flaked in CI that way.
+    let proxy = support::SlowProxy::start(server.port, b"acquire", Duration::from_millis(500));
     let slow = RedisStore::connect(
         &proxy.url(),
         StoreOptions { timeout: Duration::from_millis(100), ..StoreOptions::default() },
@@ -309,7 +312,7 @@ fn an_acquire_that_timed_out_gives_its_lease_back_even_if_its_script_runs_late()
             break;
         }
         assert!(started.elapsed() < Duration::from_secs(5), "held {held} after {:?}", started.elapsed());
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     }
     assert!(direct.try_acquire(1).unwrap().0.allowed);
 }
