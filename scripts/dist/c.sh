@@ -38,7 +38,8 @@
 # so `tar -xzf FILE -C PREFIX --strip-components=1` and
 # PKG_CONFIG_PATH=PREFIX/lib/pkgconfig is an install (tests/installed/c.sh
 # does just that). The archive is reproducible: sorted, owned by root, dated
-# SOURCE_DATE_EPOCH (default: the last commit's time).
+# SOURCE_DATE_EPOCH (default: the last commit's time), gzip -6 (-9 took six
+# times as long here for 1 % less).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --target) [ $# -ge 2 ] || { echo "scripts/dist/c.sh: --target needs a triple" >&2; exit 2; }; target="$2"; shift 2 ;;
     --target=*) target="${1#--target=}"; shift ;;
-    -h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/dist/c.sh: unknown argument $1 (usage: scripts/dist/c.sh [--target TRIPLE])" >&2; exit 2 ;;
   esac
 done
@@ -99,6 +100,6 @@ mkdir -p dist
 rm -f dist/ratekeeper-*-"$triple".tar.gz
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -cf - "$name" \
-  | gzip -9 -n >"dist/$name.tar.gz"
+  | gzip -6 -n >"dist/$name.tar.gz"
 echo "dist/$name.tar.gz: $(du -k "dist/$name.tar.gz" | cut -f1) KiB;" \
   "$RK_REALNAME $(du -k "$prefix/lib/$RK_REALNAME" | cut -f1) KiB, libratekeeper.a $(du -k "$prefix/lib/libratekeeper.a" | cut -f1) KiB (unpacked)"
