@@ -55,6 +55,31 @@
 #include <stdint.h>
 
 /**
+ * The major version of the header: `X` of `X.Y.Z`. (A program can compare
+ * it with rk_version(), the library's, which may be another build.)
+ */
+#define RK_VERSION_MAJOR 0
+
+/**
+ * The minor version of the header: `Y` of `X.Y.Z`. While the major version
+ * is 0, a new minor version may break the API (as semver allows), which is
+ * why the shared library's soname carries it: `libratekeeper.so.0.Y`.
+ */
+#define RK_VERSION_MINOR 1
+
+/**
+ * The patch version of the header: `Z` of `X.Y.Z`.
+ */
+#define RK_VERSION_PATCH 0
+
+/**
+ * The header's version as one number for `#if`:
+ * `MAJOR * 1000000 + MINOR * 1000 + PATCH` (0.1.0 is 1000, 1.2.3 is
+ * 1002003), so `#if RK_VERSION_NUMBER >= 1000` means "0.1.0 or newer".
+ */
+#define RK_VERSION_NUMBER (((RK_VERSION_MAJOR * 1000000) + (RK_VERSION_MINOR * 1000)) + RK_VERSION_PATCH)
+
+/**
  * A duration that never ends, in microseconds (`INT64_MAX`): the
  * `retry_after_micros` of a request no wait can admit (it costs more than
  * the limiter can ever hold), the `reset_after_micros` of a limiter that
@@ -1325,6 +1350,8 @@ extern "C" {
 /**
  * The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
  * the pkg-config file carries too (`pkg-config --modversion ratekeeper`).
+ * The header's RK_VERSION_MAJOR, _MINOR and _PATCH are the version the
+ * program was compiled against; this is the library it runs with.
  *
  * Never fails; the string is static.
  */

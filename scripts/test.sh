@@ -151,9 +151,10 @@ stage_conformance-c-valgrind() {
   make_c -C tests/conformance/c valgrind
 }
 
-stage c-install "c" "C library: make install, then a program outside the repository via pkg-config"
+stage c-install "c" "C library: the release tarball (scripts/dist/c.sh), unpacked to a new prefix; programs outside the repository via pkg-config, no Rust toolchain"
 stage_c-install() {
-  tests/c/install-check.sh
+  scripts/dist/c.sh
+  tests/installed/c.sh
 }
 
 stage python-build "python docs redis conformance bench" "python: pip install ./python (maturin builds bindings/python)"

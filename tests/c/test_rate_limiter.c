@@ -250,9 +250,26 @@ static void real_clock(void) {
   rk_rate_limiter_free(limiter);
 }
 
+/* The header's version macros work in #if, and name the library this test
+ * runs against: the header and the library are one build. */
+#if !defined(RK_VERSION_NUMBER) || RK_VERSION_NUMBER < 1000
+#error "ratekeeper.h has no RK_VERSION_NUMBER, or one below 0.1.0's"
+#endif
+
 static void version_and_status_messages(void) {
   const char *version = rk_version();
   CHECK(version != NULL && version[0] >= '0' && version[0] <= '9' && strchr(version, '.') != NULL);
+  char from_macros[64];
+  int len = snprintf(from_macros, sizeof from_macros, "%d.%d.%d", RK_VERSION_MAJOR, RK_VERSION_MINOR, RK_VERSION_PATCH);
+  CHECK(len > 0 && (size_t)len < sizeof from_macros);
+  /* rk_version() is MAJOR.MINOR.PATCH, with a pre-release or build suffix
+   * if the version has one. */
+  CHECK(strncmp(version, from_macros, (size_t)len) == 0
+        && (version[len] == '\0' || version[len] == '-' || version[len] == '+'));
+  if (strncmp(version, from_macros, (size_t)len) != 0) {
+    fprintf(stderr, "    the header says %s, rk_version() %s\n", from_macros, version);
+  }
+  CHECK(RK_VERSION_NUMBER == RK_VERSION_MAJOR * 1000000 + RK_VERSION_MINOR * 1000 + RK_VERSION_PATCH);
   CHECK_STR(rk_status_message(RK_OK), "ok");
   CHECK_STR(rk_status_message(RK_INVALID_ARGUMENT), "invalid argument");
   CHECK_STR(rk_status_message(RK_NULL_POINTER), "null pointer");

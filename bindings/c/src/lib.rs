@@ -45,6 +45,8 @@
 
 // In this order in the header (cbindgen follows the modules as declared;
 // the blank lines keep rustfmt from sorting them).
+pub mod version;
+
 pub mod status;
 
 pub mod boundary;
@@ -97,13 +99,4 @@ pub use redis::store::{rk_redis_store, rk_redis_store_options};
 pub use spec::rk_limiter_spec;
 pub use status::rk_status;
 pub use token_bucket::rk_reservation;
-
-/// The library's version, e.g. `"0.1.0"`: the Rust crates' version, which
-/// the pkg-config file carries too (`pkg-config --modversion ratekeeper`).
-///
-/// Never fails; the string is static.
-#[no_mangle]
-pub extern "C" fn rk_version() -> *const core::ffi::c_char {
-    // A constant, which cannot panic; inside the boundary all the same.
-    std::panic::catch_unwind(|| concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()).unwrap_or(c"".as_ptr())
-}
+pub use version::rk_version;
