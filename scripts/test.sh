@@ -120,6 +120,11 @@ stage_examples() {
   cargo run --locked -q -p ratekeeper-examples --bin guava-demo
 }
 
+stage crates-dist "rust" "crates: cargo doc (warnings are errors), cargo publish --dry-run, the .crate files in dist/crates (scripts/dist/crates.sh)"
+stage_crates-dist() {
+  scripts/dist.sh crates
+}
+
 stage c-tests "c" "C tests: linked shared and static, under valgrind; under ASan+UBSan; the markdown's C blocks"
 stage_c-tests() {
   make_c -C tests/c check
