@@ -105,6 +105,17 @@ stage_docs-check() {
   python3 scripts/doc_snippets.py check
 }
 
+stage versions "lint" "one version: scripts/version.py check (every package, the header, CHANGELOG), and its tests"
+stage_versions() {
+  local files=(scripts/version.py scripts/test_version.py)
+  "$RK_VENV"/bin/ruff format --config python/pyproject.toml --check "${files[@]}"
+  "$RK_VENV"/bin/ruff check --config python/pyproject.toml "${files[@]}"
+  # tomllib: Python 3.11 (python/pyproject.toml's mypy checks against 3.10).
+  "$RK_VENV"/bin/mypy --strict --python-version 3.11 --no-incremental "${files[@]}"
+  "$RK_VENV"/bin/pytest -q -p no:cacheprovider scripts/test_version.py
+  python3 scripts/version.py check
+}
+
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked

@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 NOT_DATED = "Unreleased"
-HEADING = re.compile(r"^## \[([^\]]+)\](?: - (.+?))?\s*$", re.MULTILINE)
+HEADING = re.compile(r"^## \[([^\]]+)\](?: - (.+?))?[ \t]*$", re.MULTILINE)
 HEADER_PARTS = ("MAJOR", "MINOR", "PATCH")
 LOCKFILES = ("Cargo.lock", "fuzz/Cargo.lock")
 
@@ -195,12 +195,15 @@ def _cargo(tree: Tree, version: str) -> list[str]:
             )
         for table in _dependency_tables(manifest):
             for name, spec in table.items():
-                if isinstance(spec, dict) and "path" in spec and "version" in spec:
-                    if spec["version"] != version:
-                        errors.append(
-                            f"{rel}: the path dependency {name} has version "
-                            f"{spec['version']!r}, want {version!r}"
-                        )
+                if (
+                    isinstance(spec, dict)
+                    and "path" in spec
+                    and spec.get("version", version) != version
+                ):
+                    errors.append(
+                        f"{rel}: the path dependency {name} has version "
+                        f"{spec['version']!r}, want {version!r}"
+                    )
     return errors
 
 
@@ -213,12 +216,12 @@ def _lockfiles(tree: Tree, version: str) -> list[str]:
         packages = tree.toml(rel).get("package")
         for package in packages if isinstance(packages, list) else []:
             # A path package has no source; a registry's namesake would have one.
-            if package.get("name") in members and "source" not in package:
-                if package.get("version") != version:
-                    errors.append(
-                        f"{rel}: {package['name']} is at {package.get('version')!r}, "
-                        f"want {version!r} (cargo update --workspace)"
-                    )
+            path_member = package.get("name") in members and "source" not in package
+            if path_member and package.get("version") != version:
+                errors.append(
+                    f"{rel}: {package['name']} is at {package.get('version')!r}, "
+                    f"want {version!r} (cargo update --workspace)"
+                )
     return errors
 
 
@@ -232,13 +235,15 @@ def _python(tree: Tree, version: str) -> list[str]:
     if "version" in project:
         errors.append(
             f"{rel}: [project] version = {project['version']!r}: "
-            "want none, dynamic = [\"version\"] (maturin's, from Cargo)"
+            'want none, dynamic = ["version"] (maturin\'s, from Cargo)'
         )
     if "version" not in (project.get("dynamic") or []):
         errors.append(f'{rel}: "version" is not in [project] dynamic (maturin takes it from Cargo)')
     manifest = _get(pyproject, "tool", "maturin", "manifest-path")
     crate = (
-        (tree.root / "python" / str(manifest)).resolve().parent if manifest else tree.root / "python"
+        (tree.root / "python" / str(manifest)).resolve().parent
+        if manifest
+        else tree.root / "python"
     )
     member_dirs = {(tree.root / m).resolve() for m in tree.members()}
     if crate.resolve() not in member_dirs:
@@ -297,6 +302,7 @@ def _node(tree: Tree, version: str) -> list[str]:
 
 
 def _define(header: str, name: str) -> str | None:
+    header = header.replace("\\\n", " ")  # a #define continued on the next line
     m = re.search(rf"^#define {name}\s+(.+?)\s*$", header, re.MULTILINE)
     return m[1] if m else None
 
@@ -368,7 +374,8 @@ def _changelog(tree: Tree, version: str) -> list[str]:
         errors.append(f"{rel}: the newest entry is {name}'s, want {version}'s")
     elif not (date == NOT_DATED or DATE.fullmatch(date)):
         errors.append(
-            f"{rel}: `## [{name}] - {date}`: want a date YYYY-MM-DD or {NOT_DATED} after the version"
+            f"{rel}: `## [{name}] - {date}`: "
+            f"want a date YYYY-MM-DD or {NOT_DATED} after the version"
         )
     if name == version and not re.search(rf"^\[{re.escape(version)}\]: \S+", text, re.MULTILINE):
         errors.append(f"{rel}: no link reference `[{version}]: URL` for the entry's heading")
@@ -395,9 +402,9 @@ def set_version(tree: Tree, version: str, date: str | None = None) -> None:
     for i, line in enumerate(lines):
         if line.startswith("["):
             section = line.strip()
-        elif section == "[workspace.package]" and re.match(r"version\s*=", line):
-            lines[i] = version_in_line(line)
-        elif re.search(r"\bpath\s*=", line) and re.search(r"\bversion\s*=", line):
+        elif (section == "[workspace.package]" and re.match(r"version\s*=", line)) or (
+            re.search(r"\bpath\s*=", line) and re.search(r"\bversion\s*=", line)
+        ):
             lines[i] = version_in_line(line)
     tree.write("Cargo.toml", "".join(lines))
     for member in tree.members():
@@ -436,7 +443,10 @@ def set_version(tree: Tree, version: str, date: str | None = None) -> None:
     if tree.exists("node/package-lock.json"):
         set_json(
             "node/package-lock.json",
-            {"version": version, "packages": {"": {"version": version, "optionalDependencies": optional}}},
+            {
+                "version": version,
+                "packages": {"": {"version": version, "optionalDependencies": optional}},
+            },
         )
     for rel in tree.npm_platforms():
         set_json(rel, {"version": version})
@@ -453,7 +463,10 @@ def set_version(tree: Tree, version: str, date: str | None = None) -> None:
     header = tree.read("include/ratekeeper.h")
     for part, number in values.items():
         header = re.sub(
-            rf"^(#define RK_VERSION_{part}\s+)\d+\w*$", rf"\g<1>{number}", header, flags=re.MULTILINE
+            rf"^(#define RK_VERSION_{part}\s+)\d+\w*$",
+            rf"\g<1>{number}",
+            header,
+            flags=re.MULTILINE,
         )
     header = re.sub(
         r"^(#define RK_VERSION_NUMBER\s+)\d+\w*$",
@@ -474,15 +487,15 @@ def _set_lock(text: str, members: set[str], version: str) -> str:
         block = m[0]
         name = re.search(r'^name = "([^"]+)"', block, re.MULTILINE)
         if name and name[1] in members and not re.search(r"^source = ", block, re.MULTILINE):
-            block = re.sub(r'^version = "[^"]*"', f'version = "{version}"', block, flags=re.MULTILINE)
+            block = re.sub(
+                r'^version = "[^"]*"', f'version = "{version}"', block, flags=re.MULTILINE
+            )
         return block
 
     return re.sub(r"^\[\[package\]\]\n(?:[^\[\n].*\n|\n(?!\[))*", package, text, flags=re.MULTILINE)
 
 
-def _set_changelog(
-    text: str, old: str, version: str, date: str | None, repository: object
-) -> str:
+def _set_changelog(text: str, old: str, version: str, date: str | None, repository: object) -> str:
     url = f"{str(repository).rstrip('/')}/releases/tag/v{version}" if repository else None
     headings = list(HEADING.finditer(text))
     releases = [h for h in headings if h[1].lower() != "unreleased"]
@@ -498,9 +511,7 @@ def _set_changelog(
         # The newest entry is not released yet: its changes are this version's.
         top = releases[0]
         text = text[: top.start()] + heading + text[top.end() :]
-        text = re.sub(
-            rf"^\[{re.escape(top[1])}\]: .*\n?", "", text, count=1, flags=re.MULTILINE
-        )
+        text = re.sub(rf"^\[{re.escape(top[1])}\]: .*\n?", "", text, count=1, flags=re.MULTILINE)
     elif releases:
         top = releases[0]
         text = text[: top.start()] + heading + "\n\n" + text[top.start() :]
