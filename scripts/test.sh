@@ -100,11 +100,6 @@ stage_header() {
   git diff --exit-code -- include/ratekeeper.h
 }
 
-stage docs-check "docs lint" "docs: every code block of the markdown is of a kind a stage checks (scripts/doc_snippets.py)"
-stage_docs-check() {
-  python3 scripts/doc_snippets.py check
-}
-
 stage versions "lint" "one version: scripts/version.py check (every package, the header, CHANGELOG), and its tests"
 stage_versions() {
   local files=(scripts/version.py scripts/test_version.py)
@@ -114,6 +109,11 @@ stage_versions() {
   "$RK_VENV"/bin/mypy --strict --python-version 3.11 --no-incremental "${files[@]}"
   "$RK_VENV"/bin/pytest -q -p no:cacheprovider scripts/test_version.py
   python3 scripts/version.py check
+}
+
+stage docs-check "docs lint" "docs: every code block of the markdown is of a kind a stage checks (scripts/doc_snippets.py)"
+stage_docs-check() {
+  python3 scripts/doc_snippets.py check
 }
 
 stage cargo-test "rust" "cargo test"
