@@ -529,7 +529,9 @@ def _set_changelog(text: str, old: str, version: str, date: str | None, reposito
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        description="One version for every package: check it, or set it everywhere."
+        prog="scripts/version.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this one)")
     commands = parser.add_subparsers(dest="command")
