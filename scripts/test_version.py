@@ -392,7 +392,7 @@ def test_not_a_version(root: Path, bad: str) -> None:
     assert version.check(version.Tree(root)) == []
 
 
-def test_set_to_the_same_version_changes_no_byte_of_the_repository(tmp_path: Path) -> None:
+def test_set_on_the_repository_is_exact(tmp_path: Path) -> None:
     here = version.Tree(version.ROOT)
     rels = [
         "Cargo.toml",
@@ -411,5 +411,11 @@ def test_set_to_the_same_version_changes_no_byte_of_the_repository(tmp_path: Pat
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(version.ROOT / rel, tmp_path / rel)
     before = {rel: (tmp_path / rel).read_text() for rel in rels if (tmp_path / rel).exists()}
+    version.set_version(version.Tree(tmp_path), here.version())
+    assert {rel: (tmp_path / rel).read_text() for rel in before} == before
+    # And there and back: the CHANGELOG's entry and link renamed in place.
+    version.set_version(version.Tree(tmp_path), "9.8.7")
+    assert version.Tree(tmp_path).version() == "9.8.7"
+    assert "## [9.8.7] - " in (tmp_path / "CHANGELOG.md").read_text()
     version.set_version(version.Tree(tmp_path), here.version())
     assert {rel: (tmp_path / rel).read_text() for rel in before} == before

@@ -511,19 +511,26 @@ def _set_changelog(text: str, old: str, version: str, date: str | None, reposito
         # The newest entry is not released yet: its changes are this version's.
         top = releases[0]
         text = text[: top.start()] + heading + text[top.end() :]
-        text = re.sub(rf"^\[{re.escape(top[1])}\]: .*\n?", "", text, count=1, flags=re.MULTILINE)
+        if url:  # its link reference, in place
+            text = re.sub(
+                rf"^\[{re.escape(top[1])}\]: .*$",
+                f"[{version}]: {url}",
+                text,
+                count=1,
+                flags=re.MULTILINE,
+            )
     elif releases:
         top = releases[0]
         text = text[: top.start()] + heading + "\n\n" + text[top.start() :]
     else:
         text = text.rstrip("\n") + "\n\n" + heading + "\n"
     if url and not re.search(rf"^\[{re.escape(version)}\]: ", text, re.MULTILINE):
-        text = text.rstrip("\n") + "\n"
-        # Beside the other link references at the end, newest first.
-        refs = re.search(r"(?:^\[[^\]]+\]: \S+\n)+\Z", text, re.MULTILINE)
-        at = refs.start() if refs else len(text)
-        gap = "" if refs else "\n"
-        text = text[:at] + f"{gap}[{version}]: {url}\n" + text[at:]
+        # Beside the other link references (wherever they are), newest first.
+        refs = re.search(r"^\[[^\]]+\]: \S+$", text, re.MULTILINE)
+        if refs:
+            text = text[: refs.start()] + f"[{version}]: {url}\n" + text[refs.start() :]
+        else:
+            text = text.rstrip("\n") + f"\n\n[{version}]: {url}\n"
     return text
 
 
