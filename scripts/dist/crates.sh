@@ -28,12 +28,14 @@ PUBLISHED=(ratekeeper-core ratekeeper ratekeeper-redis ratekeeper-cli)
 
 [ $# -eq 0 ] || { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked \
-  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+metadata=$(cargo metadata --format-version 1 --no-deps --locked)
+field() { python3 -c "import json, sys; meta = json.load(sys.stdin); print($1)" <<<"$metadata"; }
+target_dir=$(field 'meta["target_directory"]')
+version=$(field '{p["name"]: p["version"] for p in meta["packages"]}["ratekeeper"]')
 
 echo "--- the publishable members are ${PUBLISHED[*]}"
 # shellcheck disable=SC2016 # Python's code, not the shell's
-cargo metadata --format-version 1 --no-deps --locked | python3 -c '
+python3 -c '
 import json, sys
 meta = json.load(sys.stdin)
 # `publish = false` is [] here; an absent key (null) means crates.io.
@@ -42,7 +44,7 @@ want = sorted(sys.argv[1:])
 if found != want:
     sys.exit(f"publishable members: {found}, but scripts/dist/crates.sh publishes {want}:"
              " add the new crate to PUBLISHED, or give it `publish = false`")
-' "${PUBLISHED[@]}"
+' "${PUBLISHED[@]}" <<<"$metadata"
 
 packages=()
 for crate in "${PUBLISHED[@]}"; do packages+=(-p "$crate"); done
@@ -57,8 +59,6 @@ cargo publish --dry-run --locked "${packages[@]}"
 rm -f "$target_dir"/package/*.crate
 cargo package --no-verify --locked "${packages[@]}"
 
-version=$(cargo metadata --format-version 1 --no-deps --locked \
-  | python3 -c 'import json, sys; print({p["name"]: p["version"] for p in json.load(sys.stdin)["packages"]}["ratekeeper"])')
 mkdir -p dist/crates
 rm -f dist/crates/*.crate
 for crate in "${PUBLISHED[@]}"; do
