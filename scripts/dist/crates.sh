@@ -28,6 +28,10 @@ PUBLISHED=(ratekeeper-core ratekeeper ratekeeper-redis ratekeeper-cli)
 
 [ $# -eq 0 ] || { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
+# Publishing crates that depend on one another in one command: cargo 1.90.
+cargo_minor=$(cargo --version | sed -E 's/^cargo 1\.([0-9]+).*/\1/')
+[ "$cargo_minor" -ge 90 ] || { echo "scripts/dist/crates.sh: needs cargo >= 1.90 ($(cargo --version))" >&2; exit 1; }
+
 metadata=$(cargo metadata --format-version 1 --no-deps --locked)
 field() { python3 -c "import json, sys; meta = json.load(sys.stdin); print($1)" <<<"$metadata"; }
 target_dir=$(field 'meta["target_directory"]')
