@@ -100,6 +100,17 @@ stage_header() {
   git diff --exit-code -- include/ratekeeper.h
 }
 
+stage versions "lint" "one version: scripts/version.py check (every package, the header, CHANGELOG), and its tests"
+stage_versions() {
+  local files=(scripts/version.py scripts/test_version.py)
+  "$RK_VENV"/bin/ruff format --config python/pyproject.toml --check "${files[@]}"
+  "$RK_VENV"/bin/ruff check --config python/pyproject.toml "${files[@]}"
+  # tomllib: Python 3.11 (python/pyproject.toml's mypy checks against 3.10).
+  "$RK_VENV"/bin/mypy --strict --python-version 3.11 --no-incremental "${files[@]}"
+  "$RK_VENV"/bin/pytest -q -p no:cacheprovider scripts/test_version.py
+  python3 scripts/version.py check
+}
+
 stage docs-check "docs lint" "docs: every code block of the markdown is of a kind a stage checks (scripts/doc_snippets.py)"
 stage_docs-check() {
   python3 scripts/doc_snippets.py check
@@ -118,6 +129,11 @@ stage_loom() {
 stage examples "rust" "examples"
 stage_examples() {
   cargo run --locked -q -p ratekeeper-examples --bin guava-demo
+}
+
+stage crates-dist "rust" "crates: cargo doc (warnings are errors), cargo publish --dry-run, the .crate files in dist/crates (scripts/dist/crates.sh)"
+stage_crates-dist() {
+  scripts/dist.sh crates
 }
 
 stage c-tests "c" "C tests: linked shared and static, under valgrind; under ASan+UBSan; the markdown's C blocks"

@@ -7,7 +7,7 @@
 //! [`PlotData::new`] computes the numbers the picture shows, separately
 //! from the drawing, so tests check the picture's content: on the boundary
 //! attack the fixed window's curve peaks at twice its limit and the sliding
-//! log's never passes it. [`write`] draws them with plotters, as SVG or PNG
+//! log's never passes it. [`write()`] draws them with plotters, as SVG or PNG
 //! (by the file's extension).
 //!
 //! A load-driven lane (`bbr`, `system_guard`, `none`, a thread-grade `flow`,
