@@ -105,6 +105,11 @@ stage_docs-check() {
   python3 scripts/doc_snippets.py check
 }
 
+stage release-lint "lint" "release workflow: actionlint, with shellcheck on its scripts (tests/release/lint.sh)"
+stage_release-lint() {
+  tests/release/lint.sh
+}
+
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked
