@@ -220,6 +220,11 @@ stage_bench-report() {
   "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
 }
 
+stage install-bench "bench python" "install benchmark (benches/install/run: sizes, import times) on made-up artifacts"
+stage_install-bench() {
+  "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/install/test_run.py
+}
+
 stage conformance-python "conformance python" "conformance: python"
 stage_conformance-python() {
   tests/conformance/run python
