@@ -119,7 +119,11 @@ def test_sizes_name_every_download_and_each_native_library(tmp_path: Path) -> No
     node = by_what["Node.js addon (.node), unpacked"]
     assert (node["bytes"], "linux-x64-gnu" in node["file"]) == (4000, True)
     so = by_what["C shared library, unpacked"]
-    assert (so["bytes"], so["file"].startswith("lib/libratekeeper.so.0.1.0")) == (7000, True)
+    assert (so["bytes"], so["file"], so["in"]) == (
+        7000,
+        "lib/libratekeeper.so.0.1.0",
+        files["c"].name,
+    )
     assert by_what["C static library, unpacked"]["bytes"] == 20000
 
 
@@ -172,10 +176,19 @@ def test_the_section_goes_into_the_benchmark_report(tmp_path: Path) -> None:
         "rate-limiter-flexible": {"import_ms": [5.0, 5.0, 5.0], "wall_ms": [45.0, 45.0, 45.0]},
         "(node -e 0)": {"wall_ms": [35.0, 35.0, 35.0]},
     }
-    sizes = [{"what": "Python wheel (abi3)", "file": "w.whl", "bytes": 1536}]
+    sizes = [
+        {"what": "Python wheel (abi3)", "file": "w.whl", "bytes": 1536},
+        {
+            "what": "C library",
+            "file": "lib/libratekeeper.so.0.1.0",
+            "in": "c.tar.gz",
+            "bytes": 2048,
+        },
+    ]
     peers = {"limits": "5.8.0", "rate-limiter-flexible": "11.4.0"}
     text = run.markdown(sizes, py, node, peers, rounds=3)
     assert "| Python wheel (abi3) | `w.whl` | 1.5 KiB | 1,536 |" in text
+    assert "| C library | `lib/libratekeeper.so.0.1.0` in `c.tar.gz` | 2.0 KiB | 2,048 |" in text
     # Medians, and each peer's ratio to ratekeeper's.
     assert "| **ratekeeper** | 3.0 | 1.00 | 21.0 |" in text
     assert "| limits | 33.0 | 11.00 | 51.0 |" in text
