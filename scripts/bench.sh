@@ -22,6 +22,9 @@
 #   Redis    benches/redis/run, when it exists: run as
 #            `benches/redis/run --json FILE [--quick]`, writing
 #            ratekeeper-bench/1 JSON (see benches/report.py)
+#   Install  benches/install/run after `scripts/dist.sh python node c`:
+#            the artifacts' sizes, and cold import times beside limits and
+#            rate-limiter-flexible
 #
 # then benches/report.py turns them into the Markdown report, with the
 # machine (cores, CPU, memory) and the date. A suite that fails is named in
@@ -127,6 +130,15 @@ if [ -x benches/redis/run ]; then
 else
   step "Redis: no benches/redis/run in this tree; skipped (the report says so)"
 fi
+
+step "Install: the artifacts' sizes, and cold import times beside limits and rate-limiter-flexible"
+install_bench() {
+  scripts/dist.sh python node c
+  local args=(--json "$PWD/$results/install.json")
+  $quick && args+=(--rounds 5)
+  benches/install/run "${args[@]}"
+}
+suite install install_bench
 
 step "report"
 if $quick; then

@@ -97,4 +97,10 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
 rk_python_dev_tools
 
+# The release workflow's linter: actionlint, pinned in
+# .github/requirements-lint.txt, and shellcheck, which it runs on every
+# `run:` script of .github/workflows/ (the release-lint stage).
+command -v shellcheck >/dev/null 2>&1 || apt_install shellcheck
+rk_python_requirements "$RK_ROOT/.github/requirements-lint.txt"
+
 log "ok"

@@ -116,6 +116,11 @@ stage_docs-check() {
   python3 scripts/doc_snippets.py check
 }
 
+stage release-lint "lint" "release workflow: actionlint, with shellcheck on its scripts (tests/release/lint.sh)"
+stage_release-lint() {
+  tests/release/lint.sh
+}
+
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked
@@ -230,6 +235,11 @@ stage_python-redis() {
 stage bench-report "bench python" "benchmark report writer (benches/report.py) on made-up results"
 stage_bench-report() {
   "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
+}
+
+stage install-bench "bench python" "install benchmark (benches/install/run: sizes, import times) on made-up artifacts"
+stage_install-bench() {
+  "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/install/test_run.py
 }
 
 stage conformance-python "conformance python" "conformance: python"
