@@ -873,3 +873,12 @@ export declare function throwWrongType(argument: string, value: unknown, expecte
  * burst `pbs`, committed rate `cir` and burst `cbs`.
  */
 export declare function trtcmCreate(pir: unknown, pbs: unknown, cir: unknown, cbs: unknown, clock: unknown): MarkerMethods
+
+/**
+ * The version this module was built from: the workspace's, which the npm
+ * package and its platform packages carry too. The package's `version()`
+ * returns it: the native module is a separate package, so this is the
+ * version of the code that runs, and a mismatch with
+ * `ratekeeper/package.json` is a broken install.
+ */
+export declare function version(): string
