@@ -28,12 +28,18 @@
 # stays as committed. The release workflow publishes these tarballs as they
 # are (`npm publish FILE.tgz`). Only this part's tarballs in dist/ are
 # replaced. Needs node/node_modules (`npm ci` in node/, scripts/setup.sh).
+#
+# A linux-gnu module needs the glibc of the machine that built it (2.34
+# here): a release builds those where glibc is old, in napi-rs's build
+# image or with `-- --use-napi-cross` (glibc 2.17; it needs the matching
+# @napi-rs/cross-toolchain-<host>-target-<arch> package installed).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+self="$root/scripts/dist/node.sh"
 cd "$root/node"
 
 usage() {
-  sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,14p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -46,7 +52,7 @@ while [ $# -gt 0 ]; do
     --target=*) target="${1#--target=}"; shift ;;
     --no-main) main=false; shift ;;
     --) shift; napi_args=("$@"); break ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$self" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
     *) echo "scripts/dist/node.sh: unknown argument $1" >&2; usage ;;
   esac
 done
