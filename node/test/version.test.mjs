@@ -37,7 +37,7 @@ test('a platform package per napi target, each an optional dependency at the ver
     assert.equal(platform.name, `ratekeeper-${dirs[i]}`);
     assert.equal(platform.version, pkg.version, platform.name);
     assert.equal(platform.main, `ratekeeper.${dirs[i]}.node`);
-    assert.deepEqual(platform.files, [platform.main]);
+    assert.deepEqual(platform.files, [platform.main, 'LICENSE-MIT', 'LICENSE-APACHE']);
   }
   assert.deepEqual(pkg.optionalDependencies, Object.fromEntries(platforms.map((p) => [p.name, pkg.version])));
 });

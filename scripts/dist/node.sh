@@ -98,23 +98,30 @@ export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=f
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-cp "npm/$platform/package.json" "npm/$platform/README.md" "$module" "$stage/"
+cp "npm/$platform/package.json" "npm/$platform/README.md" "$module" "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$stage/"
 rm -f "$dist/ratekeeper-$platform-"*.tgz
 packed="$(cd "$stage" && npm pack --silent --pack-destination "$dist" | tail -n 1)"
-tar -tzf "$dist/$packed" | grep -qx "package/ratekeeper.$platform.node" || {
-  echo "scripts/dist/node.sh: $packed holds no ratekeeper.$platform.node" >&2
-  exit 1
-}
+contents="$(tar -tzf "$dist/$packed")"
+for file in "ratekeeper.$platform.node" LICENSE-MIT LICENSE-APACHE; do
+  grep -qx "package/$file" <<<"$contents" || {
+    echo "scripts/dist/node.sh: $packed holds no $file" >&2
+    exit 1
+  }
+done
 echo "node: dist/$packed"
 
 if $main; then
+  # The package's "files" name the licences; they live at the root.
+  cp "$root/LICENSE-MIT" "$root/LICENSE-APACHE" .
   rm -f "$dist"/ratekeeper-[0-9]*.tgz
   packed="$(npm pack --silent --pack-destination "$dist" | tail -n 1)"
   contents="$(tar -tzf "$dist/$packed")"
-  grep -qx 'package/lib/binding.js' <<<"$contents" || {
-    echo "scripts/dist/node.sh: $packed holds no loader (lib/binding.js)" >&2
-    exit 1
-  }
+  for file in lib/binding.js LICENSE-MIT LICENSE-APACHE README.md; do
+    grep -qx "package/$file" <<<"$contents" || {
+      echo "scripts/dist/node.sh: $packed holds no $file" >&2
+      exit 1
+    }
+  done
   if grep '\.node$' <<<"$contents"; then
     echo "scripts/dist/node.sh: $packed holds a native module; those belong in the platform packages" >&2
     exit 1
