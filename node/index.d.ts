@@ -67,6 +67,13 @@ import { ManualClock } from "./lib/binding.js";
  * `redisUnsupported` or `closed`.
  */
 export const codes: Readonly<import("./lib/binding.js").ErrorCodes>;
+/**
+ * The version of ratekeeper's native module, e.g. `'0.1.0'`: the version it
+ * was built from, which is also the package's (`ratekeeper/package.json`)
+ * and its platform package's.
+ * @returns {string}
+ */
+export function version(): string;
 import { Decision } from "./lib/decision.js";
 import { NEVER } from "./lib/decision.js";
 import { AdmissionLimiter } from "./lib/admission.js";

@@ -7,7 +7,7 @@
  */
 
 const { RateLimiter } = require('./lib/rate-limiter.js');
-const { ManualClock, errorCodes } = require('./lib/binding.js');
+const { ManualClock, errorCodes, version: nativeVersion } = require('./lib/binding.js');
 const { Decision, NEVER } = require('./lib/decision.js');
 const {
   AdmissionLimiter,
@@ -48,6 +48,16 @@ const {
  * `redisUnsupported` or `closed`.
  */
 const codes = Object.freeze(errorCodes());
+
+/**
+ * The version of ratekeeper's native module, e.g. `'0.1.0'`: the version it
+ * was built from, which is also the package's (`ratekeeper/package.json`)
+ * and its platform package's.
+ * @returns {string}
+ */
+function version() {
+  return nativeVersion();
+}
 
 /**
  * What ratekeeper's errors carry besides a message: `code` (one of
@@ -109,6 +119,7 @@ module.exports = {
   RateLimiter,
   ManualClock,
   codes,
+  version,
   Decision,
   NEVER,
   AdmissionLimiter,

@@ -6,6 +6,7 @@ export {
   RateLimiter,
   ManualClock,
   codes,
+  version,
   Decision,
   NEVER,
   AdmissionLimiter,

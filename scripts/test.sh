@@ -30,8 +30,9 @@
 # tests/redis/with-redis; the markdown's Python blocks run among them), the
 # Node.js package (declarations up to date, its tests, its Redis tests
 # against a private Redis and a Redis Cluster, the markdown's JavaScript
-# blocks run and type-checked among them, installed from its tarball into
-# a new project), one Redis limiter from three languages, a `ratekeeper
+# blocks run and type-checked among them, installed from dist/'s tarballs —
+# the package and its platform package — into a new project with no Rust
+# toolchain), one Redis limiter from three languages, a `ratekeeper
 # simulate` plotted as SVG and PNG, the markdown's Rust blocks (rustdoc
 # --test) and its shell blocks marked `run`, the demo without its real
 # waits (scripts/demo.sh --quick), the differential test against the real
@@ -257,9 +258,9 @@ stage_node-declarations() {
   (cd node && npm run --silent check:declarations)
 }
 
-stage node-build "node docs redis conformance" "node: build the package (napi build --release)"
+stage node-build "node docs redis conformance" "node: build the release module once (napi build --platform --release), npm pack the package and its platform package into dist/ (scripts/dist/node.sh)"
 stage_node-build() {
-  (cd node && npm run --silent build)
+  scripts/dist/node.sh
 }
 
 stage node-test "node" "node: tests (node --test; tsc on TypeScript users of the declarations; the markdown's JavaScript blocks)"
@@ -278,9 +279,9 @@ stage_conformance-node() {
   tests/conformance/run node
 }
 
-stage node-pack "node" "node: npm pack, then install the tarball and the folder into new projects and use them"
-stage_node-pack() {
-  node/scripts/check-install.sh
+stage node-installed "node" "node: dist/'s two tarballs into a new project, no registry, no Rust or cc: conformance, CJS, ESM, tsc; and the folder (tests/installed/node.sh)"
+stage_node-installed() {
+  tests/installed/node.sh
 }
 
 stage cross-language "redis" "Redis: one distributed limiter from C, Python and Node.js (tests/redis/cross-language.sh)"

@@ -2,6 +2,14 @@
 /* eslint-disable */
 
 /**
+ * Which binding artifact the generated loader actually loaded: `'native'` for
+ * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
+ * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
+ * can point the loader at a WASI artifact this package does not build itself.
+ */
+export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
  * A clock that moves only when told to, for deterministic tests. Waiting
  * on it (a limiter's `acquire` or `tryAcquire` with a timeout) advances it
  * by the wait. It reads 0 when created and counts whole microseconds.
@@ -873,3 +881,12 @@ export declare function throwWrongType(argument: string, value: unknown, expecte
  * burst `pbs`, committed rate `cir` and burst `cbs`.
  */
 export declare function trtcmCreate(pir: unknown, pbs: unknown, cir: unknown, cbs: unknown, clock: unknown): MarkerMethods
+
+/**
+ * The version this module was built from: the workspace's, which the npm
+ * package and its platform packages carry too. The package's `version()`
+ * returns it: the native module is a separate package, so this is the
+ * version of the code that runs, and a mismatch with
+ * `ratekeeper/package.json` is a broken install.
+ */
+export declare function version(): string

@@ -53,7 +53,12 @@ function check() {
     execFileSync(
       bin('napi'),
       [
+        // The flags of package.json's build:native that change what cargo
+        // builds or what napi writes, so that this reuses that build.
         'build',
+        '--platform',
+        '--strip',
+        '--js', 'binding.js',
         '--manifest-path', path.join(root, '..', 'bindings', 'node', 'Cargo.toml'),
         '--package-json-path', path.join(work, 'package.json'),
         '--output-dir', path.join(work, 'lib'),

@@ -51,6 +51,7 @@ test('require() gives the API', () => {
     'TokenBucket',
     'TrTcm',
     'codes',
+    'version',
   ]);
 });
 

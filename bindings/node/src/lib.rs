@@ -137,6 +137,16 @@ pub fn error_codes() -> ErrorCodes {
     }
 }
 
+/// The version this module was built from: the workspace's, which the npm
+/// package and its platform packages carry too. The package's `version()`
+/// returns it: the native module is a separate package, so this is the
+/// version of the code that runs, and a mismatch with
+/// `ratekeeper/package.json` is a broken install.
+#[napi]
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
 /// Panics inside the panic boundary, so that the tests can show that a Rust
 /// panic reaches JavaScript as an `Error` with code
 /// `ERR_RATEKEEPER_INTERNAL`, never as a crash.

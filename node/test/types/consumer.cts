@@ -1,7 +1,11 @@
 // Type-checked by `npm test` (tsc -p test/tsconfig.json), never run: the
 // declarations describe the API as a TypeScript user of `require` sees it.
-import { codes, ManualClock, RateLimiter } from 'ratekeeper';
+import { codes, ManualClock, RateLimiter, version } from 'ratekeeper';
 import type { RatekeeperError, RateLimiterOptions, TimeoutOptions } from 'ratekeeper';
+
+const release: string = version();
+// @ts-expect-error: version() takes no argument
+version('x');
 
 const options: RateLimiterOptions = { warmupMs: 1_000, coldFactor: 3, clock: new ManualClock() };
 const limiter: RateLimiter = RateLimiter.create(5, options);
@@ -120,4 +124,4 @@ RateLimiter.create(1, { warmUpMs: 5 });
 // @ts-expect-error: clocks are ManualClocks
 RateLimiter.create(1, { clock: {} });
 
-export { now, some, later, later2, waited, ms, can, micros, millis, code, describe, wrong };
+export { release, now, some, later, later2, waited, ms, can, micros, millis, code, describe, wrong };

@@ -34,10 +34,13 @@
 // rounds correctly) or the strings "NaN", "Infinity", "-Infinity".
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const rk = await import(path.join(here, '..', '..', '..', 'node', 'index.mjs'));
+// RATEKEEPER_NODE_PACKAGE=DIR replays through the package installed in DIR
+// (node_modules/ratekeeper of a project: tests/installed/node.sh) instead.
+const packageDir = process.env.RATEKEEPER_NODE_PACKAGE || path.join(here, '..', '..', '..', 'node');
+const rk = await import(pathToFileURL(path.join(packageDir, 'index.mjs')).href);
 const { RateLimiter, ManualClock, codes } = rk;
 
 const FORMAT = 'ratelimit-conformance/1';
