@@ -116,7 +116,7 @@ require_members() {
 
 if $want_wheel; then
   [ -n "$target" ] || target="$(rustc -vV | sed -n 's/^host: //p')"
-  args=(build --release --target "$target" --out "$staging")
+  args=(build --release --locked --target "$target" --out "$staging")
   case "$target" in
     *-linux-gnu*) policy=manylinux2014 ;;
     *-linux-musl*) policy=musllinux_1_2 ;;
