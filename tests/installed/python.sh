@@ -16,8 +16,8 @@
 #    ratekeeper comes from anywhere but that site-packages, or if another
 #    copy, such as the source tree's python/ratekeeper, is on sys.path).
 # 3. The sdist, where Rust is present: `pip install dist/ratekeeper-VERSION.tar.gz`
-#    into a second fresh venv builds it (in this checkout's cargo target
-#    folder, so that a second run compiles only the workspace's crates), and
+#    into a second fresh venv builds it (in a cargo target folder of its own,
+#    kept, so that a second run compiles only the workspace's crates), and
 #    it imports.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -99,13 +99,15 @@ status=0
 log "pip install the sdist, with Rust present"
 sdist_venv="$place/sdist-venv"
 "$base_python" -m venv "$sdist_venv"
-# This checkout's cargo target folder: after the first run only the
-# workspace's own crates are compiled again (pip unpacks the sdist into a
-# new folder each time, and a path crate's fingerprint holds its path). The
-# wheel's compiled dependencies cannot serve: cargo fingerprints the linker
-# configuration, and the wheel links through zig.
-host="$(rustc -vV | sed -n 's/^host: //p')"
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" CARGO_BUILD_TARGET="$host" \
+# A cargo target folder of its own, kept between runs (under this
+# checkout's): after the first run only the workspace's crates are compiled
+# again (pip unpacks the sdist into a new folder each time, and a path
+# crate's fingerprint holds its path). Not the wheel's own folder: the
+# wheel links through zig and cargo fingerprints the linker configuration,
+# so nothing compiled for it would serve, and the extension's library,
+# named without a hash, would be overwritten and the wheel's next build
+# would compile the binding crate again.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}/sdist-check" \
   "$sdist_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-binary ratekeeper "$sdist"
 sdist_site="$("$sdist_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
 (cd "$place" && "$sdist_venv/bin/python" -c "$check" "$sdist_site" "$version")
