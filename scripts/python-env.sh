@@ -4,7 +4,8 @@
 #   rk_python_venv              # .venv exists (with pip); prints nothing
 #   rk_python_dev_tools         # + python/requirements-dev.txt (pytest, mypy, ruff)
 #   rk_python_requirements FILE # + a pinned requirements file
-#   rk_python_package           # + ratekeeper built from this tree by `pip install ./python`
+#   rk_python_package           # + ratekeeper's release wheel, built from this tree into
+#                               #   dist/ by scripts/dist/python.sh, installed
 #   "$RK_VENV/bin/python" ...
 #
 # Every function is idempotent and quiet when there is nothing to do. The
@@ -61,21 +62,31 @@ rk_python_dev_tools() {
 
 rk_python_package() {
   rk_python_venv
+  # The stamp holds the path of the wheel installed; its time is the build's
+  # start.
   local stamp="$RK_VENV/.ratekeeper-installed"
-  if [ -f "$stamp" ] && "$RK_VENV/bin/python" -c 'import ratekeeper._ratekeeper' >/dev/null 2>&1; then
+  if [ -f "$stamp" ] && [ -f "$(cat "$stamp")" ] \
+    && "$RK_VENV/bin/python" -c 'import ratekeeper._ratekeeper' >/dev/null 2>&1; then
     local newer
     newer="$(find "$RK_ROOT/Cargo.toml" "$RK_ROOT/Cargo.lock" "$RK_ROOT/crates" "$RK_ROOT/bindings/python" \
-      "$RK_ROOT/python/pyproject.toml" "$RK_ROOT/python/ratekeeper" \
-      -newer "$stamp" -type f ! -name '*.pyc' ! -name '*.so' -print -quit 2>/dev/null)"
+      "$RK_ROOT/python/pyproject.toml" "$RK_ROOT/python/requirements-dist.txt" "$RK_ROOT/python/ratekeeper" \
+      "$RK_ROOT/scripts/dist/python.sh" -newer "$stamp" -type f ! -name '*.pyc' ! -name '*.so' -print -quit 2>/dev/null)"
     [ -z "$newer" ] && return 0
     rk_python_log "$newer changed since the last install"
   fi
-  rk_python_log "pip install ./python (builds the extension with maturin and cargo)"
-  # The stamp is taken before the build: a source edited during the build
-  # makes the next call build again.
+  # The same wheel a release ships (maturin --zig, manylinux2014, checked
+  # with auditwheel), so every stage after this one tests that artifact.
+  rk_python_log "scripts/dist/python.sh (the release wheel and the sdist, into dist/), then pip install the wheel"
+  # Taken before the build: a source edited during the build makes the next
+  # call build again.
   local started="$RK_VENV/.ratekeeper-installing"
   touch "$started"
-  (cd "$RK_ROOT" && "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --force-reinstall --no-deps ./python >&2)
-  mv "$started" "$stamp"
+  local built wheel
+  built="$("$RK_ROOT/scripts/dist/python.sh")" || return 1
+  wheel="$(grep '\.whl$' <<<"$built")"
+  "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel" >&2 \
+    || return 1
+  echo "$wheel" >"$stamp"
+  touch -r "$started" "$stamp"
+  rm -f "$started"
 }

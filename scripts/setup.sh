@@ -96,6 +96,9 @@ fi
 # shellcheck source=python-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
 rk_python_dev_tools
+# The release wheel's tools, pinned (scripts/dist/python.sh): maturin, zig
+# as the ziglang package (maturin --zig links against glibc 2.17), auditwheel.
+rk_python_requirements "$RK_ROOT/python/requirements-dist.txt"
 
 # The release workflow's linter: actionlint, pinned in
 # .github/requirements-lint.txt, and shellcheck, which it runs on every

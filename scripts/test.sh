@@ -25,9 +25,11 @@
 # the Redis ones against a private Redis and a Redis Cluster; the
 # markdown's C blocks too), the examples, the conformance vectors through
 # every language's runner, an install of the C library used from outside
-# the repository, the Python package (built by `pip install ./python`;
-# ruff, strict mypy, stubtest, pytest, its Redis tests under
-# tests/redis/with-redis; the markdown's Python blocks run among them), the
+# the repository, the Python package (its release wheel, built once by
+# scripts/dist/python.sh and installed into .venv; ruff, strict mypy,
+# stubtest, pytest, its Redis tests under tests/redis/with-redis; the
+# markdown's Python blocks run among them; then the wheel installed into a
+# fresh venv with no Rust toolchain, and the sdist built by pip), the
 # Node.js package (declarations up to date, its tests, its Redis tests
 # against a private Redis and a Redis Cluster, the markdown's JavaScript
 # blocks run and type-checked among them, installed from dist/'s tarballs —
@@ -53,7 +55,7 @@ GROUP_NAMES=(rust c python node redis conformance diff fuzz docs lint cli demo b
 declare -A GROUP_HELP=(
   [rust]="the Rust workspace: fmt, clippy, no_std, cargo test, loom, the example, the Rust runner"
   [c]="the C library: header, tests under valgrind and ASan, example, install, the C runner"
-  [python]="the Python package: build, ruff, mypy, stubtest, pytest, its Redis tests, its runner"
+  [python]="the Python package: release wheel, ruff, mypy, stubtest, pytest, its Redis tests, its runner, the wheel installed"
   [node]="the Node.js package: declarations, build, tests, its Redis tests, its runner, npm pack"
   [redis]="every stage that needs a Redis server: each language's Redis tests, cross-language"
   [conformance]="the vectors through every language's runner, and the differential tests"
@@ -179,7 +181,7 @@ stage_c-install() {
   tests/installed/c.sh
 }
 
-stage python-build "python docs redis conformance bench" "python: pip install ./python (maturin builds bindings/python)"
+stage python-build "python docs redis conformance bench" "python: the release wheel (maturin --zig, manylinux2014, abi3; auditwheel) and the sdist into dist/, the wheel into .venv"
 stage_python-build() {
   rk_python_package
 }
@@ -251,6 +253,11 @@ stage_conformance-python() {
 stage python-bench "bench python" "python: the benchmark runs (one value per contender; every contender's answers checked)"
 stage_python-bench() {
   benches/python/run --debug-single-value --quiet
+}
+
+stage python-installed "python" "python: the wheel installed into a fresh venv with no Rust toolchain, its conformance run and tests; the sdist built by pip"
+stage_python-installed() {
+  tests/installed/python.sh
 }
 
 stage node-declarations "node lint" "node: the committed TypeScript declarations are what the sources generate"

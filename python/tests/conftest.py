@@ -12,10 +12,34 @@ everything else.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
+import ratekeeper
 from ratekeeper import ManualClock
+
+# tests/installed/python.sh runs this suite against the wheel installed in a
+# fresh venv, and names that venv's site-packages here: the run stops before
+# any test if ``ratekeeper`` came from anywhere else, or if a copy of the
+# package (the source tree's python/ratekeeper above all) is importable from
+# any other folder on sys.path.
+_installed_in = os.environ.get("RATEKEEPER_INSTALLED_IN")
+if _installed_in:
+    _site = Path(_installed_in).resolve()
+    _imported = Path(ratekeeper.__file__ or "").resolve()
+    if _site not in _imported.parents:
+        raise RuntimeError(f"ratekeeper was imported from {_imported}, not from {_site}")
+    for _entry in sys.path:
+        _copy = (Path(_entry or os.getcwd()) / "ratekeeper" / "__init__.py").resolve()
+        if _copy.is_file() and _site not in _copy.parents:
+            raise RuntimeError(f"another ratekeeper is importable from {_entry!r}: {_copy}")
+
+
+def pytest_report_header() -> str:
+    return f"ratekeeper {ratekeeper.__version__} from {Path(ratekeeper.__file__ or '').parent}"
+
 
 collect_ignore: list[str] = []
 if not os.environ.get("RATEKEEPER_REDIS_URL") or os.environ.get("RATEKEEPER_REDIS_CLUSTER"):
