@@ -10,7 +10,7 @@
 #                    native code, so a release's matrix needs it from one job
 #   --no-zig         a linux-gnu target: link with the system's linker, not
 #                    zig (inside an image whose own glibc is 2.17, such as
-#                    napi-rs's build image); the glibc check below still runs
+#                    napi-rs's build image); the glibc check (below) runs
 #   -- ARG...        passed on to `napi build`, e.g. --use-napi-cross or
 #                    --cross-compile for another machine's target (a linux-gnu
 #                    target is then built the way they say, not with zig)
@@ -50,7 +50,7 @@ self="$root/scripts/dist/node.sh"
 cd "$root/node"
 
 usage() {
-  sed -n '5,18p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,16p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
