@@ -106,4 +106,9 @@ rk_python_requirements "$RK_ROOT/python/requirements-dist.txt"
 command -v shellcheck >/dev/null 2>&1 || apt_install shellcheck
 rk_python_requirements "$RK_ROOT/.github/requirements-lint.txt"
 
+# The Node.js platform package's linker, pinned in node/requirements-dist.txt:
+# cargo-zigbuild and zig (the ziglang package), with which
+# scripts/dist/node.sh links the linux-gnu module against glibc 2.17.
+rk_python_requirements "$RK_ROOT/node/requirements-dist.txt"
+
 log "ok"

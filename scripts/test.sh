@@ -265,7 +265,7 @@ stage_node-declarations() {
   (cd node && npm run --silent check:declarations)
 }
 
-stage node-build "node docs redis conformance" "node: build the release module once (napi build --platform --release), npm pack the package and its platform package into dist/ (scripts/dist/node.sh)"
+stage node-build "node docs redis conformance" "node: build the release module once (napi build --platform --release; linux-gnu: linked with zig against glibc 2.17, checked), npm pack the package and its platform package into dist/ (scripts/dist/node.sh)"
 stage_node-build() {
   scripts/dist/node.sh
 }

@@ -2,15 +2,18 @@
 # The Node.js part of `make dist`: napi-rs's layout, the native module built
 # once.
 #
-#   scripts/dist/node.sh [--target TRIPLE] [--no-main] [-- NAPI_BUILD_ARG...]
+#   scripts/dist/node.sh [--target TRIPLE] [--no-main] [--no-zig] [-- NAPI_BUILD_ARG...]
 #
 #   --target TRIPLE  a Rust target triple, one of node/package.json's
-#                    napi.targets; default: this machine's (then cargo builds
-#                    into $CARGO_TARGET_DIR/release, as `npm run build` does)
+#                    napi.targets; default: this machine's
 #   --no-main        write only the platform package: the main one holds no
 #                    native code, so a release's matrix needs it from one job
+#   --no-zig         a linux-gnu target: link with the system's linker, not
+#                    zig (inside an image whose own glibc is 2.17, such as
+#                    napi-rs's build image); the glibc check (below) runs
 #   -- ARG...        passed on to `napi build`, e.g. --use-napi-cross or
-#                    --cross-compile for another machine's target
+#                    --cross-compile for another machine's target (a linux-gnu
+#                    target is then built the way they say, not with zig)
 #
 # It runs the package's `npm run build:native` (napi build --platform
 # --release) once, which writes node/lib/ratekeeper.<platform>.node and
@@ -29,28 +32,38 @@
 # are (`npm publish FILE.tgz`). Only this part's tarballs in dist/ are
 # replaced. Needs node/node_modules (`npm ci` in node/, scripts/setup.sh).
 #
-# A linux-gnu module needs the glibc of the machine that built it (2.34
-# here): a release builds those where glibc is old, in napi-rs's build
-# image or with `-- --use-napi-cross` (glibc 2.17; it needs the matching
-# @napi-rs/cross-toolchain-<host>-target-<arch> package installed).
+# glibc: a linux-gnu module needs glibc 2.17 or newer (CentOS 7, RHEL 8,
+# Ubuntu 14.04 and later), whatever glibc the machine that builds it has.
+# A module linked as usual needs the builder's glibc (2.34 from a Debian 12
+# build), so a linux-gnu target is built with `napi build --cross-compile
+# --target TRIPLE.2.17`: cargo-zigbuild compiles the C code (mimalloc) and
+# links with zig against glibc 2.17's symbols. Both are pinned in
+# node/requirements-dist.txt (zig as the ziglang PyPI package, the Python
+# wheel's version) and installed into the project's .venv
+# (scripts/python-env.sh) when missing. cargo builds that into
+# $CARGO_TARGET_DIR/TRIPLE/release, apart from `npm run build`'s release/.
+# Every linux-gnu module, zig's or not, is then checked with readelf: the
+# build fails if it needs a GLIBC_ symbol version newer than 2.17.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 self="$root/scripts/dist/node.sh"
 cd "$root/node"
 
 usage() {
-  sed -n '5,14p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,16p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
 target=""
 main=true
+zig=true
 napi_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) [ $# -ge 2 ] || usage; target="$2"; shift 2 ;;
     --target=*) target="${1#--target=}"; shift ;;
     --no-main) main=false; shift ;;
+    --no-zig) zig=false; shift ;;
     --) shift; napi_args=("$@"); break ;;
     -h | --help) sed -n '2,/^set -euo/p' "$self" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
     *) echo "scripts/dist/node.sh: unknown argument $1" >&2; usage ;;
@@ -84,13 +97,54 @@ if [ "$platform_version" != "$version" ]; then
   exit 1
 fi
 
+# The oldest glibc a linux-gnu module may need (manylinux2014's, napi-rs's).
+glibc_max=2.17
 build=(npm run --silent build:native --)
-[ -z "$target" ] || build+=(--target "$target")
+case "$triple" in
+  *-linux-gnu)
+    # napi's own cross mechanisms, when asked for, build it their way.
+    for arg in "${napi_args[@]}"; do
+      case "$arg" in --use-napi-cross | --use-cross | --cross-compile | -x) zig=false ;; esac
+    done
+    ;;
+  *) zig=false ;;
+esac
+if $zig; then
+  # shellcheck source=../python-env.sh
+  source "$root/scripts/python-env.sh"
+  rk_python_requirements "$root/node/requirements-dist.txt"
+  # napi runs `cargo zigbuild`, installing it unpinned when cargo finds
+  # none: the venv's comes first. cargo-zigbuild takes zig from the venv's
+  # python (`python -m ziglang`), before any zig on the PATH.
+  export PATH="$RK_VENV/bin:$PATH" CARGO_ZIGBUILD_PYTHON_PATH="$RK_VENV/bin/python"
+  cargo help zigbuild >/dev/null 2>&1 || { echo "scripts/dist/node.sh: cargo zigbuild not found in $RK_VENV" >&2; exit 1; }
+  build+=(--cross-compile --target "$triple.$glibc_max")
+else
+  [ -z "$target" ] || build+=(--target "$target")
+fi
 build+=("${napi_args[@]}")
 echo "node: ${build[*]}"
 "${build[@]}"
 module="lib/ratekeeper.$platform.node"
 [ -f "$module" ] || { echo "scripts/dist/node.sh: napi build wrote no $module" >&2; exit 1; }
+
+if [[ "$triple" == *-linux-gnu ]]; then
+  # The symbol versions the module needs from glibc (readelf reads any
+  # architecture's ELF), the newest last.
+  needed="$(readelf --version-info --wide "$module" | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/.*GLIBC_//' | sort -u -V)"
+  [ -n "$needed" ] || { echo "scripts/dist/node.sh: readelf found no GLIBC_ version in $module" >&2; exit 1; }
+  newer() { [ "$1" != "$glibc_max" ] && [ "$(printf '%s\n' "$1" "$glibc_max" | sort -V | tail -n 1)" = "$1" ]; }
+  if newer "$(tail -n 1 <<<"$needed")"; then
+    echo "scripts/dist/node.sh: $module needs a glibc newer than $glibc_max:" >&2
+    while read -r version; do
+      if newer "$version"; then
+        readelf --dyn-syms --wide "$module" | grep -o "[^ ]*@GLIBC_$version\b" | sort -u | sed 's/^/  /' >&2
+      fi
+    done <<<"$needed"
+    exit 1
+  fi
+  echo "node: $module needs glibc $glibc_max at most (its GLIBC_ versions: $(paste -s -d ' ' <<<"$needed"))"
+fi
 
 dist="$root/dist"
 mkdir -p "$dist"
