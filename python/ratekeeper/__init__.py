@@ -72,6 +72,9 @@ to ``2**63 - 1`` microseconds (about 292,271 years). ``math.nan``,
 anything that long) waits with no deadline.
 """
 
+# Importing ratekeeper does not import asyncio, which alone takes longer than
+# the rest of the package: the coroutines import it where they first await
+# it (tests/test_import.py keeps it so; BENCHMARKS.md has the import times).
 from ratekeeper._algorithms import (
     CompositeLimiter,
     FixedWindow,

@@ -19,7 +19,6 @@ What a ``limited`` call does depends on what the algorithm can do:
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import Any, Callable, Protocol, TypeVar, overload
 
@@ -97,6 +96,8 @@ class TokenBucket(_ratekeeper.TokenBucket, LimitedCalls):
         """
         decision, to_sleep = self._reserve_within(cost, timeout)
         if to_sleep > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(to_sleep)
         return decision
 
@@ -169,6 +170,8 @@ class LeakyBucketQueue(_ratekeeper.LeakyBucketQueue, LimitedCalls):
         sleep keeps its slot. On a ``ManualClock`` the clock moves instead."""
         decision, to_sleep = self._reserve(cost)
         if to_sleep > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(to_sleep)
         return decision
 

@@ -19,8 +19,7 @@ decides instead.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
+import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, final, overload
 
@@ -35,11 +34,20 @@ if TYPE_CHECKING:
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_DROPS: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    asyncio.TimeoutError,
-    concurrent.futures.TimeoutError,
-)
+
+def _is_drop(exc: BaseException) -> bool:
+    """Whether ``exc`` is a timeout: the builtin ``TimeoutError``, or
+    asyncio's or concurrent.futures' own (distinct classes before Python
+    3.11). Those two are looked up only if their modules were imported — an
+    exception of theirs cannot exist otherwise — so that importing
+    ratekeeper does not import asyncio (see __init__.py)."""
+    if isinstance(exc, TimeoutError):
+        return True
+    for name in ("asyncio", "concurrent.futures"):
+        module = sys.modules.get(name)
+        if module is not None and isinstance(exc, module.TimeoutError):
+            return True
+    return False
 
 
 @final
@@ -101,7 +109,7 @@ class Permit:
     ) -> None:
         if exc is None:
             self._handle.success()
-        elif isinstance(exc, _DROPS):
+        elif _is_drop(exc):
             self._handle.dropped()
         else:
             self._handle.ignore()

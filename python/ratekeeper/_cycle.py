@@ -8,8 +8,6 @@ waiting callers of ``metrics()`` while it sleeps.
 
 from __future__ import annotations
 
-import asyncio
-
 from ratekeeper import _ratekeeper
 
 
@@ -47,6 +45,8 @@ class CycleLimiter(_ratekeeper.CycleLimiter):
         if to_sleep > 0.0:
             self._count_waiting(True)
             try:
+                import asyncio  # here, not at the top: see __init__.py
+
                 await asyncio.sleep(to_sleep)
             finally:
                 self._count_waiting(False)

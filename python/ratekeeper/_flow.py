@@ -14,7 +14,6 @@ garbage-collected.
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
 from typing import TYPE_CHECKING, final
 
@@ -161,6 +160,8 @@ class FlowController(_ratekeeper.FlowController):
             raise _refused(decision)
         entry = FlowEntry(handle, decision)
         if sleep > 0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(sleep)
         return entry
 

@@ -10,7 +10,6 @@ methods cost the same through it.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
@@ -81,6 +80,8 @@ class RateLimiter(_ratekeeper.RateLimiter, LimitedCalls):
         """
         waited, to_sleep = self._reserve(permits)
         if to_sleep > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(to_sleep)
         return waited
 
@@ -95,6 +96,8 @@ class RateLimiter(_ratekeeper.RateLimiter, LimitedCalls):
         if to_sleep is None:
             return False
         if to_sleep > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(to_sleep)
         return True
 

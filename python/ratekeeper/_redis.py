@@ -21,7 +21,6 @@ They keep no state of their own (``__slots__ = ()``).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Sequence
 from datetime import timedelta
@@ -42,6 +41,8 @@ _T = TypeVar("_T")
 async def _in_thread(make: Callable[[], _T]) -> _T:
     """Runs a blocking constructor (it releases the GIL) on the loop's
     default executor."""
+    import asyncio  # here, not at the top: see __init__.py
+
     return await asyncio.get_running_loop().run_in_executor(None, make)
 
 
@@ -349,6 +350,8 @@ class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls, _Closes):
         the wait keeps its permits taken, as with ``RateLimiter``."""
         wait = await self._reserve_future(permits)
         if wait > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(wait)
         return wait
 
@@ -360,6 +363,8 @@ class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls, _Closes):
         if wait is None:
             return False
         if wait > 0.0:
+            import asyncio  # here, not at the top: see __init__.py
+
             await asyncio.sleep(wait)
         return True
 
