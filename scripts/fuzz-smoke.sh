@@ -5,8 +5,11 @@
 #
 #   scripts/fuzz-smoke.sh [TARGET...]
 #
-# FUZZ_SECONDS: how long each target runs (default 15 when CI=true, else 10:
-# 16 targets at 30 s made this the longest stage, 13 of a 46-minute run).
+# FUZZ_SECONDS: how long each target runs (default 8 when CI=true, else 10).
+# This is a smoke run: every committed corpus input replayed, then a short
+# search; for a long one, FUZZ_SECONDS=300 or cargo fuzz run (fuzz/README.md).
+# At 15 s for 16 targets this was the longest stage of CI, 9 of a
+# 46-minute run.
 # FUZZ_SANITIZER: cargo fuzz's --sanitizer (default address; none is faster).
 #
 # Works on a stable toolchain: cargo-fuzz passes unstable rustc flags
@@ -22,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
 
-if [ "${CI:-}" = true ]; then default_seconds=15; else default_seconds=10; fi
+if [ "${CI:-}" = true ]; then default_seconds=8; else default_seconds=10; fi
 seconds="${FUZZ_SECONDS:-$default_seconds}"
 sanitizer="${FUZZ_SANITIZER:-address}"
 export RUSTC_BOOTSTRAP=1

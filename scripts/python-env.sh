@@ -60,33 +60,54 @@ rk_python_dev_tools() {
   rk_python_requirements "$RK_ROOT/python/requirements-dev.txt"
 }
 
+# Whether any source the wheel is built from is newer than FILE (printing
+# the first such source).
+rk_python_sources_newer_than() {
+  local newer
+  newer="$(find "$RK_ROOT/Cargo.toml" "$RK_ROOT/Cargo.lock" "$RK_ROOT/crates" "$RK_ROOT/bindings/python" \
+    "$RK_ROOT/python/pyproject.toml" "$RK_ROOT/python/requirements-dist.txt" "$RK_ROOT/python/ratekeeper" \
+    "$RK_ROOT/scripts/dist/python.sh" -newer "$1" -type f ! -name '*.pyc' ! -name '*.so' -print -quit 2>/dev/null)"
+  [ -n "$newer" ] && echo "$newer"
+}
+
 rk_python_package() {
   rk_python_venv
-  # The stamp holds the path of the wheel installed; its time is the build's
-  # start.
+  # Each stamp holds the path of a wheel; its time is the start of that
+  # wheel's build. This venv's: the wheel it has installed. The tree's
+  # (under target/): the last wheel built here, whichever venv asked, so a
+  # second venv (the benchmark's) installs it rather than building it again
+  # with other tools on its PATH, which would rebuild every crate.
   local stamp="$RK_VENV/.ratekeeper-installed"
+  local built_stamp="$RK_ROOT/target/python-wheel.built"
+  local newer wheel
   if [ -f "$stamp" ] && [ -f "$(cat "$stamp")" ] \
+    && "$RK_VENV/bin/python" -m pip --version >/dev/null 2>&1 \
     && "$RK_VENV/bin/python" -c 'import ratekeeper._ratekeeper' >/dev/null 2>&1; then
-    local newer
-    newer="$(find "$RK_ROOT/Cargo.toml" "$RK_ROOT/Cargo.lock" "$RK_ROOT/crates" "$RK_ROOT/bindings/python" \
-      "$RK_ROOT/python/pyproject.toml" "$RK_ROOT/python/requirements-dist.txt" "$RK_ROOT/python/ratekeeper" \
-      "$RK_ROOT/scripts/dist/python.sh" -newer "$stamp" -type f ! -name '*.pyc' ! -name '*.so' -print -quit 2>/dev/null)"
-    [ -z "$newer" ] && return 0
+    newer="$(rk_python_sources_newer_than "$stamp")" || return 0
     rk_python_log "$newer changed since the last install"
   fi
-  # The same wheel a release ships (maturin --zig, manylinux2014, checked
-  # with auditwheel), so every stage after this one tests that artifact.
-  rk_python_log "scripts/dist/python.sh (the release wheel and the sdist, into dist/), then pip install the wheel"
-  # Taken before the build: a source edited during the build makes the next
-  # call build again.
-  local started="$RK_VENV/.ratekeeper-installing"
-  touch "$started"
-  local built wheel
-  built="$("$RK_ROOT/scripts/dist/python.sh")" || return 1
-  wheel="$(grep '\.whl$' <<<"$built")"
+  if [ -f "$built_stamp" ] && [ -f "$(cat "$built_stamp")" ] \
+    && ! rk_python_sources_newer_than "$built_stamp" >/dev/null; then
+    wheel="$(cat "$built_stamp")"
+    rk_python_log "pip install ${wheel#"$RK_ROOT"/} (built from these sources)"
+  else
+    # The same wheel a release ships (maturin --zig, manylinux2014, checked
+    # with auditwheel), so every stage after this one tests that artifact.
+    rk_python_log "scripts/dist/python.sh (the release wheel and the sdist, into dist/), then pip install the wheel"
+    # Taken before the build: a source edited during the build makes the
+    # next call build again.
+    local started="$RK_VENV/.ratekeeper-installing"
+    touch "$started"
+    local built
+    built="$("$RK_ROOT/scripts/dist/python.sh")" || return 1
+    wheel="$(grep '\.whl$' <<<"$built")"
+    mkdir -p "${built_stamp%/*}"
+    echo "$wheel" >"$built_stamp"
+    touch -r "$started" "$built_stamp"
+    rm -f "$started"
+  fi
   "$RK_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel" >&2 \
     || return 1
   echo "$wheel" >"$stamp"
-  touch -r "$started" "$stamp"
-  rm -f "$started"
+  touch -r "$built_stamp" "$stamp"
 }

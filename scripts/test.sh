@@ -42,7 +42,7 @@
 # run; GUAVA_DIFF_SEED pins one), and the token bucket's against Go's
 # golang.org/x/time/rate (XTIME_DIFF_SCENARIOS, XTIME_DIFF_SEED, likewise),
 # and a bounded fuzz run of every target in fuzz/ on its committed corpus
-# (scripts/fuzz-smoke.sh: FUZZ_SECONDS per target, 15 under CI).
+# (scripts/fuzz-smoke.sh: FUZZ_SECONDS per target, 8 under CI).
 #
 # The markdown's C, Python and JavaScript blocks run inside the C tests,
 # pytest and `npm test`; the docs group's stages for them run them alone,
@@ -390,7 +390,7 @@ stage_fuzz-lint() {
   CARGO_TARGET_DIR=fuzz/target cargo clippy --manifest-path fuzz/Cargo.toml --all-targets --locked -- -D warnings
 }
 
-stage fuzz-smoke "fuzz" "fuzz: every target for FUZZ_SECONDS (15 under CI) from the committed corpus"
+stage fuzz-smoke "fuzz" "fuzz: every target for FUZZ_SECONDS (8 under CI) from the committed corpus"
 stage_fuzz-smoke() {
   scripts/fuzz-smoke.sh
 }
