@@ -40,8 +40,11 @@
 # links with zig against glibc 2.17's symbols. Both are pinned in
 # node/requirements-dist.txt (zig as the ziglang PyPI package, the Python
 # wheel's version) and installed into the project's .venv
-# (scripts/python-env.sh) when missing. cargo builds that into
-# $CARGO_TARGET_DIR/TRIPLE/release, apart from `npm run build`'s release/.
+# (scripts/python-env.sh) when missing. cargo builds that in a target
+# folder of its own, $CARGO_TARGET_DIR/node-zig (default target/node-zig):
+# in the shared one, it and `npm run build` (the machine's own linker) each
+# found the other's settings changed and rebuilt every crate, about 2 min
+# each time.
 # Every linux-gnu module, zig's or not, is then checked with readelf: the
 # build fails if it needs a GLIBC_ symbol version newer than 2.17.
 set -euo pipefail
@@ -119,6 +122,7 @@ if $zig; then
   export PATH="$RK_VENV/bin:$PATH" CARGO_ZIGBUILD_PYTHON_PATH="$RK_VENV/bin/python"
   cargo help zigbuild >/dev/null 2>&1 || { echo "scripts/dist/node.sh: cargo zigbuild not found in $RK_VENV" >&2; exit 1; }
   build+=(--cross-compile --target "$triple.$glibc_max")
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}/node-zig"
 else
   [ -z "$target" ] || build+=(--target "$target")
 fi
