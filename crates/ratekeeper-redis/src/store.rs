@@ -388,6 +388,58 @@ impl StoreInner {
     }
 }
 
+/// The shortest and longest waits before a script is sent again while its
+/// slot migrates (see [`StoreInner::invoke_migrating`]).
+const MIGRATION_BACKOFF_MIN: Duration = Duration::from_millis(1);
+const MIGRATION_BACKOFF_MAX: Duration = Duration::from_millis(20);
+
+impl StoreInner {
+    /// Runs a script on a cluster, following its slot's migration until
+    /// the call's deadline (the caller bounds this by the timeout).
+    ///
+    /// While a slot moves between masters, the servers answer a script
+    /// with `ASK` (its keys are already on the target: ask there, after
+    /// `ASKING`), `TRYAGAIN` (some of its keys moved and some not: a
+    /// script touches several, such as the sliding log's two) or `MOVED`
+    /// (the slot has a new master). redis-rs follows those itself, but only
+    /// twice per command, and a script meets them in chains (`ASK`, then
+    /// `NOSCRIPT` on a target that never ran it, then `ASK` again for the
+    /// retry). None of these answers ran the script, so sending it again is
+    /// safe: it is, after a short backoff, until it runs or the timeout
+    /// passes — a migration is a normal event in a cluster, not Redis
+    /// failing, and must not reach the caller or mark the store down. Each
+    /// such answer counts as the server answering.
+    async fn invoke_migrating(
+        &self,
+        invocation: &redis::ScriptInvocation<'_>,
+        mut connection: ClusterConnection,
+    ) -> redis::RedisResult<Value> {
+        let mut backoff = MIGRATION_BACKOFF_MIN;
+        loop {
+            match invocation.invoke_async::<Value>(&mut connection).await {
+                Err(e) if is_migration(&e) => {
+                    self.answered();
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MIGRATION_BACKOFF_MAX);
+                }
+                answer => return answer,
+            }
+        }
+    }
+}
+
+/// Whether an error is a cluster's answer that a key's slot is moving, or
+/// moved: the command did not run, and runs once sent again (where the
+/// answer says).
+fn is_migration(error: &redis::RedisError) -> bool {
+    matches!(
+        error.kind(),
+        redis::ErrorKind::Server(
+            redis::ServerErrorKind::Ask | redis::ServerErrorKind::Moved | redis::ServerErrorKind::TryAgain
+        )
+    )
+}
+
 /// Whether an error means that Redis cannot answer now (as opposed to an
 /// answer that is an error, such as a script's).
 pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
@@ -576,6 +628,13 @@ impl RedisStore {
             .connection_timeout(options.connect_timeout)
             .response_timeout(options.timeout)
             .retries(2)
+            // redis-rs waits at least 1.28 s before retrying a `TRYAGAIN`
+            // by default: longer than a decision may take. Milliseconds
+            // are enough for a slot's migration to move a key on (see
+            // `StoreInner::invoke_migrating`).
+            .min_retry_wait(MIGRATION_BACKOFF_MIN.as_millis() as u64)
+            .max_retry_wait(MIGRATION_BACKOFF_MAX.as_millis() as u64)
+            .retry_wait_formula(2, 2)
             .build()?;
         let connect_timeout = options.connect_timeout * 4;
         let connection = Self::block_on(async move {
@@ -666,7 +725,7 @@ impl RedisStore {
             let call = async {
                 match inner.connection.clone() {
                     Connection::Server(mut c) => invocation.invoke_async::<Value>(&mut c).await,
-                    Connection::Cluster(mut c) => invocation.invoke_async::<Value>(&mut c).await,
+                    Connection::Cluster(c) => inner.invoke_migrating(&invocation, c).await,
                 }
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {

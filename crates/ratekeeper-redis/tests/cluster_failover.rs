@@ -42,10 +42,12 @@ const TIMEOUT: Duration = Duration::from_millis(100);
 const SLACK: Duration = Duration::from_millis(250);
 /// The node timeout `with-redis --cluster-replicas` sets.
 const NODE_TIMEOUT: Duration = Duration::from_millis(1000);
-/// A replica's election waits 500 ms plus up to 500 ms at random (more
-/// for a replica ranked behind others: each master here has one), after
-/// the failure is agreed on; allowance for gossip and a loaded machine.
-const ELECTION: Duration = Duration::from_millis(1500);
+/// After the node timeout, the other masters must agree on the failure
+/// (gossip: up to about half a node timeout more), then the replica waits
+/// 500 ms plus up to 500 ms at random before asking for votes (more for a
+/// replica ranked behind others: each master here has one); and a second
+/// for a loaded machine. Seen: 2.4 to 2.7 s in all.
+const ELECTION: Duration = Duration::from_millis(2500);
 /// How long the children run on each side of the kill.
 const BEFORE: Duration = Duration::from_millis(1500);
 const AFTER: Duration = Duration::from_secs(3);
@@ -171,6 +173,9 @@ fn killing_a_master_under_load_fails_over_to_its_replica_within_the_bound(cluste
             *admitted as i64 - *taken as i64
         );
     }
+    for line in results.iter().flatten().filter(|l| l.starts_with("longest-call ")) {
+        println!("  {line}");
+    }
     assert_eq!(errors, 0, "errors reached callers through a fail-closed policy: {messages:?}");
     assert!(policy > 0, "no decision fell to the policy: was the master really killed under load?");
     assert!(longest <= TIMEOUT + SLACK, "a call took {longest:?}");
@@ -178,7 +183,9 @@ fn killing_a_master_under_load_fails_over_to_its_replica_within_the_bound(cluste
     assert!(back <= promoted + Duration::from_secs(1), "back on Redis {back:?} after the kill, promoted {promoted:?}");
     for (kind, admitted, taken, last_second) in report {
         assert!(admitted <= taken + last_second, "{kind}: {admitted} admitted, {taken} counted, {last_second} lately");
-        assert!(admitted + 10_000 > taken, "{kind}: {taken} counted for {admitted} admitted");
+        // The other way, a call that timed out (the policy refused) may
+        // have run: counted, never seen admitted.
+        assert!(taken <= admitted + policy as u64, "{kind}: {taken} counted for {admitted} admitted");
     }
 }
 
@@ -195,6 +202,7 @@ fn child() {
     // end of the last decision the policy made.
     let mut admissions: Vec<Vec<i64>> = vec![Vec::new(); limiters.len()];
     let (mut errors, mut policy, mut last_policy, mut longest) = (0i64, 0i64, 0i64, Duration::ZERO);
+    let mut longest_at = (String::new(), 0);
     let mut messages = Vec::new();
     let stop = dir.join("stop");
     let mut ready = false;
@@ -207,8 +215,11 @@ fn child() {
             } else {
                 vec![limiter.check(key, 1)]
             };
-            longest = longest.max(start.elapsed());
             let end = unix_micros();
+            if start.elapsed() > longest {
+                longest = start.elapsed();
+                longest_at = (kind.clone(), end);
+            }
             for answer in answers {
                 match answer {
                     Ok(d) if d.allowed => admissions[i].push(end),
@@ -243,6 +254,7 @@ fn child() {
         longest.as_micros(),
         last_policy - killed
     );
+    out += &format!("longest-call {} {} µs after the kill\n", longest_at.0, longest_at.1 - killed);
     for message in messages {
         out += &format!("error {message}\n");
     }

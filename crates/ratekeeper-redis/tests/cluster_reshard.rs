@@ -132,7 +132,7 @@ fn moving_a_slot_under_load_loses_no_decision_and_fails_no_call(cluster: &Cluste
         } else {
             masters.iter().find(|m| m.port != from.port && !route.contains(&m.port)).unwrap().clone()
         };
-        cluster.migrate_slot(slot, &to, &[log_key.clone()], &[meta_key.clone()], PAUSE);
+        cluster.migrate_slot(slot, &to, std::slice::from_ref(&log_key), std::slice::from_ref(&meta_key), PAUSE);
         route.push(to.port);
         std::thread::sleep(PAUSE);
     }

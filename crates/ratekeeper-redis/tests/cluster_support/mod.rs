@@ -179,7 +179,8 @@ impl Cluster {
             migrate(&mut source, key);
             std::thread::sleep(pause);
         }
-        let left: Vec<String> = redis::cmd("CLUSTER").arg("GETKEYSINSLOT").arg(slot).arg(100).query(&mut source).unwrap();
+        let left: Vec<String> =
+            redis::cmd("CLUSTER").arg("GETKEYSINSLOT").arg(slot).arg(100).query(&mut source).unwrap();
         assert!(left.is_empty(), "keys left behind: {left:?}");
         // The target first, then the source, then the rest, as redis-cli
         // does: the source would otherwise send clients to a target that
