@@ -49,11 +49,8 @@
 //! otherwise cost every decision queued behind it on the connection.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 
 use ratekeeper::keyed::MaxKeyBytes;
 use ratekeeper::{AnyClock, AnyCore, Clock, Decision, LimiterSpec, ParameterValue, NEVER};
@@ -328,7 +325,8 @@ impl RedisLimiter {
                     RedisStore::spawn(async move { this.run_script("check".to_owned(), &batch).await })
                 })
                 .collect();
-            for (chunk, reply) in pending.chunks(MAX_REQUESTS_PER_SCRIPT).zip(all(runs).await) {
+            for (chunk, run) in pending.chunks(MAX_REQUESTS_PER_SCRIPT).zip(runs) {
+                let reply = run.await;
                 for (n, &i) in chunk.iter().enumerate() {
                     let (key, cost) = &requests[i];
                     answers[i] = Some(self.answer(&reply, n, key, *cost, sent));
@@ -342,8 +340,8 @@ impl RedisLimiter {
                     RedisStore::spawn(async move { this.check_key(&key, cost).await })
                 })
                 .collect();
-            for (&i, answer) in pending.iter().zip(all(runs).await) {
-                answers[i] = Some(answer);
+            for (&i, run) in pending.iter().zip(runs) {
+                answers[i] = Some(run.await);
             }
         }
         answers.into_iter().map(|a| a.expect("every request answered")).collect()
@@ -668,37 +666,6 @@ impl RedisLimiter {
         }
         refusals.insert(key.to_vec(), Refusal { cost, decided: sent, until, decision });
     }
-}
-
-/// Waits for every future at once, and gives their outputs in order.
-///
-/// Not one after the other: inside a blocking call on its caller's thread,
-/// [`RedisStore::spawn`] runs a future in place, so it only runs while it
-/// is awaited — and a batch awaited in turn took one timeout per request
-/// when Redis did not answer (four GCRA checks on a cluster whose master
-/// had just died: 400 ms, for a timeout of 100 ms). Polled together, the
-/// batch takes one timeout at most.
-async fn all<T>(futures: Vec<impl Future<Output = T>>) -> Vec<T> {
-    let mut futures: Vec<Pin<Box<_>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<T>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(value) => *output = Some(value),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    outputs.into_iter().map(|output| output.expect("every future finished")).collect()
 }
 
 /// A script's reply as integers (GCRA's reply to a check or a look is one).
