@@ -9,8 +9,7 @@
 //!
 //! * no call returns an error: while the slot has no master the policy
 //!   decides (refusals), and no call takes longer than the store's timeout
-//!   plus scheduling slack (a batch: one timeout per check, which on a
-//!   cluster run one after another in a blocking call);
+//!   plus scheduling slack, a batch of checks included;
 //! * every process is back on Redis (no more policy decisions) within the
 //!   failover — from the kill to the replica's promotion, which the test
 //!   measures and bounds by the node timeout plus Redis's election delay —
@@ -183,8 +182,10 @@ fn killing_a_master_under_load_fails_over_to_its_replica_within_the_bound(cluste
     assert!(longest <= TIMEOUT + SLACK, "a call took {longest:?}");
     // A batch's checks on a cluster run one after another in a blocking
     // call (in order, as `check_many_async` promises), each within the
-    // timeout.
-    assert!(longest_batch <= TIMEOUT * BATCH as u32 + SLACK, "a batch took {longest_batch:?}");
+    // timeout; but once one has timed out with nothing answered, the store
+    // is down and the rest fail at once. (Following the nodes' `MOVED` to
+    // the dead master until the deadline kept it up: 412 to 449 ms.)
+    assert!(longest_batch <= TIMEOUT + SLACK, "a batch of {BATCH} took {longest_batch:?}");
     assert!(promoted <= NODE_TIMEOUT + ELECTION, "the replica took {promoted:?} to take over");
     assert!(back <= promoted + Duration::from_secs(1), "back on Redis {back:?} after the kill, promoted {promoted:?}");
     for (kind, admitted, taken, last_second) in report {
