@@ -12,10 +12,11 @@
 //! the test moves the slot from master to master three times, a key at a
 //! time with pauses between, so that the clients meet `ASK` (a key
 //! already moved), `TRYAGAIN` (the sliding log's two keys on different
-//! nodes) and `MOVED` (the move done).
+//! nodes) and `MOVED` (the move done); each target's script cache is
+//! flushed first, so an `ASK`ed script meets `NOSCRIPT` there too.
 //!
-//! Asserted: no call fails; the servers did answer with `ASK` and
-//! `TRYAGAIN` (the test exercised what it means to); and for each limiter,
+//! Asserted: no call fails; the servers did answer with `ASK`, `TRYAGAIN`
+//! and `NOSCRIPT` (the test exercised what it means to); and for each limiter,
 //! the units the children saw admitted plus what the limiter has left
 //! equal its limit exactly — `MIGRATE` moves a key atomically (it is
 //! deleted from the source only once the target has it, and the source
@@ -140,6 +141,9 @@ fn moving_a_slot_under_load_loses_no_decision_and_fails_no_call(cluster: &Cluste
         } else {
             masters.iter().find(|m| m.port != from.port && !route.contains(&m.port)).unwrap().clone()
         };
+        // The target has never run the scripts: the first `ASK`ed call
+        // there meets `NOSCRIPT`, and must load them there.
+        let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut cluster.connection(to.port)).unwrap();
         cluster.migrate_slot(slot, &to, std::slice::from_ref(&log_key), std::slice::from_ref(&meta_key), PAUSE);
         route.push(to.port);
         std::thread::sleep(PAUSE);
@@ -154,6 +158,7 @@ fn moving_a_slot_under_load_loses_no_decision_and_fails_no_call(cluster: &Cluste
     let tryagain = cluster.stat("errorstats", "errorstat_TRYAGAIN:", "count");
     let moved = cluster.stat("errorstats", "errorstat_MOVED:", "count");
     let asking = cluster.stat("commandstats", "cmdstat_asking:", "calls");
+    let noscript = cluster.stat("errorstats", "errorstat_NOSCRIPT:", "count");
     let field = |lines: &Vec<String>, name: &str| -> u64 {
         lines.iter().find_map(|l| l.strip_prefix(&format!("{name} "))).map_or(0, |v| v.parse().unwrap())
     };
@@ -164,12 +169,13 @@ fn moving_a_slot_under_load_loses_no_decision_and_fails_no_call(cluster: &Cluste
     println!(
         "resharding: slot {slot} moved {route:?} in {moving:?}; {calls} calls from {CHILDREN} processes \
          ({during} while it moved), {errors} failed; the servers answered ASK {ask}, TRYAGAIN {tryagain}, \
-         MOVED {moved} times (ASKING {asking})"
+         MOVED {moved}, NOSCRIPT {noscript} times (ASKING {asking})"
     );
     assert_eq!(errors, 0, "calls failed during the migration: {messages:?}");
     assert!(during > 0, "no call was made while the slot moved");
     assert!(ask > 0, "no client was sent elsewhere with ASK: the test did not exercise a migration");
     assert!(tryagain > 0, "no script met its keys split (TRYAGAIN): the test did not exercise it");
+    assert!(noscript > 0, "no target lacked the scripts (NOSCRIPT): the test did not exercise it");
 
     for (kind, limiter, key) in &limiters {
         let admitted: u64 = results.iter().map(|r| field(r, &format!("admitted-{kind}"))).sum();
