@@ -60,6 +60,10 @@
 //!   cluster's connections are the cluster client's own, so a cluster's
 //!   store is marked down when nothing came back since the call was sent.
 //!
+//! A cluster's slot being moved to another master is not Redis failing:
+//! the `ASK` and `TRYAGAIN` a script meets meanwhile are followed until it
+//! runs, within the call's timeout (see `StoreInner::invoke_migrating`).
+//!
 //! Before, any timeout marked the store down: one caller's 10 MB key, slow
 //! to send and to run, made every limiter on the store fall back to its
 //! policy for the retry interval (a fail-open one let everyone in). A
@@ -651,9 +655,9 @@ impl RedisStore {
             .response_timeout(options.timeout)
             .retries(2)
             // redis-rs waits at least 1.28 s before retrying a `TRYAGAIN`
-            // by default: longer than a decision may take. Milliseconds
-            // are enough for a slot's migration to move a key on (see
-            // `StoreInner::invoke_migrating`).
+            // (or a `CLUSTERDOWN`) by default: longer than a decision may
+            // take. Milliseconds are enough for a slot's migration to move
+            // a key on (see `StoreInner::invoke_migrating`).
             .min_retry_wait(MIGRATION_BACKOFF_MIN.as_millis() as u64)
             .max_retry_wait(MIGRATION_BACKOFF_MAX.as_millis() as u64)
             .retry_wait_formula(2, 2)
