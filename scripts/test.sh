@@ -20,7 +20,9 @@
 # errors, the no_std check, the C header's drift check, that every
 # markdown code block is of a kind some stage checks (scripts/doc_snippets.py
 # check, which parses the shell and JSON blocks), unit/doc/property tests
-# (with the std layer's stress and abuse tests), the loom models of the std
+# (with the std layer's stress and abuse tests), the Redis Cluster's
+# resharding and failover under load (three masters with a replica each,
+# tests/redis/with-redis --cluster-replicas), the loom models of the std
 # layer's concurrent paths (scripts/loom.sh), the C tests (valgrind, ASan;
 # the Redis ones against a private Redis and a Redis Cluster; the
 # markdown's C blocks too), the examples, the conformance vectors through
@@ -127,6 +129,13 @@ stage_release-lint() {
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked
+}
+
+stage cluster-failover "rust redis" "Rust: a slot moved and a master killed under load, on three masters with a replica each (with-redis --cluster-replicas)"
+stage_cluster-failover() {
+  # Skipped by the cargo-test stage (no such cluster there): they run here.
+  tests/redis/with-redis --cluster-replicas \
+    cargo test -p ratekeeper-redis --locked --test cluster_reshard --test cluster_failover
 }
 
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"

@@ -60,6 +60,10 @@
 //!   cluster's connections are the cluster client's own, so a cluster's
 //!   store is marked down when nothing came back since the call was sent.
 //!
+//! A cluster's slot being moved to another master is not Redis failing:
+//! the `ASK` and `TRYAGAIN` a script meets meanwhile are followed until it
+//! runs, within the call's timeout (see `StoreInner::invoke_migrating`).
+//!
 //! Before, any timeout marked the store down: one caller's 10 MB key, slow
 //! to send and to run, made every limiter on the store fall back to its
 //! policy for the retry interval (a fail-open one let everyone in). A
@@ -388,6 +392,80 @@ impl StoreInner {
     }
 }
 
+/// The shortest and longest waits before a script is sent again while its
+/// slot migrates (see [`StoreInner::invoke_migrating`]).
+const MIGRATION_BACKOFF_MIN: Duration = Duration::from_millis(1);
+const MIGRATION_BACKOFF_MAX: Duration = Duration::from_millis(20);
+/// How many times a script is sent again after a `MOVED` that redis-rs
+/// did not resolve: the nodes' views of a slot that just moved agree
+/// within milliseconds.
+const MAX_MOVED_RETRIES: u32 = 3;
+
+impl StoreInner {
+    /// Runs a script on a cluster, following its slot's migration until
+    /// the call's deadline (the caller bounds this by the timeout).
+    ///
+    /// While a slot moves between masters, the servers answer a script
+    /// with `ASK` (its keys are already on the target: ask there, after
+    /// `ASKING`), `TRYAGAIN` (some of its keys moved and some not: a
+    /// script touches several, such as the sliding log's two) or `MOVED`
+    /// (the slot has a new master). redis-rs follows those itself, but only
+    /// twice per command, and a script meets them in chains (`ASK`, then
+    /// `NOSCRIPT` on a target that never ran it, then `ASK` again for the
+    /// retry). None of these answers ran the script, so sending it again is
+    /// safe: it is, after a short backoff, until it runs or the timeout
+    /// passes — a migration is a normal event in a cluster, not Redis
+    /// failing, and must not reach the caller or mark the store down. An
+    /// `ASK` or a `TRYAGAIN` counts as the server answering. A `MOVED` does
+    /// not, and is followed only [`MAX_MOVED_RETRIES`] more times: while a
+    /// dead master's replica has not yet taken over, the other nodes answer
+    /// `MOVED` to the dead node (seen 173 times in one failover test), and
+    /// retrying those to the deadline made every call wait out its timeout
+    /// (a batch of four 412 ms) instead of the store falling to the policy.
+    async fn invoke_migrating(
+        &self,
+        invocation: &redis::ScriptInvocation<'_>,
+        mut connection: ClusterConnection,
+    ) -> redis::RedisResult<Value> {
+        let mut backoff = MIGRATION_BACKOFF_MIN;
+        let mut moved = 0;
+        loop {
+            match invocation.invoke_async::<Value>(&mut connection).await {
+                Err(e) if is_migration(&e) => {
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::Moved) {
+                        // Also what nodes answer while a dead master's
+                        // replica has not yet taken over (they send the
+                        // client to the dead node): that is an outage,
+                        // and the store must fall to the policy at once
+                        // rather than spend every call's timeout here.
+                        moved += 1;
+                        if moved > MAX_MOVED_RETRIES {
+                            return Err(e);
+                        }
+                    } else {
+                        self.answered();
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MIGRATION_BACKOFF_MAX);
+                }
+                answer => return answer,
+            }
+        }
+    }
+}
+
+/// Whether an error is a cluster's answer that a key's slot is moving, or
+/// moved: the command did not run, and runs once sent again (where the
+/// answer says).
+fn is_migration(error: &redis::RedisError) -> bool {
+    matches!(
+        error.kind(),
+        redis::ErrorKind::Server(
+            redis::ServerErrorKind::Ask | redis::ServerErrorKind::Moved | redis::ServerErrorKind::TryAgain
+        )
+    )
+}
+
 /// Whether an error means that Redis cannot answer now (as opposed to an
 /// answer that is an error, such as a script's).
 pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
@@ -576,6 +654,13 @@ impl RedisStore {
             .connection_timeout(options.connect_timeout)
             .response_timeout(options.timeout)
             .retries(2)
+            // redis-rs waits at least 1.28 s before retrying a `TRYAGAIN`
+            // (or a `CLUSTERDOWN`) by default: longer than a decision may
+            // take. Milliseconds are enough for a slot's migration to move
+            // a key on (see `StoreInner::invoke_migrating`).
+            .min_retry_wait(MIGRATION_BACKOFF_MIN.as_millis() as u64)
+            .max_retry_wait(MIGRATION_BACKOFF_MAX.as_millis() as u64)
+            .retry_wait_formula(2, 2)
             .build()?;
         let connect_timeout = options.connect_timeout * 4;
         let connection = Self::block_on(async move {
@@ -666,7 +751,7 @@ impl RedisStore {
             let call = async {
                 match inner.connection.clone() {
                     Connection::Server(mut c) => invocation.invoke_async::<Value>(&mut c).await,
-                    Connection::Cluster(mut c) => invocation.invoke_async::<Value>(&mut c).await,
+                    Connection::Cluster(c) => inner.invoke_migrating(&invocation, c).await,
                 }
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {
