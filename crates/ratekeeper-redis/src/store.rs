@@ -80,11 +80,15 @@ use tokio::runtime::Runtime;
 
 use crate::error::Error;
 use crate::options::RedisOption;
+use crate::tls::{Redacted, TlsOptions};
 
 /// How a store connects, and how long a decision may take. Each field's
 /// domain is its [`RedisOption`]'s: [`RedisStore::connect`] refuses a
 /// value outside it ([`Error::InvalidOption`]) before connecting.
-#[derive(Debug, Clone)]
+///
+/// Build it with `..StoreOptions::default()` for the fields left as they
+/// are: fields may be added. Its `Debug` shows no password.
+#[derive(Clone)]
 pub struct StoreOptions {
     /// The longest any one decision may take, reconnection included. Past
     /// it the call fails with [`Error::Timeout`] and the limiter's
@@ -103,6 +107,29 @@ pub struct StoreOptions {
     /// decisions are back on Redis well within a second of it answering
     /// again.
     pub retry_interval: Duration,
+    /// TLS. `None`: TLS only for a `rediss://` URL, with the system's roots
+    /// and the URL's host as the name the certificate must carry. `Some`:
+    /// TLS whatever the URL's scheme, with these settings. Default: `None`.
+    pub tls: Option<TlsOptions>,
+    /// The ACL user to authenticate as; overrides the URL's
+    /// (`redis://user:password@host`) when set. Default: `None`.
+    pub username: Option<String>,
+    /// The password (of [`username`](Self::username), or of the `default`
+    /// user without one); overrides the URL's when set. Default: `None`.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry_interval", &self.retry_interval)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| Redacted))
+            .finish()
+    }
 }
 
 impl StoreOptions {
@@ -122,6 +149,9 @@ impl Default for StoreOptions {
             timeout: Duration::from_millis(100),
             connect_timeout: Duration::from_millis(250),
             retry_interval: Duration::from_millis(200),
+            tls: None,
+            username: None,
+            password: None,
         }
     }
 }

@@ -50,6 +50,7 @@ impl rk_redis_store_options {
             timeout: field(RedisOption::Timeout, self.timeout_micros, defaults.timeout)?,
             connect_timeout: field(RedisOption::ConnectTimeout, self.connect_timeout_micros, defaults.connect_timeout)?,
             retry_interval: field(RedisOption::RetryInterval, self.retry_interval_micros, defaults.retry_interval)?,
+            ..StoreOptions::default()
         })
     }
 }
