@@ -61,8 +61,18 @@ impl From<ratekeeper_core::Error> for Error {
     }
 }
 
+/// A redis-rs error, classified: a TLS handshake that failed on a
+/// certificate is [`Error::Tls`], a refusal of the credentials or of a
+/// command (`WRONGPASS`, `NOAUTH`, `NOPERM`) is [`Error::Auth`], anything
+/// else [`Error::Redis`].
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
+        if let Some(why) = crate::tls::handshake_failure(&e) {
+            return Error::Tls(why);
+        }
+        if let Some(why) = crate::tls::access_refusal(&e) {
+            return Error::Auth(why);
+        }
         Error::Redis(e)
     }
 }

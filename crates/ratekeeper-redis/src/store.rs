@@ -327,7 +327,7 @@ impl StoreInner {
         if error.is_timeout() {
             Error::Timeout
         } else {
-            Error::Redis(error)
+            Error::from(error)
         }
     }
 
@@ -359,6 +359,11 @@ impl StoreInner {
             Err(Error::Redis(e)) if is_unavailability(e) => self.mark_down(),
             // An error the server sent (a script's, say): an answer.
             Err(Error::Redis(e)) if e.code().is_some() => self.answered(),
+            // A refusal of the credentials or of a command: an answer too.
+            // (A failed TLS handshake, `Error::Tls`, is neither an answer
+            // nor a failure to answer: retrying would fail the same way,
+            // so it never marks the store down.)
+            Err(Error::Auth(_)) => self.answered(),
             Err(_) => {}
         }
     }
@@ -540,7 +545,7 @@ impl RedisStore {
     /// their domains are refused first ([`StoreOptions::checked`]).
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        let client = redis::Client::open(url)?;
+        let client = crate::tls::client(url, &options)?;
         let direct = DirectConnections::new(&client)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
@@ -704,7 +709,7 @@ impl RedisStore {
                 // The connection's own response timeout (the same one) may
                 // fire first: the same failure.
                 Ok(Err(e)) if e.is_timeout() => Err(Error::Timeout),
-                Ok(Err(e)) => Err(Error::Redis(e)),
+                Ok(Err(e)) => Err(Error::from(e)),
                 Ok(Ok(value)) => Ok(value),
             };
             inner.note(&result, sent);
