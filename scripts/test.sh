@@ -129,6 +129,11 @@ stage_cargo-test() {
   cargo test --workspace --locked
 }
 
+stage cargo-test-tls "rust redis" "cargo test: the Redis store over TLS (rediss://, mutual TLS, refused certificates, ACL) against with-redis --tls"
+stage_cargo-test-tls() {
+  tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
+}
+
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
 stage_loom() {
   scripts/loom.sh

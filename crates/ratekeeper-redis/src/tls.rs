@@ -255,6 +255,11 @@ pub(crate) fn access_refusal(error: &redis::RedisError) -> Option<String> {
         Some("WRONGPASS") => Some(format!("WRONGPASS: a wrong password, or an unknown or disabled user ({detail})")),
         Some("NOAUTH") => Some(format!("NOAUTH: the server requires a password, and none was given ({detail})")),
         Some("NOPERM") => Some(format!("NOPERM: the ACL user may not run this command or touch this key ({detail})")),
+        // A command of the script refused (Redis 7 reports it as an ERR,
+        // naming neither the command nor NOPERM).
+        _ if detail.contains("The user executing the script can't") => {
+            Some(format!("NOPERM: the ACL user may not run a command or touch a key the script needs ({detail})"))
+        }
         _ if error.kind() == redis::ErrorKind::AuthenticationFailed => Some(format!(
             "authentication failed: a wrong password, or an unknown or disabled user (WRONGPASS; {error})"
         )),
