@@ -9,7 +9,7 @@ mod every_limiter;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,8 +69,8 @@ fn with_tls(tls: TlsOptions) -> StoreOptions {
     }
 }
 
-fn trusting(ca: &PathBuf) -> TlsOptions {
-    TlsOptions { ca: Some(Pem::File(ca.clone())), ..TlsOptions::default() }
+fn trusting(ca: &Path) -> TlsOptions {
+    TlsOptions { ca: Some(Pem::File(ca.to_path_buf())), ..TlsOptions::default() }
 }
 
 fn tls_error(result: Result<RedisStore, Error>) -> String {
