@@ -158,6 +158,7 @@ stage c-redis "c redis" "C: the Redis limiters against a private Redis (and one 
 stage_c-redis() {
   tests/redis/with-redis make -s --no-print-directory -C tests/c redis-check
   tests/redis/with-redis --cluster make -s --no-print-directory -C tests/c redis-cluster-check
+  tests/redis/with-redis --tls make -s --no-print-directory -C tests/c redis-tls-check
 }
 
 stage c-example "c" "C example"

@@ -64,6 +64,13 @@ fn the_least_privilege_user_runs_every_limiter() {
 }
 
 #[test]
+fn security_md_gives_the_tested_line() {
+    let security = include_str!("../../../SECURITY.md");
+    let line = format!("ACL SETUSER ratekeeper on >PASSWORD {}", LEAST_PRIVILEGE.trim());
+    assert!(security.contains(&line), "SECURITY.md should give: {line}");
+}
+
+#[test]
 fn every_grant_of_the_least_privilege_is_needed() {
     let server = RedisServer::start();
     let rules = rules();
