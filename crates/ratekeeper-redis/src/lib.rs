@@ -42,6 +42,7 @@ mod scripts;
 mod share;
 mod smooth;
 mod store;
+mod tls;
 
 pub use concurrency::{ConcurrencyLease, RedisConcurrencyLimiter};
 pub use divided::RedisDividedLimiter;
@@ -53,6 +54,7 @@ pub use options::{InvalidOption, RedisOption};
 pub use pipe::{Answered, Requests, ScriptPipe};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};
+pub use tls::{Pem, TlsOptions};
 
 /// The README's Rust blocks, run by rustdoc as doctests (`cargo test`), so
 /// that none stops compiling or running unnoticed. Hosted here because this

@@ -196,6 +196,7 @@ pub fn redis_connect<'env>(
                 js(retry_interval_micros),
             )?
             .unwrap_or(defaults.retry_interval),
+            ..StoreOptions::default()
         };
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let connected = if cluster {
