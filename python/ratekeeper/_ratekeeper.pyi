@@ -47,6 +47,7 @@ __all__ = [
     "RedisLeasedLimiter",
     "RedisLimiter",
     "RedisRateLimiter",
+    "RedisRateLimiterState",
     "RedisStore",
     "RedisTimeoutError",
     "RedisUnavailableError",

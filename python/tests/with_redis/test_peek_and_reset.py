@@ -126,7 +126,9 @@ def test_leased_peek_counts_the_lease_and_remove_drops_it(
 
 
 def test_divided_peek_and_remove_work_on_the_local_share(store: RedisStore, name: str) -> None:
-    with RedisDividedLimiter(store, name, FixedWindow(3, 1e6), heartbeat_ttl=5.0, max_keys=10) as limiter:
+    with RedisDividedLimiter(
+        store, name, FixedWindow(3, 1e6), heartbeat_ttl=5.0, max_keys=10
+    ) as limiter:
         for k in range(5):
             peeked = limiter.peek("k")
             for _ in range(5):
