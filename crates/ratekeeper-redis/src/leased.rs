@@ -242,7 +242,7 @@ impl RedisLeasedLimiter {
         let held = self.valid_lease(key, now).map_or(0, |l| l.left);
         if held >= cost {
             // Another thread's lease came in after `peek_lease` looked.
-            return Ok(self.from_lease(held - cost));
+            return Ok(self.lease_decision(held - cost));
         }
         let need = cost - held;
         let (decision, granted) = inner.shared.peek_lease_async(key, need, inner.batch.max(need)).await?;
@@ -327,7 +327,7 @@ impl RedisLeasedLimiter {
     fn peek_lease(&self, key: &[u8], cost: u64) -> Option<Decision> {
         let now = self.inner.shared.clock().now_micros();
         let lease = self.valid_lease(key, now).filter(|l| l.left >= cost)?;
-        Some(self.from_lease(lease.left - cost))
+        Some(self.lease_decision(lease.left - cost))
     }
 
     fn valid_lease(&self, key: &[u8], now: i64) -> Option<Lease> {
@@ -345,11 +345,11 @@ impl RedisLeasedLimiter {
             return None;
         }
         lease.left -= cost;
-        Some(self.from_lease(lease.left))
+        Some(self.lease_decision(lease.left))
     }
 
     /// An admission from this node's lease, `left` units left in it.
-    fn from_lease(&self, left: u64) -> Decision {
+    fn lease_decision(&self, left: u64) -> Decision {
         Decision {
             allowed: true,
             limit: self.inner.shared.limit(),

@@ -128,7 +128,7 @@ test('RedisRateLimiter: inspect reads the state and writes nothing; reset starts
   assert.equal(fresh.rate, 0.1);
   assert.equal(fresh.maxPermits, 0.1);
   assert.ok(fresh.storedPermits < 0.05, `${fresh.storedPermits}`);
-  assert.equal(await limiter.reserve(), 0);
+  assert.equal(await limiter.acquire(), 0);
   const before = snapshot(name);
   for (let i = 0; i < 5; i++) {
     const state = await limiter.inspect();
@@ -139,7 +139,7 @@ test('RedisRateLimiter: inspect reads the state and writes nothing; reset starts
   assert.equal(await limiter.reset(), false);
   assert.equal((await limiter.inspect()).timeUntilAvailableMs, 0);
   assert.deepEqual(snapshot(name), [], 'inspect created the state');
-  assert.equal(await limiter.reserve(), 0);
+  assert.equal(await limiter.acquire(), 0);
 });
 
 test('RedisConcurrencyLimiter: peek answers the next tryAcquire; reset frees every permit', async () => {
