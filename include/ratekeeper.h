@@ -1239,6 +1239,30 @@ typedef void (*rk_wait_callback)(void *user_data,
                                  int64_t wait_micros);
 
 /**
+ * A shared Guava limiter's state as `rk_redis_rate_limiter_inspect()`
+ * reads it, at the server's time of the read.
+ */
+typedef struct {
+  /**
+   * Permits per second.
+   */
+  double rate;
+  /**
+   * The permits stored now (Guava's `storedPermits`, brought up to now).
+   */
+  double stored_permits;
+  /**
+   * The most permits that can be stored (`maxPermits`).
+   */
+  double max_permits;
+  /**
+   * Microseconds until the next permit is free: what a reserve made now
+   * would wait (0 when one is free).
+   */
+  int64_t time_until_available_micros;
+} rk_redis_rate_limiter_state;
+
+/**
  * Go's `golang.org/x/time/rate` token bucket: `rate`, `burst`.
  */
 #define RK_ALGORITHM_TOKEN_BUCKET 1
@@ -3804,6 +3828,31 @@ rk_status rk_redis_limiter_limit(const rk_redis_limiter *limiter,
                                  uint64_t *out_limit);
 
 /**
+ * Forgets `key`'s state in Redis — every key its algorithm keeps, deleted
+ * atomically — so that its next request is decided as a new key's, with
+ * the whole limit (`rk_keyed_limiter_remove()` for a Redis limiter;
+ * `limits`' `clear`, rate-limiter-flexible's `delete`): `*out_removed`
+ * (when not NULL) whether Redis held a state (false for a key never
+ * seen). This limiter's remembered refusal for the key goes too; other
+ * processes' run out by their retry-after. Not a decision: the store's
+ * failure whatever the unavailability policy.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the key is longer than the limiter's
+ * `max_key_bytes`; the store's failures (`RK_UNAVAILABLE`, `RK_TIMEOUT`,
+ * ...); `RK_UNSUPPORTED` from a callback of the store's thread;
+ * `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_removed` is NULL or valid for a write.
+ */
+rk_status rk_redis_limiter_remove(const rk_redis_limiter *limiter,
+                                  const char *key,
+                                  size_t key_len,
+                                  bool *out_removed);
+
+/**
  * Creates a leased limiter named `name` in `store` over `*spec`
  * (`RK_ALGORITHM_GCRA` or `RK_ALGORITHM_TOKEN_BUCKET`), taking up to
  * `batch` units per round trip and spending them within `lease_micros`,
@@ -3883,6 +3932,40 @@ rk_status rk_redis_leased_limiter_check_async(const rk_redis_leased_limiter *lim
                                               int64_t cost,
                                               rk_decision_callback callback,
                                               void *user_data);
+
+/**
+ * The decision `rk_redis_leased_limiter_check()` would make now on this
+ * node, in `*out_decision`, taking nothing: from this node's lease when it
+ * holds `cost` (no round trip), else Redis's shared state plus that lease
+ * — the lease the check would take, computed without taking it. Other
+ * nodes' leases are not seen (taken from the shared state already).
+ *
+ * Returns as `rk_redis_leased_limiter_check()`.
+ *
+ * # Safety
+ * As `rk_redis_leased_limiter_check()`.
+ */
+rk_status rk_redis_leased_limiter_peek(const rk_redis_leased_limiter *limiter,
+                                       const char *key,
+                                       size_t key_len,
+                                       int64_t cost,
+                                       rk_decision *out_decision);
+
+/**
+ * Forgets `key`: deletes its shared state in Redis (atomically) and drops
+ * this node's lease on it; `*out_removed` (when not NULL) whether Redis
+ * held a state. Other nodes spend the leases they hold: each may still
+ * admit up to `batch` units for the key within its lease's lifetime.
+ *
+ * Returns as `rk_redis_limiter_remove()`.
+ *
+ * # Safety
+ * As `rk_redis_limiter_remove()`.
+ */
+rk_status rk_redis_leased_limiter_remove(const rk_redis_leased_limiter *limiter,
+                                         const char *key,
+                                         size_t key_len,
+                                         bool *out_removed);
 
 /**
  * Joins the group `name` in `store` (blocking for the first heartbeat,
@@ -3965,6 +4048,41 @@ rk_status rk_redis_divided_limiter_set_max_key_bytes(const rk_redis_divided_limi
  */
 rk_status rk_redis_divided_limiter_nodes(const rk_redis_divided_limiter *limiter,
                                          uint64_t *out_nodes);
+
+/**
+ * The decision `rk_redis_divided_limiter_check()` would make now with this
+ * node's share, in `*out_decision`, taking nothing (divided mode keeps no
+ * per-key state in Redis: no round trip).
+ *
+ * Returns as `rk_redis_divided_limiter_check()`.
+ *
+ * # Safety
+ * As `rk_redis_divided_limiter_check()`.
+ */
+rk_status rk_redis_divided_limiter_peek(const rk_redis_divided_limiter *limiter,
+                                        const char *key,
+                                        size_t key_len,
+                                        int64_t cost,
+                                        rk_decision *out_decision);
+
+/**
+ * Forgets `key` in this node's share: its next request starts from a
+ * whole share; `*out_removed` (when not NULL) whether the share held it.
+ * Other nodes' shares keep their counts: call it on every node to reset
+ * the whole limit.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the key is longer than the limiter's
+ * `max_key_bytes`; `RK_NULL_POINTER` when `limiter`, or `key` with a
+ * `key_len` above 0, is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_removed` is NULL or valid for a write.
+ */
+rk_status rk_redis_divided_limiter_remove(const rk_redis_divided_limiter *limiter,
+                                          const char *key,
+                                          size_t key_len,
+                                          bool *out_removed);
 
 /**
  * Creates — or joins, when another process already has — the shared
@@ -4208,6 +4326,37 @@ rk_status rk_redis_rate_limiter_can_acquire(const rk_redis_rate_limiter *limiter
                                             bool *out_can_acquire);
 
 /**
+ * The shared state as of now, in `*out_state`, writing nothing (a state
+ * deleted by `rk_redis_rate_limiter_reset()` reads as the new limiter the
+ * next call makes). One round trip.
+ *
+ * Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+ * `RK_NULL_POINTER` when `limiter` or `out_state` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_state` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_rate_limiter_inspect(const rk_redis_rate_limiter *limiter,
+                                        rk_redis_rate_limiter_state *out_state);
+
+/**
+ * Deletes the shared state: every process's next call finds a new limiter
+ * — no stored permits, made with the rate and parameters of the process
+ * that makes it (a rate set since is forgotten). `*out_reset` (when not
+ * NULL) whether there was a state.
+ *
+ * Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+ * `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_reset` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_rate_limiter_reset(const rk_redis_rate_limiter *limiter,
+                                      bool *out_reset);
+
+/**
  * Creates the shared concurrency limit `name` in `store`, of `limit`
  * permits held at once (1 to `INT64_MAX`), each lease lasting
  * `lease_ttl_micros` (1 ms to a day) after it was acquired or renewed, in
@@ -4359,6 +4508,41 @@ bool rk_redis_concurrency_lease_recorded(const rk_redis_concurrency_lease *lease
  * and no other call is using it.
  */
 void rk_redis_concurrency_lease_free(rk_redis_concurrency_lease *lease);
+
+/**
+ * The decision `rk_redis_concurrency_limiter_try_acquire()` would make for
+ * `permits` now, in `*out_decision`, taking no lease and writing nothing
+ * (expired leases are counted out, not reclaimed): one round trip.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for `permits` out of range; the store's
+ * failures under `RK_WHEN_UNAVAILABLE_ERROR`; `RK_UNSUPPORTED` from a
+ * callback of the store's thread; `RK_NULL_POINTER` when `limiter` or
+ * `out_decision` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_decision` is NULL or valid for
+ * a write.
+ */
+rk_status rk_redis_concurrency_limiter_peek(const rk_redis_concurrency_limiter *limiter,
+                                            int64_t permits,
+                                            rk_decision *out_decision);
+
+/**
+ * Deletes every lease at once: the whole limit is free again;
+ * `*out_reset` (when not NULL) whether any state was held. Holders are not
+ * told (their releases and renewals answer false), so until they finish up
+ * to the limit more permits are in use: for a limiter whose holders are
+ * gone.
+ *
+ * Returns the store's failures; `RK_UNSUPPORTED` from a callback of the
+ * store's thread; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_reset` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_concurrency_limiter_reset(const rk_redis_concurrency_limiter *limiter,
+                                             bool *out_reset);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -548,6 +548,13 @@ export declare function redisConcurrencyCreate(store: unknown, name: unknown, li
 export interface RedisConcurrencyMethods {
   /** A Promise of the refusal's decision, or of a lease on `permits`. */
   tryAcquire: (permits?: number | bigint) => Promise<unknown>
+  /**
+   * A Promise of the decision `tryAcquire(permits)` would make, taking
+   * nothing.
+   */
+  peek: (permits?: number | bigint) => Promise<unknown>
+  /** A Promise of whether any lease was held; deletes them all. */
+  reset: () => Promise<boolean>
   /** A Promise of the permits the live leases hold. */
   held: () => Promise<number>
   /** Drops the limiter; later calls reject. */
@@ -580,6 +587,13 @@ export interface RedisDividedMethods {
    * trip): the decision to `scratch`, `allowed` returned.
    */
   check: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /**
+   * The decision `check` would make, taking nothing: to `scratch`,
+   * `allowed` returned.
+   */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** Forgets `key` in this node's share: whether it held it. */
+  remove: (key: string | Uint8Array) => boolean
   /** The live nodes as last read. */
   nodes: () => number
   /** Leaves the group and drops the limiter; later calls throw. */
@@ -620,6 +634,16 @@ export interface RedisLeasedMethods {
    * node's lease, or one round trip for a new lease.
    */
   check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
+  /**
+   * A Promise of the decision `check` would make on this node, taking
+   * nothing: from its lease, or one round trip that takes nothing.
+   */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
+  /**
+   * A Promise of whether `key` held a shared state, which it deletes
+   * (and this node's lease on it).
+   */
+  remove: (key: string | Uint8Array) => Promise<boolean>
   /** Drops the limiter; later calls reject. */
   close: () => void
   /** The longest key taken, in bytes. */
@@ -661,6 +685,8 @@ export interface RedisLimiterMethods {
   check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** A Promise of the decision `check` would make, consuming nothing. */
   peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
+  /** A Promise of whether `key` held a state, which it deletes. */
+  remove: (key: string | Uint8Array) => Promise<boolean>
   /** Drops the limiter; later calls reject. */
   close: () => void
   /** The quota: the most units admitted at once. */
@@ -697,6 +723,13 @@ export interface RedisSmoothMethods {
   canAcquire: (timeoutMs: unknown, timeoutMicros: unknown) => Promise<boolean>
   /** Milliseconds until a request made now would be granted. */
   timeUntilAvailable: () => Promise<number>
+  /**
+   * A Promise of the shared state: rate, stored permits, max permits,
+   * milliseconds until the next permit is free; writes nothing.
+   */
+  inspect: () => Promise<[number, number, number, number]>
+  /** A Promise of whether there was a state, which it deletes. */
+  reset: () => Promise<boolean>
   /** Guava's `getRate()`. */
   rate: () => Promise<number>
   /** Guava's `setRate(permitsPerSecond)`, for every process. */

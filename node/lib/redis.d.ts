@@ -157,6 +157,30 @@ export type RedisRateLimiterOptions = {
      */
     idleTtlMicros?: number | bigint | undefined;
 };
+/**
+ * A `RedisRateLimiter`'s shared state as `inspect` reads it, at the
+ * server's time of the read.
+ */
+export type RedisRateLimiterState = {
+    /**
+     * Permits per second.
+     */
+    rate: number;
+    /**
+     * The permits stored now (Guava's
+     * `storedPermits`, brought up to now).
+     */
+    storedPermits: number;
+    /**
+     * The most permits that can be stored.
+     */
+    maxPermits: number;
+    /**
+     * Milliseconds until the next permit
+     * is free: what a `reserve` made now would wait (0 when one is free).
+     */
+    timeUntilAvailableMs: number;
+};
 export type ConcurrencyOptions = {
     /**
      * How long a lease lasts after it was
@@ -339,6 +363,18 @@ export class RedisLimiter {
      */
     peek(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
     /**
+     * Forgets `key`'s state in Redis (every key of it, deleted atomically):
+     * its next request is decided as a new key's, with the whole limit — as
+     * `KeyedLimiter.remove`, rate-limiter-flexible's `delete`. Resolves to
+     * whether Redis held a state (an unknown key: `false`). This process's
+     * remembered refusal for the key goes too; other processes' run out by
+     * their retry-after. Not a decision: rejects when Redis cannot answer,
+     * whatever `whenUnavailable`.
+     * @param {string | Uint8Array} key
+     * @returns {Promise<boolean>}
+     */
+    remove(key: string | Uint8Array): Promise<boolean>;
+    /**
      * The quota: the most units admitted at once.
      * @type {number}
      */
@@ -390,6 +426,26 @@ export class RedisLeasedLimiter {
      * @returns {Promise<import('./decision.js').Decision>}
      */
     check(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * The decision `check(key, cost)` would make now in this process, taking
+     * nothing: from this process's lease when it holds `cost` (no round
+     * trip), else Redis's shared state plus that lease — the lease the check
+     * would take, computed without taking it. Other processes' leases are not
+     * seen (they were taken from the shared state already).
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<import('./decision.js').Decision>}
+     */
+    peek(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * Forgets `key`: deletes its shared state in Redis and drops this
+     * process's lease on it; resolves to whether Redis held a state. Other
+     * processes spend the leases they hold: each may still admit up to
+     * `batch` units for the key within its lease's lifetime.
+     * @param {string | Uint8Array} key
+     * @returns {Promise<boolean>}
+     */
+    remove(key: string | Uint8Array): Promise<boolean>;
     /**
      * The longest key taken, in bytes.
      * @type {number}
@@ -444,6 +500,23 @@ export class RedisDividedLimiter {
      * @returns {import('./decision.js').Decision}
      */
     check(key: string | Uint8Array, cost?: number | bigint): import("./decision.js").Decision;
+    /**
+     * The decision `check(key, cost)` would make now with this process's
+     * share, taking nothing (divided mode keeps no per-key state in Redis).
+     * Synchronous.
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {import('./decision.js').Decision}
+     */
+    peek(key: string | Uint8Array, cost?: number | bigint): import("./decision.js").Decision;
+    /**
+     * Forgets `key` in this process's share (whether it held it): its next
+     * request starts from a whole share. Other nodes' shares keep their
+     * counts: call it on every node to reset the whole limit. Synchronous.
+     * @param {string | Uint8Array} key
+     * @returns {boolean}
+     */
+    remove(key: string | Uint8Array): boolean;
     /**
      * The live nodes as last read.
      * @type {number}
@@ -532,6 +605,17 @@ export class Membership {
  * @property {number | bigint} [idleTtlMicros] The same in exact microseconds.
  */
 /**
+ * A `RedisRateLimiter`'s shared state as `inspect` reads it, at the
+ * server's time of the read.
+ * @typedef {object} RedisRateLimiterState
+ * @property {number} rate Permits per second.
+ * @property {number} storedPermits The permits stored now (Guava's
+ *   `storedPermits`, brought up to now).
+ * @property {number} maxPermits The most permits that can be stored.
+ * @property {number} timeUntilAvailableMs Milliseconds until the next permit
+ *   is free: what a `reserve` made now would wait (0 when one is free).
+ */
+/**
  * Guava's `RateLimiter` shared by every process using the same `name` and
  * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
  * one Guava limiter would give for the same sequence of calls. Every call is
@@ -594,6 +678,20 @@ export class RedisRateLimiter {
      * @returns {Promise<number>}
      */
     timeUntilAvailable(): Promise<number>;
+    /**
+     * The shared state as of now, writing nothing (a state deleted by `reset`
+     * reads as the new limiter the next call makes).
+     * @returns {Promise<RedisRateLimiterState>}
+     */
+    inspect(): Promise<RedisRateLimiterState>;
+    /**
+     * Deletes the shared state; resolves to whether there was one. Every
+     * process's next call finds a new limiter — no stored permits, made with
+     * the rate and parameters of the process that makes it (a rate set with
+     * `setRate` since is forgotten).
+     * @returns {Promise<boolean>}
+     */
+    reset(): Promise<boolean>;
     /**
      * The stable rate, permits per second (Guava's `getRate`).
      * @returns {Promise<number>}
@@ -660,6 +758,21 @@ export class RedisConcurrencyLimiter {
      * @returns {Promise<Acquired>}
      */
     tryAcquire(permits?: number | bigint): Promise<Acquired>;
+    /**
+     * The decision `tryAcquire(permits)` would make now, taking no lease and
+     * writing nothing (expired leases are counted out, not reclaimed).
+     * @param {number | bigint} [permits=1]
+     * @returns {Promise<import('./decision.js').Decision>}
+     */
+    peek(permits?: number | bigint): Promise<import("./decision.js").Decision>;
+    /**
+     * Deletes every lease at once; resolves to whether any was held. Holders
+     * are not told (their `release`/`renew` resolve to `false`), so until they
+     * finish up to the limit more permits are in use: for a limiter whose
+     * holders are gone.
+     * @returns {Promise<boolean>}
+     */
+    reset(): Promise<boolean>;
     /**
      * The permits the live leases hold now (expired ones reclaimed first).
      * @returns {Promise<number>}

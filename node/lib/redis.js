@@ -515,6 +515,21 @@ class RedisLimiter {
   }
 
   /**
+   * Forgets `key`'s state in Redis (every key of it, deleted atomically):
+   * its next request is decided as a new key's, with the whole limit — as
+   * `KeyedLimiter.remove`, rate-limiter-flexible's `delete`. Resolves to
+   * whether Redis held a state (an unknown key: `false`). This process's
+   * remembered refusal for the key goes too; other processes' run out by
+   * their retry-after. Not a decision: rejects when Redis cannot answer,
+   * whatever `whenUnavailable`.
+   * @param {string | Uint8Array} key
+   * @returns {Promise<boolean>}
+   */
+  remove(key) {
+    return this.#native.remove(key);
+  }
+
+  /**
    * The quota: the most units admitted at once.
    * @type {number}
    */
@@ -596,6 +611,32 @@ class RedisLeasedLimiter {
    */
   check(key, cost) {
     return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));
+  }
+
+  /**
+   * The decision `check(key, cost)` would make now in this process, taking
+   * nothing: from this process's lease when it holds `cost` (no round
+   * trip), else Redis's shared state plus that lease — the lease the check
+   * would take, computed without taking it. Other processes' leases are not
+   * seen (they were taken from the shared state already).
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<import('./decision.js').Decision>}
+   */
+  peek(key, cost) {
+    return /** @type {Promise<import('./decision.js').Decision>} */ (this.#native.peek(key, cost));
+  }
+
+  /**
+   * Forgets `key`: deletes its shared state in Redis and drops this
+   * process's lease on it; resolves to whether Redis held a state. Other
+   * processes spend the leases they hold: each may still admit up to
+   * `batch` units for the key within its lease's lifetime.
+   * @param {string | Uint8Array} key
+   * @returns {Promise<boolean>}
+   */
+  remove(key) {
+    return this.#native.remove(key);
   }
 
   /**
@@ -686,6 +727,30 @@ class RedisDividedLimiter {
   check(key, cost) {
     this.#native.check(key, cost);
     return decisionAt(this.#f, this.#big, 0);
+  }
+
+  /**
+   * The decision `check(key, cost)` would make now with this process's
+   * share, taking nothing (divided mode keeps no per-key state in Redis).
+   * Synchronous.
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {import('./decision.js').Decision}
+   */
+  peek(key, cost) {
+    this.#native.peek(key, cost);
+    return decisionAt(this.#f, this.#big, 0);
+  }
+
+  /**
+   * Forgets `key` in this process's share (whether it held it): its next
+   * request starts from a whole share. Other nodes' shares keep their
+   * counts: call it on every node to reset the whole limit. Synchronous.
+   * @param {string | Uint8Array} key
+   * @returns {boolean}
+   */
+  remove(key) {
+    return this.#native.remove(key);
   }
 
   /**
@@ -825,6 +890,18 @@ class Membership {
  */
 
 /**
+ * A `RedisRateLimiter`'s shared state as `inspect` reads it, at the
+ * server's time of the read.
+ * @typedef {object} RedisRateLimiterState
+ * @property {number} rate Permits per second.
+ * @property {number} storedPermits The permits stored now (Guava's
+ *   `storedPermits`, brought up to now).
+ * @property {number} maxPermits The most permits that can be stored.
+ * @property {number} timeUntilAvailableMs Milliseconds until the next permit
+ *   is free: what a `reserve` made now would wait (0 when one is free).
+ */
+
+/**
  * Guava's `RateLimiter` shared by every process using the same `name` and
  * Redis: `acquire`/`tryAcquire` from any number of processes give the waits
  * one Guava limiter would give for the same sequence of calls. Every call is
@@ -931,6 +1008,27 @@ class RedisRateLimiter {
   }
 
   /**
+   * The shared state as of now, writing nothing (a state deleted by `reset`
+   * reads as the new limiter the next call makes).
+   * @returns {Promise<RedisRateLimiterState>}
+   */
+  async inspect() {
+    const [rate, storedPermits, maxPermits, timeUntilAvailableMs] = await this.#native.inspect();
+    return { rate, storedPermits, maxPermits, timeUntilAvailableMs };
+  }
+
+  /**
+   * Deletes the shared state; resolves to whether there was one. Every
+   * process's next call finds a new limiter — no stored permits, made with
+   * the rate and parameters of the process that makes it (a rate set with
+   * `setRate` since is forgotten).
+   * @returns {Promise<boolean>}
+   */
+  reset() {
+    return this.#native.reset();
+  }
+
+  /**
    * The stable rate, permits per second (Guava's `getRate`).
    * @returns {Promise<number>}
    */
@@ -1030,6 +1128,27 @@ class RedisConcurrencyLimiter {
     if (answer instanceof Decision) return { decision: answer, lease: null };
     const methods = /** @type {import('./binding.js').RedisLeaseMethods} */ (answer);
     return { decision: /** @type {import('./decision.js').Decision} */ (methods.decision), lease: leaseOf(methods) };
+  }
+
+  /**
+   * The decision `tryAcquire(permits)` would make now, taking no lease and
+   * writing nothing (expired leases are counted out, not reclaimed).
+   * @param {number | bigint} [permits=1]
+   * @returns {Promise<import('./decision.js').Decision>}
+   */
+  peek(permits) {
+    return /** @type {Promise<import('./decision.js').Decision>} */ (this.#native.peek(permits));
+  }
+
+  /**
+   * Deletes every lease at once; resolves to whether any was held. Holders
+   * are not told (their `release`/`renew` resolve to `false`), so until they
+   * finish up to the limit more permits are in use: for a limiter whose
+   * holders are gone.
+   * @returns {Promise<boolean>}
+   */
+  reset() {
+    return this.#native.reset();
   }
 
   /**

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ratekeeper import _ratekeeper
 from ratekeeper._limited import Admission, Key, KeyedCalls, LimitedCalls, Timeout
-from ratekeeper._ratekeeper import ConcurrencyLease, Decision, Limiter
+from ratekeeper._ratekeeper import ConcurrencyLease, Decision, Limiter, RedisRateLimiterState
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -187,6 +187,10 @@ class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls, _Closes):
         """``peek`` for ``asyncio``: never blocks the event loop."""
         return await self._peek_future(key, cost)
 
+    async def remove_async(self, key: Key) -> bool:
+        """``remove`` for ``asyncio``: never blocks the event loop."""
+        return await self._remove_future(key)
+
     def _check_key(self, key: Key, cost: int) -> Decision:
         return self.check(key, cost)
 
@@ -202,6 +206,15 @@ class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls, _Clo
         """``check`` for ``asyncio``: a decision the lease makes is ready at
         once; a new lease's round trip never blocks the event loop."""
         return await self._check_future(key, cost)
+
+    async def peek_async(self, key: Key, cost: int = 1) -> Decision:
+        """``peek`` for ``asyncio``: a peek the lease answers is ready at
+        once; a round trip never blocks the event loop."""
+        return await self._peek_future(key, cost)
+
+    async def remove_async(self, key: Key) -> bool:
+        """``remove`` for ``asyncio``: never blocks the event loop."""
+        return await self._remove_future(key)
 
     def _check_key(self, key: Key, cost: int) -> Decision:
         return self.check(key, cost)
@@ -281,6 +294,14 @@ class RedisConcurrencyLimiter(_ratekeeper.RedisConcurrencyLimiter, _Closes):
     async def renew_async(self, lease: ConcurrencyLease) -> bool:
         """``renew`` for ``asyncio``: never blocks the event loop."""
         return await self._renew_future(lease)
+
+    async def peek_async(self, permits: int = 1) -> Decision:
+        """``peek`` for ``asyncio``: never blocks the event loop."""
+        return await self._peek_future(permits)
+
+    async def reset_async(self) -> bool:
+        """``reset`` for ``asyncio``: never blocks the event loop."""
+        return await self._reset_future()
 
     async def held_async(self) -> int:
         """``held`` on a worker thread: never blocks the event loop."""
@@ -375,6 +396,14 @@ class RedisRateLimiter(_ratekeeper.RedisRateLimiter, LimitedCalls, _Closes):
     async def can_acquire_async(self, permits: int = 1, timeout: float | timedelta = 0.0) -> bool:
         """``can_acquire`` for ``asyncio``."""
         return await self._can_acquire_future(permits, timeout)
+
+    async def inspect_async(self) -> RedisRateLimiterState:
+        """``inspect`` for ``asyncio``."""
+        return await self._inspect_future()
+
+    async def reset_async(self) -> bool:
+        """``reset`` for ``asyncio``."""
+        return await self._reset_future()
 
     async def get_rate_async(self) -> float:
         """The ``rate`` property for ``asyncio``."""

@@ -38,6 +38,22 @@
 //! sum), under one hash tag: one Redis Cluster slot. Both expire when the
 //! last lease does, and are deleted when the last one is released.
 //!
+//! ## Peek and reset
+//!
+//! [`peek`](RedisConcurrencyLimiter::peek) answers what
+//! [`try_acquire`](RedisConcurrencyLimiter::try_acquire) would answer for
+//! some permits — allowed, the permits left (`remaining`), retry-after and
+//! reset-after — taking no lease and writing nothing: leases whose expiry
+//! has come are counted out, not reclaimed.
+//!
+//! [`reset`](RedisConcurrencyLimiter::reset) deletes every lease at once:
+//! the whole limit is free again. The holders are not told: each goes on
+//! working, and its release or renewal answers `false` (unknown lease). Until
+//! they finish, up to the limit more permits are in use than the limit (the
+//! holders' and the new ones'): a reset is for a limiter whose holders are
+//! known to be gone (a deployment's clean-up, a test), not a way to take
+//! permits back from live ones.
+//!
 //! ## When Redis cannot answer
 //!
 //! [`WhenUnavailable::Error`] (the default) returns the error;
@@ -306,6 +322,56 @@ impl RedisConcurrencyLimiter {
     pub fn held(&self) -> Result<u64, Error> {
         let this = self.clone();
         RedisStore::block_on(async move { this.held_async().await })
+    }
+
+    /// The decision [`try_acquire_async`](Self::try_acquire_async) would
+    /// make for `permits` now, taking nothing (see the module docs). When
+    /// Redis cannot answer, the policy's decision (no lease), as for an
+    /// acquire.
+    pub async fn peek_async(&self, permits: u64) -> Result<Decision, Error> {
+        check_permits(permits)?;
+        let reply = match self.run("peek", "-", permits).await {
+            // No lease to give back (`acquired` would try to).
+            Err(e) if e.is_unavailability() => return self.unavailable(e, permits).map(|(decision, _)| decision),
+            reply => reply,
+        };
+        self.acquired(String::new(), permits, reply).map(|(decision, _)| decision)
+    }
+
+    /// Blocking [`peek_async`](Self::peek_async).
+    pub fn peek(&self, permits: u64) -> Result<Decision, Error> {
+        check_permits(permits)?;
+        let this = self.clone();
+        RedisStore::block_on(async move { this.peek_async(permits).await })
+    }
+
+    /// [`peek_async`](Self::peek_async) with a callback, on the crate's
+    /// runtime thread (a bad `permits`: at once, on this one).
+    pub fn peek_with(&self, permits: u64, callback: impl FnOnce(Result<Decision, Error>) + Send + 'static) {
+        if let Err(e) = check_permits(permits) {
+            return callback(Err(e));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.peek_async(permits).await }, callback);
+    }
+
+    /// Deletes every lease (see the module docs: the holders are not
+    /// told): whether there was any state.
+    pub async fn reset_async(&self) -> Result<bool, Error> {
+        crate::forget::forget(&self.inner.store, self.inner.keys.clone()).await
+    }
+
+    /// Blocking [`reset_async`](Self::reset_async).
+    pub fn reset(&self) -> Result<bool, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.reset_async().await })
+    }
+
+    /// [`reset_async`](Self::reset_async) with a callback, on the crate's
+    /// runtime thread.
+    pub fn reset_with(&self, callback: impl FnOnce(Result<bool, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.reset_async().await }, callback);
     }
 
     /// `true` or `false` from a release or a renewal.

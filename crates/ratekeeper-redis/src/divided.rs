@@ -75,6 +75,25 @@ impl RedisDividedLimiter {
         self.share.check(key.as_ref(), cost)
     }
 
+    /// The decision [`check`](Self::check) would make now with this node's
+    /// share, taking nothing: divided mode keeps no per-key state in Redis,
+    /// so this is the local share's `peek` (no round trip).
+    pub fn peek(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        let key = self.share.key_bytes_bound().check(key.as_ref())?;
+        self.share.peek(key, cost)
+    }
+
+    /// Forgets `key` in this node's share: its next request starts from a
+    /// whole share. Whether the share held it. Divided mode keeps no
+    /// per-key state in Redis, so other nodes' shares are untouched: each
+    /// keeps what it counted, and a reset on one node gives `key` back that
+    /// node's share only (`limit ÷ live nodes`). Call it on every node for
+    /// a reset of the whole limit.
+    pub fn remove(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        let key = self.share.key_bytes_bound().check(key.as_ref())?;
+        Ok(self.share.remove(key))
+    }
+
     /// The live nodes as last read.
     pub fn nodes(&self) -> u64 {
         self.share.nodes()

@@ -494,6 +494,63 @@ impl RedisLimiter {
         RedisStore::block_on(async move { this.peek_key(&key, cost).await })
     }
 
+    /// Forgets `key`'s state in Redis — every key its algorithm keeps,
+    /// deleted atomically — so that its next request is decided as a new
+    /// key's, with the whole limit (the in-process keyed limiters'
+    /// `remove`; `limits`' `clear`, rate-limiter-flexible's `delete`).
+    /// Whether Redis held a state for it. A key never seen is fine
+    /// (`false`).
+    ///
+    /// This client's remembered refusal for `key` is dropped too (and its
+    /// key in the local share of [`WhenUnavailable::LocalShare`]). Other
+    /// clients' remembered refusals are theirs: each may go on refusing
+    /// `key` locally until the retry-after Redis gave it runs out, never
+    /// longer — turn [`remember_refusals`](Self::remember_refusals) off
+    /// where a reset must be seen by every client at once. Not a decision:
+    /// when Redis cannot answer, the error, whatever the unavailability
+    /// policy.
+    pub async fn remove_async(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        self.remove_key(key.as_ref()).await
+    }
+
+    async fn remove_key(&self, key: &[u8]) -> Result<bool, Error> {
+        let key = self.checked_key(key)?;
+        self.forget_locally(key);
+        let keys = state_keys(&self.inner.name, self.inner.algorithm, key);
+        let removed = crate::forget::forget(&self.inner.store, keys).await;
+        // A refusal remembered from a check that was in flight meanwhile
+        // would outlive the reset: drop it again.
+        self.forget_locally(key);
+        removed
+    }
+
+    /// Drops what this client keeps for `key`: its remembered refusal and
+    /// its key in the local share.
+    fn forget_locally(&self, key: &[u8]) {
+        self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        if let Some(share) = self.inner.fallback.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            share.remove(key);
+        }
+    }
+
+    /// Blocking [`remove_async`](Self::remove_async).
+    pub fn remove(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        let key = self.checked_key(key.as_ref())?;
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.remove_key(&key).await })
+    }
+
+    /// [`remove_async`](Self::remove_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn remove_with(&self, key: impl Into<Vec<u8>>, callback: impl FnOnce(Result<bool, Error>) + Send + 'static) {
+        let key = key.into();
+        if let Err(e) = self.checked_key(&key) {
+            return callback(Err(e));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.remove_key(&key).await }, callback);
+    }
+
     /// Whether `other` is this limiter or a clone of it.
     pub fn is(&self, other: &RedisLimiter) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -526,13 +583,26 @@ impl RedisLimiter {
     /// with how many were taken.
     pub(crate) async fn lease_async(&self, key: &[u8], cost: u64, want: u64) -> Result<(Decision, u64), Error> {
         let reply = self.run_script(format!("lease:{want}"), &[(key.to_vec(), cost)]).await?;
+        self.granted(&reply, cost)
+    }
+
+    /// The decision and the units granted in a reply to `lease:N` or
+    /// `peek:N` for a request of `cost`.
+    fn granted(&self, reply: &[i64], cost: u64) -> Result<(Decision, u64), Error> {
         // After the Decision's seven fields; GCRA's after its lead.
         let at = if self.inner.gcra.is_some() { 1 } else { 7 };
         let granted = reply.get(at).copied().ok_or_else(|| Error::Protocol(format!("no grant in {reply:?}")))?;
         let granted = granted.max(0) as u64;
         // A grant that covers the cost is what the script decided on.
         let decided_cost = if granted > 0 { granted } else { cost };
-        Ok((self.decision(&reply, decided_cost)?, granted))
+        Ok((self.decision(reply, decided_cost)?, granted))
+    }
+
+    /// Leased mode's peek: what [`lease_async`](Self::lease_async) would
+    /// answer, taking nothing (the scripts' `peek:N`).
+    pub(crate) async fn peek_lease_async(&self, key: &[u8], cost: u64, want: u64) -> Result<(Decision, u64), Error> {
+        let reply = self.run_script(format!("peek:{want}"), &[(key.to_vec(), cost)]).await?;
+        self.granted(&reply, cost)
     }
 
     /// The algorithm (leased mode runs on GCRA and the token bucket only).

@@ -21,6 +21,22 @@
 //! A refusal costs a round trip (the shared limiter had too little left) and
 //! carries the shared limiter's retry-after; an admission from a lease
 //! carries the node's own count of units left in the lease as `remaining`.
+//!
+//! ## Peek and remove
+//!
+//! [`peek`](RedisLeasedLimiter::peek) answers what
+//! [`check`](RedisLeasedLimiter::check) would answer on this node, taking
+//! nothing: from this node's lease when it holds enough (no round trip),
+//! else from Redis's shared state plus what this node holds — the lease
+//! the check would take, computed by the same script without writing.
+//! Other nodes' leases are not seen: what they hold was taken from the
+//! shared state already.
+//!
+//! [`remove`](RedisLeasedLimiter::remove) deletes the key's shared state
+//! and drops this node's lease on it. Other nodes keep theirs and spend
+//! what they hold: after a reset, each other node may still admit up to
+//! `batch` units for the key, within the lifetime of the lease it holds
+//! (`L` at most) — on top of the whole limit the reset gave back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -208,6 +224,112 @@ impl RedisLeasedLimiter {
         RedisStore::block_on(async move { this.check_key(&key, cost).await })
     }
 
+    /// The decision [`check_async`](Self::check_async) would make now on
+    /// this node, taking nothing (see the module docs): from this node's
+    /// lease when it holds `cost`, else one round trip that computes the
+    /// lease the check would take without taking it.
+    pub async fn peek_async(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        self.peek_key(key.as_ref(), cost).await
+    }
+
+    async fn peek_key(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let inner = &self.inner;
+        let key = inner.shared.checked_key(key)?;
+        if let Some(decision) = self.peek_lease(key, cost) {
+            return Ok(decision);
+        }
+        let now = inner.shared.clock().now_micros();
+        let held = self.valid_lease(key, now).map_or(0, |l| l.left);
+        if held >= cost {
+            // Another thread's lease came in after `peek_lease` looked.
+            return Ok(self.lease_decision(held - cost));
+        }
+        let need = cost - held;
+        let (decision, granted) = inner.shared.peek_lease_async(key, need, inner.batch.max(need)).await?;
+        if granted < need || !decision.allowed {
+            return Ok(decision);
+        }
+        Ok(Decision { remaining: (held + granted).saturating_sub(cost), ..decision })
+    }
+
+    /// [`peek_async`](Self::peek_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn peek_with(
+        &self,
+        key: impl Into<Vec<u8>>,
+        cost: u64,
+        callback: impl FnOnce(Result<Decision, Error>) + Send + 'static,
+    ) {
+        let key = key.into();
+        match self.inner.shared.checked_key(&key) {
+            Err(e) => return callback(Err(e)),
+            Ok(key) => {
+                if let Some(decision) = self.peek_lease(key, cost) {
+                    return callback(Ok(decision));
+                }
+            }
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.peek_key(&key, cost).await }, callback);
+    }
+
+    /// Blocking [`peek_async`](Self::peek_async).
+    pub fn peek(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<Decision, Error> {
+        let key = self.inner.shared.checked_key(key.as_ref())?;
+        if let Some(decision) = self.peek_lease(key, cost) {
+            return Ok(decision);
+        }
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.peek_key(&key, cost).await })
+    }
+
+    /// Forgets `key`: deletes its shared state in Redis (atomically) and
+    /// drops this node's lease on it; whether Redis held a state. Other
+    /// nodes spend the leases they hold (see the module docs for the
+    /// bound). A key never seen is fine (`false`).
+    pub async fn remove_async(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        self.remove_key(key.as_ref()).await
+    }
+
+    async fn remove_key(&self, key: &[u8]) -> Result<bool, Error> {
+        let key = self.inner.shared.checked_key(key)?;
+        self.drop_lease(key);
+        let removed = self.inner.shared.remove_async(key).await;
+        // A lease taken by a check in flight meanwhile came from the state
+        // before the reset: drop it too.
+        self.drop_lease(key);
+        removed
+    }
+
+    fn drop_lease(&self, key: &[u8]) {
+        self.inner.leases.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+
+    /// Blocking [`remove_async`](Self::remove_async).
+    pub fn remove(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        let key = self.inner.shared.checked_key(key.as_ref())?;
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.remove_key(&key).await })
+    }
+
+    /// [`remove_async`](Self::remove_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn remove_with(&self, key: impl Into<Vec<u8>>, callback: impl FnOnce(Result<bool, Error>) + Send + 'static) {
+        let key = key.into();
+        if let Err(e) = self.inner.shared.checked_key(&key) {
+            return callback(Err(e));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.remove_key(&key).await }, callback);
+    }
+
+    /// What [`spend`](Self::spend) would answer, spending nothing.
+    fn peek_lease(&self, key: &[u8], cost: u64) -> Option<Decision> {
+        let now = self.inner.shared.clock().now_micros();
+        let lease = self.valid_lease(key, now).filter(|l| l.left >= cost)?;
+        Some(self.lease_decision(lease.left - cost))
+    }
+
     fn valid_lease(&self, key: &[u8], now: i64) -> Option<Lease> {
         let leases = self.inner.leases.lock().unwrap_or_else(|p| p.into_inner());
         leases.get(key).copied().filter(|l| l.expires > now)
@@ -223,15 +345,19 @@ impl RedisLeasedLimiter {
             return None;
         }
         lease.left -= cost;
-        let limit = inner.shared.limit();
-        Some(Decision {
+        Some(self.lease_decision(lease.left))
+    }
+
+    /// An admission from this node's lease, `left` units left in it.
+    fn lease_decision(&self, left: u64) -> Decision {
+        Decision {
             allowed: true,
-            limit,
-            remaining: lease.left,
+            limit: self.inner.shared.limit(),
+            remaining: left,
             retry_after_micros: 0,
             reset_after_micros: 0,
             wait_micros: 0,
             window_micros: 0,
-        })
+        }
     }
 }

@@ -31,6 +31,7 @@ mod concurrency;
 mod divided;
 mod error;
 mod exact;
+mod forget;
 mod frame;
 mod keys;
 mod leased;
@@ -52,7 +53,7 @@ pub use leased::RedisLeasedLimiter;
 pub use membership::Membership;
 pub use options::{InvalidOption, RedisOption};
 pub use pipe::{Answered, Requests, ScriptPipe};
-pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
+pub use smooth::{RateLimiterState, RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};
 pub use tls::{Pem, TlsOptions};
 

@@ -22,6 +22,7 @@ const SLIDING_WINDOW_COUNTER: &str = include_str!("lua/sliding_window_counter.lu
 const SLIDING_LOG: &str = include_str!("lua/sliding_log.lua");
 const MEMBERSHIP: &str = include_str!("lua/membership.lua");
 const CONCURRENCY: &str = include_str!("lua/concurrency.lua");
+const FORGET: &str = include_str!("lua/forget.lua");
 
 /// Where a script's "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +64,14 @@ pub(crate) fn membership(time: TimeSource) -> Script {
 /// The leases of a shared concurrency limit (`lua/concurrency.lua`).
 pub(crate) fn concurrency(time: TimeSource) -> Script {
     assemble(&[time_source(time), DECISION, CONCURRENCY])
+}
+
+/// Deletes a limiter's keys (`lua/forget.lua`): the resets. A script
+/// rather than a bare `DEL` so that it travels as every other call does
+/// (`EVALSHA`, the store's timeout, cluster routing by the first key), and
+/// the commands a deployment grants stay the scripts' (see SECURITY.md).
+pub(crate) fn forget() -> Script {
+    Script::new(FORGET)
 }
 
 /// The script of `algorithm`, if it runs in Redis: each answers with a

@@ -79,6 +79,30 @@ impl LocalShare {
         Ok(current.limiter.as_ref().expect("built above").check(key, cost)?)
     }
 
+    /// The decision [`check`](Self::check) would make, taking nothing (a
+    /// key not held, or a share not built yet for this node count, is
+    /// whole).
+    pub(crate) fn peek(&self, key: &[u8], cost: u64) -> Result<Decision, Error> {
+        let nodes = self.membership.nodes();
+        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        match &current.limiter {
+            Some(limiter) if current.nodes == nodes => Ok(limiter.peek(key, cost)?),
+            // `check` would build a fresh share first: every key whole.
+            _ => {
+                let options = options(1, current.max_key_bytes);
+                let fresh = AnyKeyedLimiter::new(&self.spec.divided(nodes), options, self.clock.clone())?;
+                Ok(fresh.peek(key, cost)?)
+            }
+        }
+    }
+
+    /// Forgets `key`: its next request starts from a whole share. Whether
+    /// the share held it.
+    pub(crate) fn remove(&self, key: &[u8]) -> bool {
+        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        current.limiter.as_ref().is_some_and(|limiter| limiter.remove(key).unwrap_or(false))
+    }
+
     /// Takes keys of at most `bound` bytes from now on (the keys held are
     /// forgotten: the next use starts afresh, as after [`reset`](Self::reset)).
     pub(crate) fn set_max_key_bytes(&self, bound: MaxKeyBytes) {

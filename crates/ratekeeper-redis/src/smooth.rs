@@ -25,6 +25,22 @@
 //! full, so recreating an expired limiter is not the same as keeping it:
 //! the hash expires only after it has been unused for the configured idle
 //! TTL (default: never), and a limiter recreated after that starts afresh.
+//!
+//! ## Inspect and reset
+//!
+//! [`inspect`](RedisRateLimiter::inspect) reads the shared state as of the
+//! server's now — the rate, the stored permits, the most that can be
+//! stored, and how long until the next permit is free (what a `reserve`
+//! made now would wait) — writing nothing: a missing hash is read as the
+//! new limiter the next operation would create. Guava has no such method
+//! (the local `RateLimiter` shows the same through `time_until_available`
+//! and its snapshot); it is named as the Redis limiters' other state reads.
+//!
+//! [`reset`](RedisRateLimiter::reset) deletes the hash: the next operation,
+//! from any process, creates the limiter afresh (as a new Guava limiter:
+//! no stored permits, the next permit free at once) with the rate and
+//! parameters of the process that makes it — a rate set with `set_rate` is
+//! forgotten.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,6 +71,22 @@ struct Inner {
     create_args: [String; 5],
     #[cfg(feature = "test-clock")]
     test_clock: Option<Arc<ratekeeper::ManualClock>>,
+}
+
+/// The state of a [`RedisRateLimiter`] as [`inspect`](RedisRateLimiter::inspect)
+/// reads it, at the server's time of the read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct RateLimiterState {
+    /// Permits per second (Guava's `getRate`).
+    pub rate: f64,
+    /// The permits stored now (Guava's `storedPermits`, brought up to now).
+    pub stored_permits: f64,
+    /// The most permits that can be stored (`maxPermits`).
+    pub max_permits: f64,
+    /// How long until the next permit is free: what a `reserve` made now
+    /// would wait (zero when one is free now).
+    pub time_until_available: Duration,
 }
 
 /// Builds a [`RedisRateLimiter`]; start from [`RedisRateLimiter::builder`].
@@ -193,6 +225,49 @@ impl RedisRateLimiter {
     pub async fn can_acquire_async(&self, timeout: Duration) -> Result<bool, Error> {
         let reply = self.run("query", reply::micros_arg(timeout), String::new()).await?;
         Ok(reply.micros(1)? == 1)
+    }
+
+    /// The shared state as of now, writing nothing (see the module docs).
+    pub async fn inspect_async(&self) -> Result<RateLimiterState, Error> {
+        let reply = self.run("inspect", String::new(), String::new()).await?;
+        Ok(RateLimiterState {
+            rate: reply.double(0)?,
+            stored_permits: reply.double(1)?,
+            max_permits: reply.double(2)?,
+            time_until_available: reply::wait(reply.micros(3)?),
+        })
+    }
+
+    /// [`inspect_async`](Self::inspect_async) with a callback on the
+    /// crate's runtime thread.
+    pub fn inspect_with(&self, callback: impl FnOnce(Result<RateLimiterState, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.inspect_async().await }, callback);
+    }
+
+    /// Blocking [`inspect_async`](Self::inspect_async).
+    pub fn inspect(&self) -> Result<RateLimiterState, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.inspect_async().await })
+    }
+
+    /// Deletes the shared state (see the module docs): whether there was
+    /// one. Every process's next operation finds a new limiter.
+    pub async fn reset_async(&self) -> Result<bool, Error> {
+        crate::forget::forget(&self.inner.store, vec![self.inner.key.clone()]).await
+    }
+
+    /// [`reset_async`](Self::reset_async) with a callback on the crate's
+    /// runtime thread.
+    pub fn reset_with(&self, callback: impl FnOnce(Result<bool, Error>) + Send + 'static) {
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.reset_async().await }, callback);
+    }
+
+    /// Blocking [`reset_async`](Self::reset_async).
+    pub fn reset(&self) -> Result<bool, Error> {
+        let this = self.clone();
+        RedisStore::block_on(async move { this.reset_async().await })
     }
 
     /// [`reserve_async`](Self::reserve_async) with a callback on the crate's

@@ -75,3 +75,22 @@ test('a cluster node that cannot be reached fails with a Redis error code', asyn
     (e) => e instanceof Error && [codes.redisUnavailable, codes.redisTimeout, codes.redisError].includes(e.code),
   );
 });
+
+test('peek and remove on keys across the masters (the sliding log: two keys, one slot)', async () => {
+  for (const limit of [
+    { algorithm: 'slidingLog', limit: 3, windowMs: 1e9 },
+    { algorithm: 'gcra', maxBurst: 2, countPerPeriod: 1, periodMs: 60_000 },
+  ]) {
+    const limiter = new RedisLimiter(store, unique(`cluster-reset-${limit.algorithm}`), limit);
+    for (const key of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      assert.equal(await limiter.remove(key), false);
+      for (let i = 0; i < 3; i++) assert.equal((await limiter.check(key)).allowed, true);
+      assert.equal((await limiter.peek(key)).allowed, false);
+      assert.equal(await limiter.remove(key), true);
+      assert.equal((await limiter.peek(key, 3)).allowed, true);
+    }
+  }
+  const shared = await RedisRateLimiter.create(store, unique('cluster-reset-guava'), 1);
+  assert.equal(await shared.reset(), true);
+  assert.equal((await shared.inspect()).timeUntilAvailableMs, 0);
+});

@@ -91,3 +91,19 @@ def test_leased_guava_and_divided_modes(store: RedisStore, name: str) -> None:
         assert two.nodes == 2
         assert one.check("k", 3).allowed
         assert one.nodes in (1, 2)  # its count follows at its next heartbeat
+
+
+def test_peek_and_remove_on_keys_across_the_masters(store: RedisStore, name: str) -> None:
+    # The sliding log keeps two keys per user key, under one hash tag: its
+    # remove deletes both in one script on one slot.
+    for template in (SlidingLog(3, 1e6), Gcra(2, 1, 60.0)):
+        limiter = RedisLimiter(store, f"{name}-{type(template).__name__}", template)
+        for key in ("a", "b", "c", "d", "e", "f"):
+            assert limiter.remove(key) is False
+            assert all(limiter.check(key) for _ in range(3))
+            assert not limiter.peek(key).allowed
+            assert limiter.remove(key) is True
+            assert limiter.peek(key, 3).allowed
+    shared = RedisRateLimiter.create(store, name + "-guava", 1.0)
+    assert shared.reset() is True
+    assert shared.inspect().time_until_available == 0.0

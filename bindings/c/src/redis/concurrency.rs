@@ -300,3 +300,60 @@ pub unsafe extern "C" fn rk_redis_concurrency_lease_free(lease: *mut rk_redis_co
     // SAFETY: the caller's contract: NULL or a live box no other call uses.
     unsafe { free_box("rk_redis_concurrency_lease_free", lease) }
 }
+
+/// The decision `rk_redis_concurrency_limiter_try_acquire()` would make for
+/// `permits` now, in `*out_decision`, taking no lease and writing nothing
+/// (expired leases are counted out, not reclaimed): one round trip.
+///
+/// Returns `RK_INVALID_ARGUMENT` for `permits` out of range; the store's
+/// failures under `RK_WHEN_UNAVAILABLE_ERROR`; `RK_UNSUPPORTED` from a
+/// callback of the store's thread; `RK_NULL_POINTER` when `limiter` or
+/// `out_decision` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_decision` is NULL or valid for
+/// a write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_concurrency_limiter_peek(
+    limiter: *const rk_redis_concurrency_limiter,
+    permits: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_concurrency_limiter_peek", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::required(out_decision, "out_decision")?) };
+        let permits = u64::try_from(permits).map_err(|_| ratekeeper::Error::invalid_int(Argument::Permits, permits))?;
+        not_in_callback()?;
+        out.write(limiter.limiter.peek(permits)?.into());
+        Ok(())
+    })
+}
+
+/// Deletes every lease at once: the whole limit is free again;
+/// `*out_reset` (when not NULL) whether any state was held. Holders are not
+/// told (their releases and renewals answer false), so until they finish up
+/// to the limit more permits are in use: for a limiter whose holders are
+/// gone.
+///
+/// Returns the store's failures; `RK_UNSUPPORTED` from a callback of the
+/// store's thread; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_reset` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_concurrency_limiter_reset(
+    limiter: *const rk_redis_concurrency_limiter,
+    out_reset: *mut bool,
+) -> rk_status {
+    guard("rk_redis_concurrency_limiter_reset", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::optional(out_reset)) };
+        not_in_callback()?;
+        let reset = limiter.limiter.reset()?;
+        if let Some(out) = out {
+            out.write(reset);
+        }
+        Ok(())
+    })
+}

@@ -165,3 +165,64 @@ pub unsafe extern "C" fn rk_redis_divided_limiter_nodes(
         Ok(())
     })
 }
+
+/// The decision `rk_redis_divided_limiter_check()` would make now with this
+/// node's share, in `*out_decision`, taking nothing (divided mode keeps no
+/// per-key state in Redis: no round trip).
+///
+/// Returns as `rk_redis_divided_limiter_check()`.
+///
+/// # Safety
+/// As `rk_redis_divided_limiter_check()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_peek(
+    limiter: *const rk_redis_divided_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_peek", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::bytes(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        out.write(limiter.limiter.peek(key, cost_from_i64(cost)?)?.into());
+        Ok(())
+    })
+}
+
+/// Forgets `key` in this node's share: its next request starts from a
+/// whole share; `*out_removed` (when not NULL) whether the share held it.
+/// Other nodes' shares keep their counts: call it on every node to reset
+/// the whole limit.
+///
+/// Returns `RK_INVALID_ARGUMENT` when the key is longer than the limiter's
+/// `max_key_bytes`; `RK_NULL_POINTER` when `limiter`, or `key` with a
+/// `key_len` above 0, is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes; `out_removed` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_divided_limiter_remove(
+    limiter: *const rk_redis_divided_limiter,
+    key: *const c_char,
+    key_len: usize,
+    out_removed: *mut bool,
+) -> rk_status {
+    guard("rk_redis_divided_limiter_remove", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) =
+            unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?, Out::optional(out_removed)) };
+        let removed = limiter.limiter.remove(key)?;
+        if let Some(out) = out {
+            out.write(removed);
+        }
+        Ok(())
+    })
+}

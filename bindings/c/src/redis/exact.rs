@@ -362,3 +362,41 @@ pub unsafe extern "C" fn rk_redis_limiter_limit(limiter: *const rk_redis_limiter
         Ok(())
     })
 }
+
+/// Forgets `key`'s state in Redis — every key its algorithm keeps, deleted
+/// atomically — so that its next request is decided as a new key's, with
+/// the whole limit (`rk_keyed_limiter_remove()` for a Redis limiter;
+/// `limits`' `clear`, rate-limiter-flexible's `delete`): `*out_removed`
+/// (when not NULL) whether Redis held a state (false for a key never
+/// seen). This limiter's remembered refusal for the key goes too; other
+/// processes' run out by their retry-after. Not a decision: the store's
+/// failure whatever the unavailability policy.
+///
+/// Returns `RK_INVALID_ARGUMENT` when the key is longer than the limiter's
+/// `max_key_bytes`; the store's failures (`RK_UNAVAILABLE`, `RK_TIMEOUT`,
+/// ...); `RK_UNSUPPORTED` from a callback of the store's thread;
+/// `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+/// NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes; `out_removed` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_remove(
+    limiter: *const rk_redis_limiter,
+    key: *const c_char,
+    key_len: usize,
+    out_removed: *mut bool,
+) -> rk_status {
+    guard("rk_redis_limiter_remove", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) =
+            unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?, Out::optional(out_removed)) };
+        not_in_callback()?;
+        let removed = limiter.limiter.remove(key)?;
+        if let Some(out) = out {
+            out.write(removed);
+        }
+        Ok(())
+    })
+}

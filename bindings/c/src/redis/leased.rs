@@ -171,3 +171,66 @@ pub unsafe extern "C" fn rk_redis_leased_limiter_check_async(
         Ok(())
     })
 }
+
+/// The decision `rk_redis_leased_limiter_check()` would make now on this
+/// node, in `*out_decision`, taking nothing: from this node's lease when it
+/// holds `cost` (no round trip), else Redis's shared state plus that lease
+/// — the lease the check would take, computed without taking it. Other
+/// nodes' leases are not seen (taken from the shared state already).
+///
+/// Returns as `rk_redis_leased_limiter_check()`.
+///
+/// # Safety
+/// As `rk_redis_leased_limiter_check()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_peek(
+    limiter: *const rk_redis_leased_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_decision: *mut rk_decision,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_peek", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) = unsafe {
+            (
+                handle(limiter, "limiter")?,
+                text::bytes(key, key_len, "key")?,
+                Out::required(out_decision, "out_decision")?,
+            )
+        };
+        let cost = cost_from_i64(cost)?;
+        not_in_callback()?;
+        out.write(limiter.limiter.peek(key, cost)?.into());
+        Ok(())
+    })
+}
+
+/// Forgets `key`: deletes its shared state in Redis (atomically) and drops
+/// this node's lease on it; `*out_removed` (when not NULL) whether Redis
+/// held a state. Other nodes spend the leases they hold: each may still
+/// admit up to `batch` units for the key within its lease's lifetime.
+///
+/// Returns as `rk_redis_limiter_remove()`.
+///
+/// # Safety
+/// As `rk_redis_limiter_remove()`.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_leased_limiter_remove(
+    limiter: *const rk_redis_leased_limiter,
+    key: *const c_char,
+    key_len: usize,
+    out_removed: *mut bool,
+) -> rk_status {
+    guard("rk_redis_leased_limiter_remove", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) =
+            unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?, Out::optional(out_removed)) };
+        not_in_callback()?;
+        let removed = limiter.limiter.remove(key)?;
+        if let Some(out) = out {
+            out.write(removed);
+        }
+        Ok(())
+    })
+}

@@ -443,3 +443,77 @@ pub unsafe extern "C" fn rk_redis_rate_limiter_can_acquire(
         Ok(())
     })
 }
+
+/// A shared Guava limiter's state as `rk_redis_rate_limiter_inspect()`
+/// reads it, at the server's time of the read.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct rk_redis_rate_limiter_state {
+    /// Permits per second.
+    pub rate: f64,
+    /// The permits stored now (Guava's `storedPermits`, brought up to now).
+    pub stored_permits: f64,
+    /// The most permits that can be stored (`maxPermits`).
+    pub max_permits: f64,
+    /// Microseconds until the next permit is free: what a reserve made now
+    /// would wait (0 when one is free).
+    pub time_until_available_micros: i64,
+}
+
+/// The shared state as of now, in `*out_state`, writing nothing (a state
+/// deleted by `rk_redis_rate_limiter_reset()` reads as the new limiter the
+/// next call makes). One round trip.
+///
+/// Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+/// `RK_NULL_POINTER` when `limiter` or `out_state` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_state` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_rate_limiter_inspect(
+    limiter: *const rk_redis_rate_limiter,
+    out_state: *mut rk_redis_rate_limiter_state,
+) -> rk_status {
+    guard("rk_redis_rate_limiter_inspect", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::required(out_state, "out_state")?) };
+        not_in_callback()?;
+        let state = limiter.limiter.inspect()?;
+        out.write(rk_redis_rate_limiter_state {
+            rate: state.rate,
+            stored_permits: state.stored_permits,
+            max_permits: state.max_permits,
+            time_until_available_micros: micros(state.time_until_available),
+        });
+        Ok(())
+    })
+}
+
+/// Deletes the shared state: every process's next call finds a new limiter
+/// — no stored permits, made with the rate and parameters of the process
+/// that makes it (a rate set since is forgotten). `*out_reset` (when not
+/// NULL) whether there was a state.
+///
+/// Returns the Redis statuses as `rk_redis_rate_limiter_acquire()`;
+/// `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `out_reset` is NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_rate_limiter_reset(
+    limiter: *const rk_redis_rate_limiter,
+    out_reset: *mut bool,
+) -> rk_status {
+    guard("rk_redis_rate_limiter_reset", || {
+        // SAFETY: the caller's contract.
+        let (limiter, out) = unsafe { (handle(limiter, "limiter")?, Out::optional(out_reset)) };
+        not_in_callback()?;
+        let reset = limiter.limiter.reset()?;
+        if let Some(out) = out {
+            out.write(reset);
+        }
+        Ok(())
+    })
+}

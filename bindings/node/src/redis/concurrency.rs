@@ -50,6 +50,13 @@ pub struct RedisConcurrencyMethods {
     /// A Promise of the refusal's decision, or of a lease on `permits`.
     #[napi(ts_type = "(permits?: number | bigint) => Promise<unknown>")]
     pub try_acquire: (),
+    /// A Promise of the decision `tryAcquire(permits)` would make, taking
+    /// nothing.
+    #[napi(ts_type = "(permits?: number | bigint) => Promise<unknown>")]
+    pub peek: (),
+    /// A Promise of whether any lease was held; deletes them all.
+    #[napi(ts_type = "() => Promise<boolean>")]
+    pub reset: (),
     /// A Promise of the permits the live leases hold.
     #[napi(ts_type = "() => Promise<number>")]
     pub held: (),
@@ -118,6 +125,19 @@ const METHODS: &[Named<Concurrency>] = &[
                     }
                 })
             });
+            Ok(())
+        })
+    }),
+    (c"peek", 1, |c, args| {
+        promised(args, |done| {
+            let permits = args.passed(0).map_or(Ok(1), args::permits_or_one)?;
+            c.limiter.get()?.peek_with(u64::from(permits), move |r| done.decision(r));
+            Ok(())
+        })
+    }),
+    (c"reset", 0, |c, args| {
+        promised(args, |done| {
+            c.limiter.get()?.reset_with(move |r| done.answer(move |cx| cx.boolean(r?)));
             Ok(())
         })
     }),

@@ -39,6 +39,13 @@ pub struct RedisDividedMethods {
     /// trip): the decision to `scratch`, `allowed` returned.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub check: (),
+    /// The decision `check` would make, taking nothing: to `scratch`,
+    /// `allowed` returned.
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
+    pub peek: (),
+    /// Forgets `key` in this node's share: whether it held it.
+    #[napi(ts_type = "(key: string | Uint8Array) => boolean")]
+    pub remove: (),
     /// The live nodes as last read.
     #[napi(ts_type = "() => number")]
     pub nodes: (),
@@ -63,6 +70,17 @@ const DIVIDED: &[Named<Divided>] = &[
         let decision = args::with_key(args.get(0), |key| limiter.check(key, cost))?.map_err(Failure::from)?;
         d.scratch.write_decision(0, &decision);
         Ok(Returned::Bool(decision.allowed))
+    }),
+    (c"peek", 2, |d, args| {
+        let cost = args::cost_or_one(args.passed(1))?;
+        let limiter = d.limiter.get()?;
+        let decision = args::with_key(args.get(0), |key| limiter.peek(key, cost))?.map_err(Failure::from)?;
+        d.scratch.write_decision(0, &decision);
+        Ok(Returned::Bool(decision.allowed))
+    }),
+    (c"remove", 1, |d, args| {
+        let limiter = d.limiter.get()?;
+        Ok(Returned::Bool(args::with_key(args.get(0), |key| limiter.remove(key))?.map_err(Failure::from)?))
     }),
     (c"nodes", 0, |d, _| Ok(Returned::Number(d.limiter.get()?.nodes() as f64))),
     (c"close", 0, |d, _| {

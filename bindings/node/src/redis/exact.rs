@@ -21,7 +21,7 @@ use ratekeeper_redis::{RedisLimiter, WhenUnavailable};
 use super::batch;
 use super::membership::membership_of;
 use super::store::store_of;
-use super::{adopt, decide, limit, name, Close, Held, Store};
+use super::{adopt, decide, forget, limit, name, Close, Held, Store};
 use crate::args;
 use crate::bound::{Binder, Named, Returned};
 use crate::error::{blame_redis, guarded, Failure};
@@ -51,6 +51,9 @@ pub struct RedisLimiterMethods {
     /// A Promise of the decision `check` would make, consuming nothing.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub peek: (),
+    /// A Promise of whether `key` held a state, which it deletes.
+    #[napi(ts_type = "(key: string | Uint8Array) => Promise<boolean>")]
+    pub remove: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
     pub close: (),
@@ -67,6 +70,9 @@ const EXACT: &[Named<Exact>] = &[
     (c"check", 2, |e, args| decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key, cost, done))),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
+    }),
+    (c"remove", 1, |e, args| {
+        forget(args, &e.limiter, |l, key, done| l.remove_with(key, move |r| done.answer(move |cx| cx.boolean(r?))))
     }),
     (c"close", 0, |e, _| {
         e.close();

@@ -13,7 +13,7 @@ use ratekeeper::Argument;
 use ratekeeper_redis::RedisLeasedLimiter;
 
 use super::store::store_of;
-use super::{adopt, decide, limit, name, Close, Held};
+use super::{adopt, decide, forget, limit, name, Close, Held};
 use crate::args;
 use crate::bound::{Binder, Named, Returned};
 use crate::error::{blame_redis, guarded, Given};
@@ -38,6 +38,14 @@ pub struct RedisLeasedMethods {
     /// node's lease, or one round trip for a new lease.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub check: (),
+    /// A Promise of the decision `check` would make on this node, taking
+    /// nothing: from its lease, or one round trip that takes nothing.
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
+    pub peek: (),
+    /// A Promise of whether `key` held a shared state, which it deletes
+    /// (and this node's lease on it).
+    #[napi(ts_type = "(key: string | Uint8Array) => Promise<boolean>")]
+    pub remove: (),
     /// Drops the limiter; later calls reject.
     #[napi(ts_type = "() => void")]
     pub close: (),
@@ -49,6 +57,12 @@ pub struct RedisLeasedMethods {
 const LEASED: &[Named<Leased>] = &[
     (c"check", 2, |l, args| {
         decide(args, &l.limiter, |l, key, cost, done| l.check_with(key, cost, move |r| done.decision(r)))
+    }),
+    (c"peek", 2, |l, args| {
+        decide(args, &l.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
+    }),
+    (c"remove", 1, |l, args| {
+        forget(args, &l.limiter, |l, key, done| l.remove_with(key, move |r| done.answer(move |cx| cx.boolean(r?))))
     }),
     (c"close", 0, |l, _| {
         l.close();

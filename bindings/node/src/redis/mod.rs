@@ -127,6 +127,21 @@ pub(super) fn decide<L: Clone>(
     Ok(Returned::Value(promise))
 }
 
+/// A Promise of whether a key held a state, for the key in `args`, which
+/// `remove` deletes through one of the crate's callback forms.
+pub(super) fn forget<L: Clone>(
+    args: &Args,
+    held: &Held<L>,
+    remove: impl FnOnce(&L, Vec<u8>, Done),
+) -> Result<Returned, Boxed> {
+    let promise = promise::promise(args.env, |done| {
+        let key = args::with_key(args.get(0), <[u8]>::to_vec)?;
+        remove(&held.get()?, key, done);
+        Ok(())
+    })?;
+    Ok(Returned::Value(promise))
+}
+
 /// An option only a Redis limiter takes (`option`: a store's timeout, a
 /// heartbeat or idle TTL), given in milliseconds (`timeoutMs`) or in exact
 /// microseconds (`timeoutMicros`: [`redis_option_names`] spells them), one

@@ -61,6 +61,13 @@ pub struct RedisSmoothMethods {
     /// Milliseconds until a request made now would be granted.
     #[napi(ts_type = "() => Promise<number>")]
     pub time_until_available: (),
+    /// A Promise of the shared state: rate, stored permits, max permits,
+    /// milliseconds until the next permit is free; writes nothing.
+    #[napi(ts_type = "() => Promise<[number, number, number, number]>")]
+    pub inspect: (),
+    /// A Promise of whether there was a state, which it deletes.
+    #[napi(ts_type = "() => Promise<boolean>")]
+    pub reset: (),
     /// Guava's `getRate()`.
     #[napi(ts_type = "() => Promise<number>")]
     pub rate: (),
@@ -93,6 +100,21 @@ fn spawn<T: Send + 'static>(
     answer: fn(&Cx, T) -> Result<napi::sys::napi_value, Failure>,
 ) {
     RedisStore::spawn_with(future, move |result| done.answer(move |cx| answer(cx, result?)));
+}
+
+/// An array of numbers (`inspect`'s answer: the package names them).
+fn numbers(cx: &Cx, values: &[f64]) -> Result<napi::sys::napi_value, Failure> {
+    let mut array = std::ptr::null_mut();
+    // SAFETY: plain value creation in the answer's environment, on its thread.
+    let status = unsafe { napi::sys::napi_create_array_with_length(cx.env, values.len(), &mut array) };
+    js::check(cx.env, status, "create array")?;
+    for (i, &x) in values.iter().enumerate() {
+        let value = cx.number(x)?;
+        // SAFETY: both values are live in this environment.
+        let status = unsafe { napi::sys::napi_set_element(cx.env, array, i as u32, value) };
+        js::check(cx.env, status, "set element")?;
+    }
+    Ok(array)
 }
 
 fn timeout(ms: Js, micros: Js) -> Result<Duration, Failure> {
@@ -133,6 +155,21 @@ const METHODS: &[Named<Shared>] = &[
             spawn(done, async move { limiter.time_until_available_async().await }, |cx, wait| {
                 cx.number(wait.as_micros() as f64 / 1e3)
             });
+            Ok(())
+        })
+    }),
+    (c"inspect", 0, |s, args| {
+        promised(s, args, |limiter, done| {
+            spawn(done, async move { limiter.inspect_async().await }, |cx, state| {
+                let wait_ms = state.time_until_available.as_micros() as f64 / 1e3;
+                numbers(cx, &[state.rate, state.stored_permits, state.max_permits, wait_ms])
+            });
+            Ok(())
+        })
+    }),
+    (c"reset", 0, |s, args| {
+        promised(s, args, |limiter, done| {
+            spawn(done, async move { limiter.reset_async().await }, |cx, had| cx.boolean(had));
             Ok(())
         })
     }),

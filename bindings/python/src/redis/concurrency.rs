@@ -209,6 +209,44 @@ impl PyRedisConcurrencyLimiter {
         Ok(future)
     }
 
+    /// The ``Decision`` ``try_acquire(permits)`` would make now, taking no
+    /// lease and writing nothing (expired leases counted out, not
+    /// reclaimed): one round trip, GIL released.
+    #[pyo3(signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
+    fn peek(&self, py: Python<'_>, permits: Permits) -> PyResult<PyDecision> {
+        let permits = permits_arg(py, permits)?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.peek(permits)).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``peek_async``: a future of the ``Decision``.
+    #[pyo3(name = "_peek_future", signature = (permits = Permits::ONE), text_signature = "($self, permits=1)")]
+    fn peek_future(&self, py: Python<'_>, permits: Permits) -> PyResult<Py<PyAny>> {
+        let permits = permits_arg(py, permits)?;
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.peek_with(permits, move |answer| pending.settle(answer, super::decision_object));
+        Ok(future)
+    }
+
+    /// Deletes every lease at once (whether there was any): the whole limit
+    /// is free again. Holders are not told — their ``release``/``renew``
+    /// answer ``False`` — so until they finish, up to the limit more
+    /// permits are in use: for a limiter whose holders are gone.
+    fn reset(&self, py: Python<'_>) -> PyResult<bool> {
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.reset()).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``reset_async``: a future of ``reset``'s answer.
+    #[pyo3(name = "_reset_future")]
+    fn reset_future(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.reset_with(move |answer| pending.settle(answer, bool_object));
+        Ok(future)
+    }
+
     /// The permits the live leases hold now (expired ones reclaimed
     /// first): one round trip, GIL released.
     fn held(&self, py: Python<'_>) -> PyResult<u64> {

@@ -93,6 +93,25 @@ impl PyRedisDividedLimiter {
         limiter.check(key.as_bytes(), cost.0).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
+    /// The ``Decision`` ``check(key, cost)`` would make now with this
+    /// process's share, taking nothing (divided mode keeps no per-key state
+    /// in Redis: no round trip).
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::key(key)?;
+        let limiter = self.get(py)?;
+        limiter.peek(key.as_bytes(), cost.0).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// Forgets ``key`` in this process's share (whether it held it): its
+    /// next request starts from a whole share. Other nodes' shares keep
+    /// their counts; call it on every node to reset the whole limit.
+    #[pyo3(text_signature = "($self, key)")]
+    fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?;
+        self.get(py)?.remove(key.as_bytes()).map_err(|e| from_redis(py, e))
+    }
+
     /// The live nodes as last read (at least 1: this one).
     #[getter]
     fn nodes(&self, py: Python<'_>) -> PyResult<u64> {

@@ -185,6 +185,31 @@ impl PyRedisLimiter {
         Ok(future)
     }
 
+    /// Forgets ``key``'s state in Redis (every key of it, deleted
+    /// atomically): its next request is decided as a new key's, with the
+    /// whole limit — ``KeyedLimiter.remove``, ``limits``' ``clear``,
+    /// rate-limiter-flexible's ``delete``. Whether Redis held a state (an
+    /// unknown key is fine: ``False``). Drops this process's remembered
+    /// refusal for the key; other processes' run out by their retry-after.
+    /// One round trip, GIL released; not a decision: raises when Redis
+    /// cannot answer, whatever ``when_unavailable``.
+    #[pyo3(text_signature = "($self, key)")]
+    fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.remove(key.as_bytes())).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``remove_async``: a future of ``remove``'s answer.
+    #[pyo3(name = "_remove_future", text_signature = "($self, key)")]
+    fn remove_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let key = args::key(key)?.as_bytes().to_vec();
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.remove_with(key, move |answer| pending.settle(answer, super::bool_object));
+        Ok(future)
+    }
+
     /// The limiter's name: every process using it (on the same Redis)
     /// shares its keys.
     #[getter]

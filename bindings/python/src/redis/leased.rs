@@ -89,6 +89,49 @@ impl PyRedisLeasedLimiter {
         py.detach(|| limiter.check(key.as_bytes(), cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
     }
 
+    /// The ``Decision`` ``check(key, cost)`` would make now in this
+    /// process, taking nothing: from this process's lease when it holds
+    /// ``cost`` (no round trip), else Redis's shared state plus that lease —
+    /// the lease the check would take, computed without taking it. Other
+    /// processes' leases are not seen (taken from the shared state already).
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn peek(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<PyDecision> {
+        let key = args::key(key)?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.peek(key.as_bytes(), cost.0)).map(PyDecision).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``peek_async``: as ``_check_future``.
+    #[pyo3(name = "_peek_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn peek_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
+        let key = args::key(key)?.as_bytes().to_vec();
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.peek_with(key, cost.0, move |answer| pending.settle(answer, decision_object));
+        Ok(future)
+    }
+
+    /// Forgets ``key``: deletes its shared state in Redis and drops this
+    /// process's lease on it; whether Redis held a state. Other processes
+    /// spend the leases they hold: each may still admit up to ``batch``
+    /// units for the key within its lease's lifetime.
+    #[pyo3(text_signature = "($self, key)")]
+    fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = args::key(key)?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.remove(key.as_bytes())).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``remove_async``: a future of ``remove``'s answer.
+    #[pyo3(name = "_remove_future", text_signature = "($self, key)")]
+    fn remove_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let key = args::key(key)?.as_bytes().to_vec();
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.remove_with(key, move |answer| pending.settle(answer, super::bool_object));
+        Ok(future)
+    }
+
     /// For ``check_async``: an ``asyncio.Future`` of the running loop that
     /// the decision settles (at once when the lease decides).
     #[pyo3(name = "_check_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]

@@ -203,6 +203,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<smooth::PyRedisRateLimiter>()?;
     module.add_class::<concurrency::PyRedisConcurrencyLimiter>()?;
     module.add_class::<concurrency::PyConcurrencyLease>()?;
+    module.add_class::<smooth::PyRedisRateLimiterState>()?;
     Ok(())
 }
 
@@ -285,4 +286,9 @@ pub(crate) fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     let max = args::count(obj, Argument::MaxKeys)?;
     usize::try_from(max)
         .map_err(|_| crate::errors::from_rust(obj.py(), ratekeeper::Error::invalid_uint(Argument::MaxKeys, max)))
+}
+
+/// A `bool` as a Python object (the resets' futures).
+pub(crate) fn bool_object(py: Python<'_>, value: bool) -> PyResult<Bound<'_, PyAny>> {
+    Ok(pyo3::types::PyBool::new(py, value).to_owned().into_any())
 }

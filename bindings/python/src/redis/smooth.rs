@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyString};
 use ratekeeper::core::smooth::permits_from_i64;
 use ratekeeper::{wait_as_seconds, Argument};
-use ratekeeper_redis::{RedisOption, RedisRateLimiter, RedisStore};
+use ratekeeper_redis::{RateLimiterState, RedisOption, RedisRateLimiter, RedisStore};
 
 use super::store::{store_arg, PyRedisStore};
 use super::{Close, Held, Pending};
@@ -55,6 +55,54 @@ pub struct PyRedisRateLimiter {
 
 fn permits_arg(py: Python<'_>, permits: Permits) -> PyResult<u32> {
     permits_from_i64(permits.0).map_err(|e| from_rust(py, e))
+}
+
+/// A ``RedisRateLimiter``'s shared state as ``inspect`` reads it, at the
+/// server's time of the read.
+#[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "RedisRateLimiterState")]
+#[derive(Debug, Clone, Copy)]
+pub struct PyRedisRateLimiterState(RateLimiterState);
+
+#[pymethods]
+impl PyRedisRateLimiterState {
+    /// Permits per second (``rate``).
+    #[getter]
+    fn rate(&self) -> f64 {
+        self.0.rate
+    }
+
+    /// The permits stored now (Guava's ``storedPermits``, brought up to now).
+    #[getter]
+    fn stored_permits(&self) -> f64 {
+        self.0.stored_permits
+    }
+
+    /// The most permits that can be stored (``maxPermits``).
+    #[getter]
+    fn max_permits(&self) -> f64 {
+        self.0.max_permits
+    }
+
+    /// Seconds until the next permit is free: what ``reserve`` made now
+    /// would wait (0.0 when one is free).
+    #[getter]
+    fn time_until_available(&self) -> f64 {
+        wait_as_seconds(self.0.time_until_available)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "RedisRateLimiterState(rate={}, stored_permits={}, max_permits={}, time_until_available={})",
+            crate::float_repr(py, self.0.rate)?,
+            crate::float_repr(py, self.0.stored_permits)?,
+            crate::float_repr(py, self.0.max_permits)?,
+            crate::float_repr(py, wait_as_seconds(self.0.time_until_available))?,
+        ))
+    }
+}
+
+fn state_object(py: Python<'_>, state: RateLimiterState) -> PyResult<Bound<'_, PyAny>> {
+    Ok(PyRedisRateLimiterState(state).into_pyobject(py)?.into_any())
 }
 
 #[pymethods]
@@ -154,6 +202,42 @@ impl PyRedisRateLimiter {
         permits_arg(py, permits)?;
         let limiter = self.limiter.get(py)?;
         py.detach(|| limiter.time_until_available()).map(wait_as_seconds).map_err(|e| from_redis(py, e))
+    }
+
+    /// The shared state as of now — ``rate``, ``stored_permits``,
+    /// ``max_permits``, ``time_until_available`` — writing nothing (a state
+    /// deleted by ``reset`` reads as the new limiter the next call makes).
+    /// One round trip, GIL released.
+    fn inspect(&self, py: Python<'_>) -> PyResult<PyRedisRateLimiterState> {
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.inspect()).map(PyRedisRateLimiterState).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``inspect_async``: a future of the state.
+    #[pyo3(name = "_inspect_future")]
+    fn inspect_future(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.inspect_with(move |answer| pending.settle(answer, state_object));
+        Ok(future)
+    }
+
+    /// Deletes the shared state (whether there was one): every process's
+    /// next call finds a new limiter — no stored permits, created with the
+    /// rate and parameters of the process that makes it (a ``rate`` set
+    /// since is forgotten).
+    fn reset(&self, py: Python<'_>) -> PyResult<bool> {
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.reset()).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``reset_async``: a future of ``reset``'s answer.
+    #[pyo3(name = "_reset_future")]
+    fn reset_future(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.reset_with(move |answer| pending.settle(answer, super::bool_object));
+        Ok(future)
     }
 
     /// Whether ``try_acquire(permits, timeout)`` would succeed now, taking

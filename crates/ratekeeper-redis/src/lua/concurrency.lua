@@ -6,7 +6,7 @@
 -- KEYS[1]  sorted set: lease id -> expiry (server time, µs)
 -- KEYS[2]  hash: lease id -> its permits, and 'held' -> their sum
 --          (both under the limiter's hash tag: one Redis Cluster slot)
--- ARGV[1]  "acquire" | "release" | "renew" | "held"
+-- ARGV[1]  "acquire" | "release" | "renew" | "held" | "peek"
 -- ARGV[2]  the limit (permits held at once, at most)
 -- ARGV[3]  the lease TTL in µs
 -- ARGV[4]  the lease id (hex digits: never the field 'held')
@@ -19,6 +19,9 @@
 --              expired (and so reclaimed) first
 --   renew   -> { 1 } its expiry is now + TTL, { 0 } unknown (as release)
 --   held    -> { held, leases }
+--   peek    -> what acquire would answer for ARGV[5] permits, taking
+--              nothing and writing nothing (expired leases are counted out,
+--              not reclaimed)
 -- `held` is counted after the operation. Every operation first reclaims the
 -- leases whose expiry has come (expiry <= now), so a release or a renewal
 -- that arrives after its lease's expiry fails even if nothing reclaimed it
@@ -64,7 +67,9 @@ end
 local function reset_after()
   local last = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
   if #last == 0 then return 0 end
-  return tonumber(last[2]) - now
+  local left = tonumber(last[2]) - now
+  if left < 0 then return 0 end
+  return left
 end
 
 -- The keys live until the last lease expires (then nothing they hold
@@ -81,12 +86,13 @@ local function keep_until_last_expiry()
 end
 
 -- µs until enough leases have expired for `permits` more to fit, if none is
--- released or renewed meanwhile (the soonest first).
+-- released or renewed meanwhile (the soonest first; leases already expired
+-- count for nothing, so a peek, which reclaims none, walks the same ones).
 local function retry_after(now_held, permits)
   local need = now_held + permits - limit
   local freed, start = 0, 0
   while true do
-    local page = redis.call('ZRANGE', leases, start, start + CHUNK - 1, 'WITHSCORES')
+    local page = redis.call('ZRANGEBYSCORE', leases, '(' .. int(now), '+inf', 'WITHSCORES', 'LIMIT', start, CHUNK)
     if #page == 0 then return NEVER end
     local ids = {}
     for i = 1, #page, 2 do ids[#ids + 1] = page[i] end
@@ -101,6 +107,35 @@ end
 
 if id == HELD then
   return redis.error_reply('ERR ratekeeper: not a lease id')
+end
+
+-- The permits the leases whose expiry has come hold (what reclaim frees),
+-- read only.
+local function expired_permits()
+  local freed, start = 0, 0
+  while true do
+    local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', int(now), 'LIMIT', start, CHUNK)
+    if #expired == 0 then return freed end
+    local permits = redis.call('HMGET', counts, unpack(expired))
+    for i = 1, #permits do freed = freed + (tonumber(permits[i]) or 0) end
+    if #expired < CHUNK then return freed end
+    start = start + CHUNK
+  end
+end
+
+if op == 'peek' then
+  -- acquire's answer, from the state reclaim would leave, writing nothing.
+  local permits = tonumber(ARGV[5])
+  local now_held = held() - expired_permits()
+  if permits > limit then
+    return { 0, now_held, NEVER, reset_after() }
+  end
+  if now_held + permits > limit then
+    return { 0, now_held, retry_after(now_held, permits), reset_after() }
+  end
+  local last = reset_after()
+  if last < ttl then last = ttl end
+  return { 1, now_held + permits, 0, last }
 end
 
 reclaim()

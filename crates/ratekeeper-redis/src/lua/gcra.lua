@@ -50,15 +50,19 @@
 -- KEYS     the states, one per request (24 bytes: the time written, the
 --          offset, the expiry)
 -- ARGV[1]  "check" | "peek" | "lease:N" (one key only: take up to N units
---          if that covers the cost)
+--          if that covers the cost) | "peek:N" (what "lease:N" would
+--          answer, taking nothing: leased mode's peek)
 -- ARGV[2] max_burst;  ARGV[3] count per period;  ARGV[4] period µs;
 -- ARGV[4 + i] the cost of request i
 --
 -- Reply: for each request, the TAT's lead over now in ticks (0 when not
 -- ahead) before its decision — one integer when there is one request, and
--- for "lease:N" { lead, units taken }.
+-- for "lease:N" (and "peek:N") { lead, units taken }. "peek" and "peek:N"
+-- never write.
 
 local op = ARGV[1]
+-- Only "check" and "lease:N" write.
+local takes = op == 'check' or string.sub(op, 1, 6) == 'lease:'
 local count = ARGV[3] + 0
 local interval = ARGV[4] + 0                -- the period: one emission interval in ticks
 local tolerance = interval * (ARGV[2] + 1)  -- in ticks
@@ -108,12 +112,12 @@ for i = 1, n do
         left = math.floor(room / interval)
         if left * interval > room then left = left - 1 elseif (left + 1) * interval <= room then left = left + 1 end
       end
-      granted = math.min(string.sub(op, 7) + 0, left)
+      granted = math.min(string.match(op, ':(%d+)$') + 0, left)
       if granted >= cost then cost = granted else granted = 0 end
     end
     -- Admitted when the pushed TAT is at most the tolerance ahead of now (a
     -- cost above the limit never is); a cost of 0 is a look, storing nothing.
-    if cost > 0 then
+    if takes and cost > 0 then
       local new_lead = lead + interval * cost
       if new_lead <= tolerance then
         -- The state must live until the TAT is past (whole again); the

@@ -8,6 +8,7 @@
 --
 -- KEYS[1]  the limiter's hash
 -- ARGV[1]  operation: "init" | "reserve" | "try" | "set_rate" | "get" | "query"
+--          | "inspect"
 -- ARGV[2]  kind: "bursty" | "warming"   (used only when the hash is created)
 -- ARGV[3]  permits per second           (idem)
 -- ARGV[4]  max burst seconds | warm-up micros (idem)
@@ -22,6 +23,10 @@
 --   set_rate RATE            -> { rate }
 --   get                      -> { rate, stored, max, interval, next_free, now }
 --   query TIMEOUT            -> { time_until_available, can_acquire (0/1) }
+--   inspect                  -> { rate, stored permits, max permits,
+--                                 time_until_available } as of now, writing
+--                                 nothing (a missing hash is read as the new
+--                                 limiter the next operation would create)
 
 local key = KEYS[1]
 local op = ARGV[1]
@@ -145,7 +150,7 @@ if not created then
     st.cold = tonumber(ARGV[5])
   end
   set_rate(tonumber(ARGV[3]), 0)
-  save()
+  if op ~= 'inspect' then save() end
 end
 
 if op == 'init' then
@@ -167,6 +172,12 @@ elseif op == 'set_rate' then
   return { num(1000000.0 / st.interval) }
 elseif op == 'get' then
   return { num(1000000.0 / st.interval), num(st.stored), num(st.max), num(st.interval), num(st.next_free), num(now) }
+elseif op == 'inspect' then
+  -- resync on this copy of the state, which is never saved.
+  resync(now)
+  local w = lsub(st.next_free, now)
+  if w < 0 then w = 0 end
+  return { num(1000000.0 / st.interval), num(st.stored), num(st.max), num(w) }
 elseif op == 'query' then
   local w = lsub(st.next_free, now)
   if w < 0 then w = 0 end

@@ -8,13 +8,14 @@
 --
 -- KEYS[1]  the state (a string: "tokens last", last in µs)
 -- ARGV[1]  "check" | "peek" | "lease:N" (take up to N tokens if that covers
---          the cost, replying with how many after the Decision);  ARGV[2] cost
+--          the cost, replying with how many after the Decision) | "peek:N"
+--          (what "lease:N" would answer, taking nothing);  ARGV[2] cost
 -- ARGV[3]  rate (tokens per second; "inf" for no limit);  ARGV[4] burst
 
 local key = KEYS[1]
 local consume = ARGV[1] == 'check'
 local lease_want = nil
-if ARGV[1] ~= 'check' and ARGV[1] ~= 'peek' then lease_want = tonumber(string.sub(ARGV[1], 7)) end
+if ARGV[1] ~= 'check' and ARGV[1] ~= 'peek' then lease_want = tonumber(string.match(ARGV[1], ':(%d+)$')) end
 local n = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
@@ -94,7 +95,8 @@ if lease_want then
   if available == available and available >= 1 then whole = math.floor(available) end
   granted = math.min(lease_want, whole)
   if granted >= n then n = granted else granted = 0 end
-  consume = true
+  -- "peek:N" takes nothing.
+  consume = string.sub(ARGV[1], 1, 6) == 'lease:'
 end
 
 local allowed, after, remaining, retry_after, reset_after = decide(n)
