@@ -39,6 +39,7 @@ mod options;
 mod pipe;
 mod reply;
 mod scripts;
+mod sentinel;
 mod share;
 mod smooth;
 mod store;
