@@ -246,10 +246,9 @@ impl SentinelConnection {
         };
         match tokio::time::timeout(bound, all).await {
             Ok(found) => found,
-            Err(_) => Err(no_master(format!(
-                "the sentinels named no master that answered within {} ms",
-                bound.as_millis()
-            ))),
+            Err(_) => {
+                Err(no_master(format!("the sentinels named no master that answered within {} ms", bound.as_millis())))
+            }
         }
     }
 }

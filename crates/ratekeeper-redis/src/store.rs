@@ -614,9 +614,12 @@ impl RedisStore {
             (sentinels.iter().map(|s| s.to_string()).collect::<Vec<_>>(), master_name.to_owned(), options.clone());
         let connection = Self::block_on(async move {
             let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-            tokio::time::timeout(bound + Duration::from_millis(50), SentinelConnection::connect(&urls, &name, for_connect))
-                .await
-                .map_err(|_| Error::Timeout)?
+            tokio::time::timeout(
+                bound + Duration::from_millis(50),
+                SentinelConnection::connect(&urls, &name, for_connect),
+            )
+            .await
+            .map_err(|_| Error::Timeout)?
         })?;
         Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Sentinel(connection), options, None)) })
     }
