@@ -127,6 +127,8 @@ stage_release-lint() {
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked
+  # Sentinel: the master killed under load (needs the servers with-redis starts).
+  tests/redis/with-redis --sentinel cargo test --locked -p ratekeeper-redis --test sentinel
 }
 
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"

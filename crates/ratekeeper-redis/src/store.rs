@@ -410,6 +410,10 @@ pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
         // Out of memory under `maxmemory` with `noeviction`: Redis cannot
         // keep state, so it cannot decide.
         || error.code() == Some("OOM")
+        // A master under `min-replicas-to-write` with too few replicas in
+        // reach refuses writes: it cannot decide (see SECURITY.md, "What a
+        // failover can cost").
+        || error.code() == Some("NOREPLICAS")
 }
 
 #[derive(Clone)]
