@@ -86,6 +86,12 @@ impl SentinelConnection {
                 "connect_sentinel: no sentinel given",
             ))));
         }
+        if master_name.is_empty() {
+            return Err(Error::Redis(redis::RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "connect_sentinel: the master's name is empty",
+            ))));
+        }
         let sentinels = urls.iter().map(|url| url.into_connection_info()).collect::<Result<Vec<_>, _>>()?;
         let connection = Arc::new(SentinelConnection {
             sentinels,
