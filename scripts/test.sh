@@ -131,6 +131,11 @@ stage_cargo-test() {
   tests/redis/with-redis --sentinel cargo test --locked -p ratekeeper-redis --test sentinel
 }
 
+stage cargo-test-tls "rust redis" "cargo test: the Redis store over TLS (rediss://, mutual TLS, refused certificates, ACL) against with-redis --tls"
+stage_cargo-test-tls() {
+  tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
+}
+
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
 stage_loom() {
   scripts/loom.sh
@@ -156,6 +161,7 @@ stage_c-redis() {
   tests/redis/with-redis make -s --no-print-directory -C tests/c redis-check
   tests/redis/with-redis --cluster make -s --no-print-directory -C tests/c redis-cluster-check
   tests/redis/with-redis --sentinel make -s --no-print-directory -C tests/c redis-sentinel-check
+  tests/redis/with-redis --tls make -s --no-print-directory -C tests/c redis-tls-check
 }
 
 stage c-example "c" "C example"

@@ -473,6 +473,7 @@ fn store(retry: Retry) -> &'static (RedisStore, Vec<RedisLimiter>) {
                 Retry::AtOnce => Duration::ZERO,
                 Retry::Never => AN_HOUR,
             },
+            ..StoreOptions::default()
         };
         let store = RedisStore::unconnected("redis://127.0.0.1:1/", options).expect("a store that never connects");
         // Without remembered refusals, which depend on the time, and so

@@ -27,6 +27,20 @@ pub enum Error {
     /// A script replied with something this client does not understand (a
     /// different version of the script under the same key, say).
     Protocol(String),
+    /// Redis refused the credentials or a command: a wrong password or an
+    /// unknown user (`WRONGPASS`), none given where one is needed
+    /// (`NOAUTH`), or an ACL user not allowed a command or a key
+    /// (`NOPERM`, named with what was refused). Not an unavailability: the
+    /// server answered, so no policy decides instead and the store is not
+    /// marked down.
+    Auth(String),
+    /// TLS could not be set up: the server's certificate is not trusted
+    /// (an unknown CA), is for another name or has expired, the server
+    /// refused the client's certificate, or the TLS settings themselves
+    /// are unusable (a file that cannot be read, PEM with no certificate or
+    /// key, a client certificate without its key). Not an unavailability:
+    /// retrying would fail the same way, so the store is not marked down.
+    Tls(String),
 }
 
 impl Error {
@@ -47,8 +61,18 @@ impl From<ratekeeper_core::Error> for Error {
     }
 }
 
+/// A redis-rs error, classified: a TLS handshake that failed on a
+/// certificate is [`Error::Tls`], a refusal of the credentials or of a
+/// command (`WRONGPASS`, `NOAUTH`, `NOPERM`) is [`Error::Auth`], anything
+/// else [`Error::Redis`].
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
+        if let Some(why) = crate::tls::handshake_failure(&e) {
+            return Error::Tls(why);
+        }
+        if let Some(why) = crate::tls::access_refusal(&e) {
+            return Error::Auth(why);
+        }
         Error::Redis(e)
     }
 }
@@ -63,6 +87,8 @@ impl fmt::Display for Error {
             Error::Unavailable => f.write_str("redis is unavailable (it failed moments ago; retrying shortly)"),
             Error::Unsupported(what) => f.write_str(what),
             Error::Protocol(what) => write!(f, "unexpected reply from a ratekeeper script: {what}"),
+            Error::Auth(what) => write!(f, "redis refused access: {what}"),
+            Error::Tls(what) => write!(f, "redis TLS: {what}"),
         }
     }
 }
@@ -74,6 +100,8 @@ impl std::error::Error for Error {
             Error::Redis(e) => Some(e),
             Error::InvalidOption(_)
             | Error::Protocol(_)
+            | Error::Auth(_)
+            | Error::Tls(_)
             | Error::Timeout
             | Error::Unavailable
             | Error::Unsupported(_) => None,

@@ -43,6 +43,7 @@ mod sentinel;
 mod share;
 mod smooth;
 mod store;
+mod tls;
 
 pub use concurrency::{ConcurrencyLease, RedisConcurrencyLimiter};
 pub use divided::RedisDividedLimiter;
@@ -54,6 +55,7 @@ pub use options::{InvalidOption, RedisOption};
 pub use pipe::{Answered, Requests, ScriptPipe};
 pub use smooth::{RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};
+pub use tls::{Pem, TlsOptions};
 
 /// The README's Rust blocks, run by rustdoc as doctests (`cargo test`), so
 /// that none stops compiling or running unnoticed. Hosted here because this

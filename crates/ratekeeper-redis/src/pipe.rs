@@ -396,7 +396,7 @@ impl<T> ScriptPipe<T> {
                 Ok(_) => Ok(()),
                 Err(e) if refuses_credentials(&e) => {
                     self.state = State::Refused;
-                    Err(Error::Redis(e.into()))
+                    Err(Error::from(redis::RedisError::from(e)))
                 }
                 // Not this connection's to have, now (too many clients):
                 // nothing after it ran, and the store's own connection
@@ -414,7 +414,8 @@ impl<T> ScriptPipe<T> {
                         return Ok(());
                     }
                 }
-                let reply = reply.map_err(Error::Redis);
+                // Classified: NOPERM on EVALSHA is `Error::Auth`.
+                let reply = reply.map_err(Error::from);
                 self.store.note(&reply, waiting.sent);
                 Self::answer(checks, reply.and_then(leads), answered);
                 Ok(())

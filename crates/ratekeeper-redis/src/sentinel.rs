@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{AsyncConnectionConfig, ConnectionInfo, IntoConnectionInfo, Value};
 use tokio::sync::Notify;
 
 use crate::error::Error;
@@ -68,7 +68,7 @@ struct State {
     /// When the last ask that found no master started.
     failed_at: Option<Instant>,
     /// Why it found none.
-    failure: Option<String>,
+    failure: Option<Error>,
 }
 
 impl SentinelConnection {
@@ -102,7 +102,7 @@ impl SentinelConnection {
             epoch: Instant::now(),
             last_answer: AtomicU64::new(0),
         });
-        let (address, master) = connection.find_master().await.map_err(Error::Redis)?;
+        let (address, master) = connection.find_master().await?;
         let mut state = connection.lock();
         state.generation = 1;
         state.master = Some((1, master, address));
@@ -135,14 +135,12 @@ impl SentinelConnection {
         let call = async {
             let (g, mut master) = self.master().await?;
             generation.store(g, Ordering::Relaxed);
-            invocation.invoke_async::<Value>(&mut master).await
+            invocation.invoke_async::<Value>(&mut master).await.map_err(|e| match e {
+                e if e.is_timeout() => Error::Timeout,
+                e => Error::from(e),
+            })
         };
-        let result = match tokio::time::timeout(timeout, call).await {
-            Err(_) => Err(Error::Timeout),
-            Ok(Err(e)) if e.is_timeout() => Err(Error::Timeout),
-            Ok(Err(e)) => Err(Error::Redis(e)),
-            Ok(Ok(value)) => Ok(value),
-        };
+        let result = tokio::time::timeout(timeout, call).await.unwrap_or(Err(Error::Timeout));
         let generation = generation.into_inner();
         match &result {
             Ok(_) => self.answered(),
@@ -155,6 +153,8 @@ impl SentinelConnection {
             }
             Err(Error::Redis(e)) if wants_new_master(e) => self.forget(generation),
             Err(Error::Redis(e)) if e.code().is_some() => self.answered(),
+            // A refusal of the credentials or a command: the master answered.
+            Err(Error::Auth(_)) => self.answered(),
             Err(_) => {}
         }
         result
@@ -174,7 +174,7 @@ impl SentinelConnection {
     }
 
     /// The current master's connection, or the one an ask finds.
-    async fn master(self: &Arc<Self>) -> redis::RedisResult<(u64, MultiplexedConnection)> {
+    async fn master(self: &Arc<Self>) -> Result<(u64, MultiplexedConnection), Error> {
         loop {
             let asked = self.asked.notified();
             tokio::pin!(asked);
@@ -186,8 +186,7 @@ impl SentinelConnection {
                 if !state.asking {
                     let recently = state.failed_at.is_some_and(|at| at.elapsed() < self.options.retry_interval);
                     if recently {
-                        let why = state.failure.clone().unwrap_or_default();
-                        return Err(no_master(why));
+                        return Err(state.failure.clone().unwrap_or_else(|| no_master(String::new())));
                     }
                     state.asking = true;
                     let connection = Arc::clone(self);
@@ -200,7 +199,7 @@ impl SentinelConnection {
             asked.await;
             let state = self.lock();
             if state.master.is_none() && !state.asking {
-                return Err(no_master(state.failure.clone().unwrap_or_default()));
+                return Err(state.failure.clone().unwrap_or_else(|| no_master(String::new())));
             }
         }
     }
@@ -220,7 +219,7 @@ impl SentinelConnection {
             }
             Err(e) => {
                 state.failed_at = Some(started);
-                state.failure = Some(e.to_string());
+                state.failure = Some(e);
             }
         }
         drop(state);
@@ -229,7 +228,7 @@ impl SentinelConnection {
 
     /// Asks every sentinel at once; the first master named that answers
     /// `ROLE` as a master, connected.
-    async fn find_master(&self) -> redis::RedisResult<(String, MultiplexedConnection)> {
+    async fn find_master(&self) -> Result<(String, MultiplexedConnection), Error> {
         let bound = self.options.connect_timeout * 2;
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.options.connect_timeout))
@@ -237,7 +236,8 @@ impl SentinelConnection {
         let mut asks = tokio::task::JoinSet::new();
         for sentinel in &self.sentinels {
             let (sentinel, name, config) = (sentinel.clone(), self.master_name.clone(), config.clone());
-            asks.spawn(async move { ask_one(sentinel, name, config).await });
+            let options = self.options.clone();
+            asks.spawn(async move { ask_one(sentinel, name, config, options).await });
         }
         let mut last_error = None;
         let all = async {
@@ -260,20 +260,35 @@ impl SentinelConnection {
 }
 
 /// Asks one sentinel for the master, connects to it, checks its role.
+///
+/// The sentinel's errors are unavailabilities whatever they are (its own
+/// password refused, say, is still no master found); the master's are
+/// classified as [`RedisStore::connect`](crate::RedisStore::connect)'s (a
+/// refused password is [`Error::Auth`], an untrusted certificate
+/// [`Error::Tls`]).
 async fn ask_one(
     sentinel: ConnectionInfo,
     name: String,
     config: AsyncConnectionConfig,
-) -> redis::RedisResult<(String, MultiplexedConnection)> {
-    let client = redis::Client::open(sentinel)?;
-    let mut connection = client.get_multiplexed_async_connection_with_config(&config).await?;
-    let named: Option<(String, u16)> =
-        redis::cmd("SENTINEL").arg("GET-MASTER-ADDR-BY-NAME").arg(&name).query_async(&mut connection).await?;
+    options: StoreOptions,
+) -> Result<(String, MultiplexedConnection), Error> {
+    let asked = async {
+        let client = redis::Client::open(sentinel)?;
+        let mut connection = client.get_multiplexed_async_connection_with_config(&config).await?;
+        redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(&name)
+            .query_async::<Option<(String, u16)>>(&mut connection)
+            .await
+    };
+    let named = asked.await.map_err(|e| no_master(format!("a sentinel did not answer: {e}")))?;
     let Some((host, port)) = named else {
         return Err(no_master(format!("a sentinel knows no master named {name:?}")));
     };
     let address = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-    let master = redis::Client::open(master_info(host, port)?)?;
+    // The master's credentials and TLS are the store's options (the
+    // sentinel gives only the address).
+    let master = crate::tls::client(&format!("redis://{address}/"), &options)?;
     let mut master = master.get_multiplexed_async_connection_with_config(&config).await?;
     let role: Value = redis::cmd("ROLE").query_async(&mut master).await?;
     match role {
@@ -282,11 +297,6 @@ async fn ask_one(
         }
         _ => Err(no_master(format!("{address}, named master by a sentinel, is not one (yet)"))),
     }
-}
-
-/// How to reach the master at `host:port`.
-fn master_info(host: String, port: u16) -> redis::RedisResult<ConnectionInfo> {
-    ConnectionAddr::Tcp(host, port).into_connection_info()
 }
 
 /// Whether an error on the master's connection means it is gone or no
@@ -298,7 +308,10 @@ fn wants_new_master(error: &redis::RedisError) -> bool {
 /// No master found: an unavailability (an I/O error, as a refused
 /// connection is), so the store is marked down and the limiter's policy
 /// decides.
-fn no_master(why: String) -> redis::RedisError {
+fn no_master(why: String) -> Error {
     let why = if why.is_empty() { "no sentinel named a master".to_owned() } else { why };
-    redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, format!("sentinel: {why}")))
+    Error::Redis(redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::NotConnected,
+        format!("sentinel: {why}"),
+    )))
 }

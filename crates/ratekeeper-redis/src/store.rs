@@ -81,11 +81,15 @@ use tokio::runtime::Runtime;
 use crate::error::Error;
 use crate::options::RedisOption;
 use crate::sentinel::SentinelConnection;
+use crate::tls::{Redacted, TlsOptions};
 
 /// How a store connects, and how long a decision may take. Each field's
 /// domain is its [`RedisOption`]'s: [`RedisStore::connect`] refuses a
 /// value outside it ([`Error::InvalidOption`]) before connecting.
-#[derive(Debug, Clone)]
+///
+/// Build it with `..StoreOptions::default()` for the fields left as they
+/// are: fields may be added. Its `Debug` shows no password.
+#[derive(Clone)]
 pub struct StoreOptions {
     /// The longest any one decision may take, reconnection included. Past
     /// it the call fails with [`Error::Timeout`] and the limiter's
@@ -104,6 +108,29 @@ pub struct StoreOptions {
     /// decisions are back on Redis well within a second of it answering
     /// again.
     pub retry_interval: Duration,
+    /// TLS. `None`: TLS only for a `rediss://` URL, with the system's roots
+    /// and the URL's host as the name the certificate must carry. `Some`:
+    /// TLS whatever the URL's scheme, with these settings. Default: `None`.
+    pub tls: Option<TlsOptions>,
+    /// The ACL user to authenticate as; overrides the URL's
+    /// (`redis://user:password@host`) when set. Default: `None`.
+    pub username: Option<String>,
+    /// The password (of [`username`](Self::username), or of the `default`
+    /// user without one); overrides the URL's when set. Default: `None`.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry_interval", &self.retry_interval)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| Redacted))
+            .finish()
+    }
 }
 
 impl StoreOptions {
@@ -123,6 +150,9 @@ impl Default for StoreOptions {
             timeout: Duration::from_millis(100),
             connect_timeout: Duration::from_millis(250),
             retry_interval: Duration::from_millis(200),
+            tls: None,
+            username: None,
+            password: None,
         }
     }
 }
@@ -298,7 +328,7 @@ impl StoreInner {
         if error.is_timeout() {
             Error::Timeout
         } else {
-            Error::Redis(error)
+            Error::from(error)
         }
     }
 
@@ -330,6 +360,11 @@ impl StoreInner {
             Err(Error::Redis(e)) if is_unavailability(e) => self.mark_down(),
             // An error the server sent (a script's, say): an answer.
             Err(Error::Redis(e)) if e.code().is_some() => self.answered(),
+            // A refusal of the credentials or of a command: an answer too.
+            // (A failed TLS handshake, `Error::Tls`, is neither an answer
+            // nor a failure to answer: retrying would fail the same way,
+            // so it never marks the store down.)
+            Err(Error::Auth(_)) => self.answered(),
             Err(_) => {}
         }
     }
@@ -518,7 +553,7 @@ impl RedisStore {
     /// their domains are refused first ([`StoreOptions::checked`]).
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        let client = redis::Client::open(url)?;
+        let client = crate::tls::client(url, &options)?;
         let direct = DirectConnections::new(&client)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
@@ -578,13 +613,24 @@ impl RedisStore {
     /// Connects to a Redis Cluster through any of its nodes
     /// (`redis://host:port`). Options are checked as by
     /// [`connect`](Self::connect).
+    ///
+    /// [`StoreOptions::username`] and [`password`](StoreOptions::password)
+    /// apply to every node; [`StoreOptions::tls`] is not supported for a
+    /// cluster yet ([`Error::Unsupported`]).
     pub fn connect_cluster(nodes: &[&str], options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        let client = redis::cluster::ClusterClient::builder(nodes.iter().copied())
-            .connection_timeout(options.connect_timeout)
-            .response_timeout(options.timeout)
-            .retries(2)
-            .build()?;
+        if options.tls.is_some() {
+            return Err(Error::Unsupported("TLS options for a Redis Cluster are not supported yet"));
+        }
+        let mut builder = redis::cluster::ClusterClient::builder(nodes.iter().copied());
+        if let Some(username) = &options.username {
+            builder = builder.username(username.clone());
+        }
+        if let Some(password) = &options.password {
+            builder = builder.password(password.clone());
+        }
+        let client =
+            builder.connection_timeout(options.connect_timeout).response_timeout(options.timeout).retries(2).build()?;
         let connect_timeout = options.connect_timeout * 4;
         let connection = Self::block_on(async move {
             tokio::time::timeout(connect_timeout, client.get_async_connection())
@@ -730,7 +776,7 @@ impl RedisStore {
                 // The connection's own response timeout (the same one) may
                 // fire first: the same failure.
                 Ok(Err(e)) if e.is_timeout() => Err(Error::Timeout),
-                Ok(Err(e)) => Err(Error::Redis(e)),
+                Ok(Err(e)) => Err(Error::from(e)),
                 Ok(Ok(value)) => Ok(value),
             };
             inner.note(&result, sent);

@@ -53,11 +53,15 @@ fn store_options_beyond_an_hour_are_refused_before_connecting() {
         assert_eq!(refused(RedisStore::connect_cluster(&nodes, options)), (option, micros(value)));
     }
     // The bounds themselves are taken.
-    let widest = StoreOptions { timeout: HOUR, connect_timeout: HOUR, retry_interval: HOUR };
+    let widest = StoreOptions { timeout: HOUR, connect_timeout: HOUR, retry_interval: HOUR, ..StoreOptions::default() };
     let store = RedisStore::connect(&server.url(), widest).unwrap();
     assert_eq!((store.timeout(), store.retry_interval()), (HOUR, HOUR));
-    let tightest =
-        StoreOptions { timeout: MICRO, connect_timeout: Duration::from_secs(2), retry_interval: Duration::ZERO };
+    let tightest = StoreOptions {
+        timeout: MICRO,
+        connect_timeout: Duration::from_secs(2),
+        retry_interval: Duration::ZERO,
+        ..StoreOptions::default()
+    };
     assert_eq!(RedisStore::connect(&server.url(), tightest).unwrap().retry_interval(), Duration::ZERO);
 }
 

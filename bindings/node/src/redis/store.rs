@@ -218,6 +218,7 @@ pub fn redis_connect<'env>(
                 js(retry_interval_micros),
             )?
             .unwrap_or(defaults.retry_interval),
+            ..StoreOptions::default()
         };
         let shown_name = master_name.clone();
         let promise = promise::blocking(env.raw(), move || -> Answer {

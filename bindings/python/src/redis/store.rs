@@ -173,6 +173,7 @@ impl PyRedisStore {
             timeout: option(timeout, RedisOption::Timeout, defaults.timeout)?,
             connect_timeout: option(connect_timeout, RedisOption::ConnectTimeout, defaults.connect_timeout)?,
             retry_interval: option(retry_interval, RedisOption::RetryInterval, defaults.retry_interval)?,
+            ..StoreOptions::default()
         };
         let connect_timeout = options.connect_timeout;
         let connected = py.detach(|| {

@@ -1,0 +1,268 @@
+//! [`TlsOptions`] and [`Pem`]: how a store speaks TLS to Redis.
+//!
+//! A `rediss://` URL alone gives TLS with the system's roots and the URL's
+//! host as the name the server's certificate must carry; [`TlsOptions`]
+//! (in [`StoreOptions::tls`](crate::StoreOptions::tls)) gives TLS whatever
+//! the URL's scheme, with a CA of the caller's, a client certificate for
+//! mutual TLS, another name to check, or no verification at all.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Once;
+
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{AlertDescription, CertificateError};
+
+use crate::error::Error;
+use crate::store::StoreOptions;
+
+/// TLS settings of a store. `Default` is TLS with the system's roots, no
+/// client certificate, and the URL's host as the server's name.
+#[derive(Clone, Default)]
+pub struct TlsOptions {
+    /// The certificates to trust (one or more, PEM). `None`: the system's
+    /// roots.
+    pub ca: Option<Pem>,
+    /// The client's certificate chain (PEM), for servers that require
+    /// mutual TLS (`tls-auth-clients yes`). Given with
+    /// [`client_key`](Self::client_key), or not at all.
+    pub client_cert: Option<Pem>,
+    /// The client certificate's private key (PEM: PKCS #8, PKCS #1 or SEC1).
+    pub client_key: Option<Pem>,
+    /// The name the server's certificate must carry, and the one sent in
+    /// SNI. `None`: the URL's host.
+    pub server_name: Option<String>,
+    /// Encrypt, but verify nothing: any certificate, from anyone, for any
+    /// name, expired or not, is accepted. Protects against a passive
+    /// eavesdropper only — anyone who can intercept the connection can
+    /// read and change it. For tests, never for production.
+    pub insecure_skip_verify: bool,
+}
+
+/// PEM text: a file to read when the store connects, or the text itself.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Pem {
+    /// A file holding PEM text.
+    File(PathBuf),
+    /// PEM text.
+    Bytes(Vec<u8>),
+}
+
+impl Pem {
+    /// The PEM text (the file's contents, read now), or [`Error::Tls`]
+    /// naming the file that could not be read and why. `what` names the
+    /// setting ("CA", "client certificate", "client key").
+    pub(crate) fn read(&self, what: &str) -> Result<Vec<u8>, Error> {
+        match self {
+            Pem::Bytes(bytes) => Ok(bytes.clone()),
+            Pem::File(path) => std::fs::read(path)
+                .map_err(|e| Error::Tls(format!("cannot read the TLS {what} file {}: {e}", path.display()))),
+        }
+    }
+}
+
+impl fmt::Debug for Pem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pem::File(path) => f.debug_tuple("File").field(path).finish(),
+            // The length only: PEM text may be a key.
+            Pem::Bytes(bytes) => write!(f, "Bytes(<{} bytes>)", bytes.len()),
+        }
+    }
+}
+
+impl fmt::Debug for TlsOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsOptions")
+            .field("ca", &self.ca)
+            .field("client_cert", &self.client_cert)
+            .field("client_key", &self.client_key.as_ref().map(|_| Redacted))
+            .field("server_name", &self.server_name)
+            .field("insecure_skip_verify", &self.insecure_skip_verify)
+            .finish()
+    }
+}
+
+/// What a `Debug` shows in place of a secret.
+pub(crate) struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// The client a store connects with: `url` with the options' credentials
+/// and TLS settings applied (see [`StoreOptions`]).
+pub(crate) fn client(url: &str, options: &StoreOptions) -> Result<redis::Client, Error> {
+    let info = url.into_connection_info()?;
+    let mut settings = info.redis_settings().clone();
+    if let Some(username) = &options.username {
+        settings = settings.set_username(username);
+    }
+    if let Some(password) = &options.password {
+        settings = settings.set_password(password);
+    }
+    let info = info.set_redis_settings(settings);
+    match (info.addr().clone(), &options.tls) {
+        (ConnectionAddr::TcpTls { .. }, None) => {
+            install_crypto_provider();
+            Ok(redis::Client::open(info)?)
+        }
+        (ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. }, Some(tls)) => {
+            install_crypto_provider();
+            with_tls(info, host, port, tls)
+        }
+        (ConnectionAddr::Unix(_), Some(_)) => {
+            Err(Error::Tls("TLS needs a TCP address (redis:// or rediss://), not a Unix socket".into()))
+        }
+        _ => Ok(redis::Client::open(info)?),
+    }
+}
+
+/// `info` at `host:port` over TLS with `tls`'s settings.
+fn with_tls(info: ConnectionInfo, host: String, port: u16, tls: &TlsOptions) -> Result<redis::Client, Error> {
+    if tls.server_name.is_some() {
+        return Err(Error::Tls(
+            "server_name is not supported yet: put the certificate's name in the URL's host".into(),
+        ));
+    }
+    let addr = ConnectionAddr::TcpTls { host, port, insecure: tls.insecure_skip_verify, tls_params: None };
+    let info = info.set_addr(addr);
+    let root_cert = match &tls.ca {
+        Some(ca) => {
+            let pem = ca.read("CA")?;
+            certificates(&pem, "CA")?;
+            Some(pem)
+        }
+        None => None,
+    };
+    let client_tls = match (&tls.client_cert, &tls.client_key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => {
+            let client_cert = cert.read("client certificate")?;
+            certificates(&client_cert, "client certificate")?;
+            let client_key = key.read("client key")?;
+            PrivateKeyDer::from_pem_slice(&client_key)
+                .map_err(|e| Error::Tls(format!("the TLS client key holds no usable PEM private key: {e}")))?;
+            Some(redis::ClientTlsConfig { client_cert, client_key })
+        }
+        (Some(_), None) => return Err(Error::Tls("a TLS client certificate needs its client key too".into())),
+        (None, Some(_)) => return Err(Error::Tls("a TLS client key needs its client certificate too".into())),
+    };
+    if root_cert.is_none() && client_tls.is_none() {
+        return Ok(redis::Client::open(info)?);
+    }
+    redis::Client::build_with_tls(info, redis::TlsCertificates { client_tls, root_cert })
+        .map_err(|e| Error::Tls(format!("unusable TLS settings: {e}")))
+}
+
+/// Checks that `pem` holds at least one certificate, and only well-formed
+/// ones: a file of something else would otherwise trust nothing, and fail
+/// every handshake with a less helpful message.
+fn certificates(pem: &[u8], what: &str) -> Result<(), Error> {
+    let mut count = 0;
+    for certificate in CertificateDer::pem_slice_iter(pem) {
+        certificate.map_err(|e| Error::Tls(format!("the TLS {what} holds malformed PEM: {e}")))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(Error::Tls(format!("the TLS {what} holds no PEM certificate (-----BEGIN CERTIFICATE-----)")));
+    }
+    Ok(())
+}
+
+/// Installs ring's cryptography as rustls's process default, once, unless
+/// the process (the host application, another library) installed one
+/// already: redis-rs builds its TLS configurations from the default.
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Lost a race with another installer: theirs serves as well.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    });
+}
+
+/// Why a TLS handshake failed, in words, if `error` is one that failed on
+/// a certificate or on the TLS protocol itself (rather than on the
+/// network): `None` for every other error.
+pub(crate) fn handshake_failure(error: &redis::RedisError) -> Option<String> {
+    let failure = rustls_error(error)?;
+    let cause = match failure {
+        rustls::Error::InvalidCertificate(e) => match e {
+            CertificateError::UnknownIssuer => "the server's certificate is not signed by a trusted CA",
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                "the server's certificate is for another name"
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "the server's certificate has expired"
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "the server's certificate is not valid yet"
+            }
+            _ => "the server's certificate was refused",
+        },
+        rustls::Error::AlertReceived(alert) => match alert {
+            AlertDescription::CertificateRequired => {
+                "the server requires a client certificate (tls-auth-clients), and none was given"
+            }
+            AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateRevoked
+            | AlertDescription::AccessDenied
+            | AlertDescription::DecryptError => "the server refused the client certificate",
+            _ => "the server ended the TLS handshake",
+        },
+        _ => "the TLS handshake failed (is the server speaking TLS on that port?)",
+    };
+    Some(format!("{cause} ({failure})"))
+}
+
+/// The rustls error inside `error`, if any: redis-rs wraps it in an I/O
+/// error, which it holds behind an `Arc`.
+fn rustls_error(error: &redis::RedisError) -> Option<&rustls::Error> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(found) = e.downcast_ref::<rustls::Error>() {
+            return Some(found);
+        }
+        let inner: Option<&(dyn std::error::Error + 'static)> =
+            if let Some(shared) = e.downcast_ref::<std::sync::Arc<dyn std::error::Error + Send + Sync>>() {
+                Some(&**shared)
+            } else if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                io.get_ref().map(|inner| inner as &(dyn std::error::Error + 'static))
+            } else {
+                None
+            };
+        current = inner.or_else(|| e.source());
+    }
+    None
+}
+
+/// Why Redis refused access, in words, if `error` is such a refusal:
+/// `WRONGPASS`, `NOAUTH` or `NOPERM` from the server, or redis-rs's own
+/// report of a failed `AUTH` at connection set-up.
+pub(crate) fn access_refusal(error: &redis::RedisError) -> Option<String> {
+    let detail = error.detail().unwrap_or("");
+    match error.code() {
+        Some("WRONGPASS") => Some(format!("WRONGPASS: a wrong password, or an unknown or disabled user ({detail})")),
+        Some("NOAUTH") => Some(format!("NOAUTH: the server requires a password, and none was given ({detail})")),
+        Some("NOPERM") => Some(format!("NOPERM: the ACL user may not run this command or touch this key ({detail})")),
+        // A command of the script refused (Redis 7 reports it as an ERR,
+        // naming neither the command nor NOPERM).
+        _ if detail.contains("The user executing the script can't") => {
+            Some(format!("NOPERM: the ACL user may not run a command or touch a key the script needs ({detail})"))
+        }
+        _ if error.kind() == redis::ErrorKind::AuthenticationFailed => Some(format!(
+            "authentication failed: a wrong password, or an unknown or disabled user (WRONGPASS; {error})"
+        )),
+        _ => None,
+    }
+}
