@@ -23,7 +23,7 @@ static const char *name(const char *what) { return unique_name(name_buf, sizeof 
 /* Generous: under valgrind a new TLS connection (redis-rs reads the system's
  * roots for each, then the handshake) takes seconds. */
 static rk_redis_store_options with_tls(const rk_redis_tls_options *tls) {
-  return (rk_redis_store_options){.timeout_micros = 60000000, .connect_timeout_micros = 60000000, .tls = tls};
+  return (rk_redis_store_options){.timeout_micros = 120000000, .connect_timeout_micros = 120000000, .tls = tls};
 }
 
 /* A limit of 3 a minute on `store`: three admitted, then refused. */

@@ -140,17 +140,23 @@ impl rk_redis_store_options {
             0 => Ok(default),
             micros => option.from_micros(micros),
         };
+        // SAFETY: the caller's contract: NULL or NUL-terminated strings.
+        let (username, password) =
+            unsafe { (optional(self.username, "username")?, optional(self.password, "password")?) };
+        // SAFETY: the caller's contract: `tls` NULL or valid for reading,
+        // its strings NULL or NUL-terminated.
+        let tls = match unsafe { self.tls.as_ref() } {
+            None => None,
+            // SAFETY: as above.
+            Some(tls) => Some(unsafe { tls.to_options() }?),
+        };
         Ok(StoreOptions {
             timeout: field(RedisOption::Timeout, self.timeout_micros, defaults.timeout)?,
             connect_timeout: field(RedisOption::ConnectTimeout, self.connect_timeout_micros, defaults.connect_timeout)?,
             retry_interval: field(RedisOption::RetryInterval, self.retry_interval_micros, defaults.retry_interval)?,
-            // SAFETY: the caller's contract, for each.
-            username: unsafe { optional(self.username, "username") }?,
-            password: unsafe { optional(self.password, "password") }?,
-            tls: match unsafe { self.tls.as_ref() } {
-                None => None,
-                Some(tls) => Some(unsafe { tls.to_options() }?),
-            },
+            username,
+            password,
+            tls,
         })
     }
 }
