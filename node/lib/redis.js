@@ -331,6 +331,7 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      undefined,
     );
     return new RedisStore(LIMITER, methods);
   }
@@ -355,6 +356,7 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      undefined,
     );
     return new RedisStore(LIMITER, methods);
   }

@@ -32,11 +32,11 @@ test('connectSentinel finds the master by name, and limiters decide through it',
 });
 
 test('bad arguments: TypeError and RangeError with their codes', async () => {
-  await assert.rejects(RedisStore.connectSentinel(sentinels(), 7), (e) => e instanceof TypeError && e.argument === 'masterName');
-  await assert.rejects(RedisStore.connectSentinel(sentinels()), (e) => e instanceof TypeError && e.argument === 'masterName');
-  await assert.rejects(RedisStore.connectSentinel(sentinels(), ''), (e) => e instanceof RangeError && e.argument === 'masterName');
-  await assert.rejects(RedisStore.connectSentinel([], master()), (e) => e instanceof TypeError && e.argument === 'sentinels');
-  await assert.rejects(RedisStore.connectSentinel(['nope'], master()), (e) => e instanceof RangeError && e.argument === 'sentinels');
+  await assert.rejects(RedisStore.connectSentinel(sentinels(), 7), (e) => e instanceof TypeError && e.code === 'ERR_RATEKEEPER_INVALID_ARG_TYPE' && e.argument === 'masterName');
+  await assert.rejects(RedisStore.connectSentinel(sentinels()), (e) => e instanceof TypeError && e.code === 'ERR_RATEKEEPER_INVALID_ARG_TYPE' && e.argument === 'masterName');
+  await assert.rejects(RedisStore.connectSentinel(sentinels(), ''), (e) => e instanceof RangeError && e.code === 'ERR_RATEKEEPER_INVALID_ARGUMENT' && e.argument === 'masterName');
+  await assert.rejects(RedisStore.connectSentinel([], master()), (e) => e instanceof TypeError && e.code === 'ERR_RATEKEEPER_INVALID_ARG_TYPE' && e.argument === 'sentinels');
+  await assert.rejects(RedisStore.connectSentinel(['nope'], master()), (e) => e instanceof RangeError && e.code === 'ERR_RATEKEEPER_INVALID_ARGUMENT' && e.argument === 'sentinels');
 });
 
 test('a master no sentinel knows: ERR_RATEKEEPER_REDIS_UNAVAILABLE', async () => {
