@@ -3543,6 +3543,37 @@ rk_status rk_redis_store_connect_cluster(const char *const *nodes,
                                          rk_redis_store **out_store);
 
 /**
+ * Connects to the master that Redis Sentinel names `master_name`, asking
+ * the `sentinels_len` sentinels at `sentinels` (`"redis://host:port"`; a
+ * sentinel's own password in its URL, `"redis://:password@host:port"`),
+ * and stores the store in `*out_store`. Free it with
+ * `rk_redis_store_free()`.
+ *
+ * The store follows a failover: when the master stops answering or
+ * answers `READONLY`, the sentinels are asked again (at most once per
+ * retry interval, no call waiting past its timeout) and the store
+ * connects to the new master; meanwhile each limiter's unavailability
+ * policy decides. `options` are the master connection's.
+ *
+ * Returns as `rk_redis_store_connect()`, with `RK_INVALID_ARGUMENT` for
+ * an empty list or an empty `master_name` too, and `RK_UNAVAILABLE` when
+ * no sentinel names a master that answers as one; `RK_NULL_POINTER` when
+ * `sentinels` (with a `sentinels_len` above 0), one of its strings,
+ * `master_name` or `out_store` is NULL.
+ *
+ * # Safety
+ * `sentinels` is NULL or valid for reading `sentinels_len` pointers, each
+ * NULL or a NUL-terminated string; `master_name` is NULL or a
+ * NUL-terminated string; `options` is NULL or valid for reading;
+ * `out_store` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_store_connect_sentinel(const char *const *sentinels,
+                                          size_t sentinels_len,
+                                          const char *master_name,
+                                          const rk_redis_store_options *options,
+                                          rk_redis_store **out_store);
+
+/**
  * Releases the caller's reference to a store; limiters made from it keep
  * it (and the connection) until they are freed. `NULL` does nothing.
  *

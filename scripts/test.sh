@@ -129,6 +129,8 @@ stage_release-lint() {
 stage cargo-test "rust" "cargo test"
 stage_cargo-test() {
   cargo test --workspace --locked
+  # Sentinel: the master killed under load (needs the servers with-redis starts).
+  tests/redis/with-redis --sentinel cargo test --locked -p ratekeeper-redis --test sentinel
 }
 
 stage cluster-failover "rust redis" "Rust: a slot moved and a master killed under load, on three masters with a replica each (with-redis --cluster-replicas)"
@@ -167,6 +169,7 @@ stage c-redis "c redis" "C: the Redis limiters against a private Redis (and one 
 stage_c-redis() {
   tests/redis/with-redis make -s --no-print-directory -C tests/c redis-check
   tests/redis/with-redis --cluster make -s --no-print-directory -C tests/c redis-cluster-check
+  tests/redis/with-redis --sentinel make -s --no-print-directory -C tests/c redis-sentinel-check
   tests/redis/with-redis --tls make -s --no-print-directory -C tests/c redis-tls-check
 }
 
@@ -248,6 +251,7 @@ stage_python-redis() {
   # 5, no test collected, fails the stage too.
   tests/redis/with-redis bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis' _ "$RK_VENV"
   tests/redis/with-redis --cluster bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_cluster' _ "$RK_VENV"
+  tests/redis/with-redis --sentinel bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_sentinel' _ "$RK_VENV"
 }
 
 stage bench-report "bench python" "benchmark report writer (benches/report.py) on made-up results"
@@ -294,6 +298,7 @@ stage node-redis "node redis" "node: Redis tests (a private Redis, then a three-
 stage_node-redis() {
   tests/redis/with-redis bash -c 'cd node && npm run --silent test:redis'
   tests/redis/with-redis --cluster bash -c 'cd node && npm run --silent test:redis-cluster'
+  tests/redis/with-redis --sentinel bash -c 'cd node && npm run --silent test:redis-sentinel'
 }
 
 stage conformance-node "conformance node" "conformance: node"

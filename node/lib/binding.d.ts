@@ -569,9 +569,10 @@ export interface RedisConcurrencyMethods {
  * Connects to Redis — one server at `urls` (a string), or a Redis Cluster
  * through any of `urls` (an array) when `cluster` — and resolves to the
  * store's bound functions. Options arrive one by one (`undefined` when
- * absent).
+ * absent). With `masterName`, `urls` (an array) are sentinels to ask for
+ * that master (`RedisStore::connect_sentinel`).
  */
-export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown): Promise<RedisStoreMethods>
+export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, masterName: unknown): Promise<RedisStoreMethods>
 
 /**
  * Joins group `name` in `store` (heartbeating every third of the TTL) and
@@ -750,6 +751,8 @@ export interface RedisStoreMethods {
   closed: () => boolean
   /** Whether it is connected to a Redis Cluster. */
   cluster: boolean
+  /** The master's name, for a store that Redis Sentinel points to. */
+  masterName: string | undefined
   /** The decision timeout, in milliseconds. */
   timeoutMs: number
   /** The retry interval, in milliseconds. */

@@ -256,12 +256,33 @@ export class RedisStore {
      */
     static connectCluster(urls: readonly string[], options?: StoreOptions): Promise<RedisStore>;
     /**
+     * Connects to the master that Redis Sentinel names `masterName`, asking
+     * the `sentinels` (`redis://host:port`; a sentinel's own password in its
+     * URL, `redis://:password@host:port`). The store follows a failover: when
+     * the master stops answering or answers `READONLY`, the sentinels are
+     * asked again (at most once per `retryIntervalMs`, no call waiting past
+     * `timeoutMs`) and the store connects to the new master; meanwhile each
+     * limiter's `whenUnavailable` decides. Every check goes through the
+     * store's own connection (no socket of Node's: see `pipe`).
+     * @param {readonly string[]} sentinels At least one sentinel's URL.
+     * @param {string} masterName The name the sentinels monitor it by.
+     * @param {StoreOptions} [options]
+     * @returns {Promise<RedisStore>}
+     */
+    static connectSentinel(sentinels: readonly string[], masterName: string, options?: StoreOptions): Promise<RedisStore>;
+    /**
      * Use `RedisStore.connect` or `RedisStore.connectCluster`.
      * @private
      * @param {symbol} token
      * @param {import('./binding.js').RedisStoreMethods} methods
      */
     private constructor();
+    /**
+     * The name of the master Redis Sentinel was asked for; `null` for a store
+     * connected otherwise.
+     * @type {string | null}
+     */
+    get masterName(): string | null;
     /**
      * Whether Redis failed to answer within the last retry interval (decisions
      * are not sending it anything meanwhile).

@@ -331,6 +331,7 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      undefined,
     );
     return new RedisStore(LIMITER, methods);
   }
@@ -355,8 +356,49 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      undefined,
     );
     return new RedisStore(LIMITER, methods);
+  }
+
+  /**
+   * Connects to the master that Redis Sentinel names `masterName`, asking
+   * the `sentinels` (`redis://host:port`; a sentinel's own password in its
+   * URL, `redis://:password@host:port`). The store follows a failover: when
+   * the master stops answering or answers `READONLY`, the sentinels are
+   * asked again (at most once per `retryIntervalMs`, no call waiting past
+   * `timeoutMs`) and the store connects to the new master; meanwhile each
+   * limiter's `whenUnavailable` decides. Every check goes through the
+   * store's own connection (no socket of Node's: see `pipe`).
+   * @param {readonly string[]} sentinels At least one sentinel's URL.
+   * @param {string} masterName The name the sentinels monitor it by.
+   * @param {StoreOptions} [options]
+   * @returns {Promise<RedisStore>}
+   */
+  static async connectSentinel(sentinels, masterName, options) {
+    setUp();
+    const o = readOptions(options, STORE_OPTIONS);
+    const methods = await native.redisConnect(
+      sentinels,
+      false,
+      o.timeoutMs,
+      o.timeoutMicros,
+      o.connectTimeoutMs,
+      o.connectTimeoutMicros,
+      o.retryIntervalMs,
+      o.retryIntervalMicros,
+      masterName === undefined ? null : masterName,
+    );
+    return new RedisStore(LIMITER, methods);
+  }
+
+  /**
+   * The name of the master Redis Sentinel was asked for; `null` for a store
+   * connected otherwise.
+   * @type {string | null}
+   */
+  get masterName() {
+    return this.#native.masterName ?? null;
   }
 
   /**

@@ -123,6 +123,54 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         )
 
     @classmethod
+    def connect_sentinel(
+        cls,
+        sentinels: Sequence[str],
+        master_name: str,
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """Connects to the master that Redis Sentinel names ``master_name``,
+        asking the ``sentinels`` (``redis://host:port``; a sentinel's own
+        password in its URL, ``redis://:password@host:port``). The store
+        follows a failover: when the master stops answering or answers
+        ``READONLY``, the sentinels are asked again (at most once per
+        ``retry_interval``, no call waiting past ``timeout``) and the store
+        connects to the new master; meanwhile each limiter's
+        ``when_unavailable`` decides. Options as ``connect``'s."""
+        return cls(
+            sentinels,
+            master_name=master_name,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry_interval=retry_interval,
+        )
+
+    @classmethod
+    async def connect_sentinel_async(
+        cls,
+        sentinels: Sequence[str],
+        master_name: str,
+        *,
+        timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
+        retry_interval: float | timedelta | None = None,
+    ) -> Self:
+        """``connect_sentinel`` on a worker thread: never blocks the event loop."""
+        return await _in_thread(
+            functools.partial(
+                cls.connect_sentinel,
+                sentinels,
+                master_name,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                retry_interval=retry_interval,
+            )
+        )
+
+    @classmethod
     async def connect_async(
         cls,
         url: str,

@@ -40,6 +40,7 @@ mod options;
 mod pipe;
 mod reply;
 mod scripts;
+mod sentinel;
 mod share;
 mod smooth;
 mod store;

@@ -84,6 +84,7 @@ use tokio::runtime::Runtime;
 
 use crate::error::Error;
 use crate::options::RedisOption;
+use crate::sentinel::SentinelConnection;
 use crate::tls::{Redacted, TlsOptions};
 
 /// How a store connects, and how long a decision may take. Each field's
@@ -522,12 +523,18 @@ pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
         // Out of memory under `maxmemory` with `noeviction`: Redis cannot
         // keep state, so it cannot decide.
         || error.code() == Some("OOM")
+        // A master under `min-replicas-to-write` with too few replicas in
+        // reach refuses writes: it cannot decide (see SECURITY.md, "What a
+        // failover can cost").
+        || error.code() == Some("NOREPLICAS")
 }
 
 #[derive(Clone)]
 enum Connection {
     Server(ConnectionManager),
     Cluster(ClusterConnection),
+    /// The master that Redis Sentinel names (see `sentinel.rs`).
+    Sentinel(Arc<SentinelConnection>),
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -535,6 +542,7 @@ impl std::fmt::Debug for RedisStore {
         let kind = match self.inner.connection {
             Connection::Server(_) => "server",
             Connection::Cluster(_) => "cluster",
+            Connection::Sentinel(_) => "sentinel",
         };
         f.debug_struct("RedisStore").field("kind", &kind).field("options", &self.inner.options).finish()
     }
@@ -721,6 +729,48 @@ impl RedisStore {
         Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Cluster(connection), options, None)) })
     }
 
+    /// Connects to the master that Redis Sentinel names `master_name`,
+    /// asking the sentinels at `sentinels` (`redis://host:port`, each with
+    /// its own credentials if it needs any: `redis://:password@host:port`
+    /// or `redis://user:password@host:port`). Options are checked as by
+    /// [`connect`](Self::connect); they are the master's connection's.
+    ///
+    /// The store follows a failover: when the master stops answering or
+    /// answers `READONLY` (it was demoted), the sentinels are asked again —
+    /// at most once per `retry_interval`, each ask within twice the
+    /// `connect_timeout`, no call waiting past its `timeout` — and the
+    /// store connects to the master they name then. Meanwhile decisions
+    /// fail as unavailable and their limiter's policy decides. What a
+    /// failover can cost (writes the old master acknowledged but had not
+    /// replicated are lost) is in `SECURITY.md`, "What a failover can
+    /// cost". Every call goes through the one multiplexed connection (no
+    /// blocking connections of its own: see `sentinel.rs`).
+    pub fn connect_sentinel(sentinels: &[&str], master_name: &str, options: StoreOptions) -> Result<Self, Error> {
+        let options = options.checked()?;
+        let bound = options.connect_timeout * 2;
+        let (urls, name, for_connect) =
+            (sentinels.iter().map(|s| s.to_string()).collect::<Vec<_>>(), master_name.to_owned(), options.clone());
+        let connection = Self::block_on(async move {
+            let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+            tokio::time::timeout(
+                bound + Duration::from_millis(50),
+                SentinelConnection::connect(&urls, &name, for_connect),
+            )
+            .await
+            .map_err(|_| Error::Timeout)?
+        })?;
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Sentinel(connection), options, None)) })
+    }
+
+    /// The address (`host:port`) of the master a Sentinel store last found;
+    /// `None` for another store, or while it looks for the master.
+    pub fn sentinel_master(&self) -> Option<String> {
+        match &self.inner.connection {
+            Connection::Sentinel(sentinel) => sentinel.master_address(),
+            _ => None,
+        }
+    }
+
     /// The decision timeout.
     pub fn timeout(&self) -> Duration {
         self.inner.options.timeout
@@ -797,10 +847,16 @@ impl RedisStore {
             for arg in &args {
                 invocation.arg(arg);
             }
+            if let Connection::Sentinel(sentinel) = &inner.connection {
+                let result = sentinel.eval(invocation, inner.options.timeout).await;
+                inner.note(&result, sent);
+                return result;
+            }
             let call = async {
                 match inner.connection.clone() {
                     Connection::Server(mut c) => invocation.invoke_async::<Value>(&mut c).await,
                     Connection::Cluster(c) => inner.invoke_migrating(&invocation, c).await,
+                    Connection::Sentinel(_) => unreachable!("answered above"),
                 }
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {

@@ -273,6 +273,74 @@ pub unsafe extern "C" fn rk_redis_store_connect_cluster(
     })
 }
 
+/// Connects to the master that Redis Sentinel names `master_name`, asking
+/// the `sentinels_len` sentinels at `sentinels` (`"redis://host:port"`; a
+/// sentinel's own password in its URL, `"redis://:password@host:port"`),
+/// and stores the store in `*out_store`. Free it with
+/// `rk_redis_store_free()`.
+///
+/// The store follows a failover: when the master stops answering or
+/// answers `READONLY`, the sentinels are asked again (at most once per
+/// retry interval, no call waiting past its timeout) and the store
+/// connects to the new master; meanwhile each limiter's unavailability
+/// policy decides. `options` are the master connection's.
+///
+/// Returns as `rk_redis_store_connect()`, with `RK_INVALID_ARGUMENT` for
+/// an empty list or an empty `master_name` too, and `RK_UNAVAILABLE` when
+/// no sentinel names a master that answers as one; `RK_NULL_POINTER` when
+/// `sentinels` (with a `sentinels_len` above 0), one of its strings,
+/// `master_name` or `out_store` is NULL.
+///
+/// # Safety
+/// `sentinels` is NULL or valid for reading `sentinels_len` pointers, each
+/// NULL or a NUL-terminated string; `master_name` is NULL or a
+/// NUL-terminated string; `options` is NULL or valid for reading;
+/// `out_store` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_store_connect_sentinel(
+    sentinels: *const *const c_char,
+    sentinels_len: usize,
+    master_name: *const c_char,
+    options: *const rk_redis_store_options,
+    out_store: *mut *mut rk_redis_store,
+) -> rk_status {
+    guard("rk_redis_store_connect_sentinel", || {
+        // SAFETY: the caller's contract.
+        let (list, name, options, out) = unsafe {
+            (
+                text::slice(sentinels, sentinels_len, "sentinels")?,
+                text::c_str(master_name, "master_name")?,
+                options.as_ref(),
+                Out::required(out_store, "out_store")?,
+            )
+        };
+        let mut urls = Vec::with_capacity(list.len());
+        for (index, &sentinel) in list.iter().enumerate() {
+            // SAFETY: the caller's contract.
+            urls.push(
+                unsafe { text::c_str(sentinel, "sentinels") }
+                    .map_err(|f| Failure::in_element("sentinels", index, f))?,
+            );
+        }
+        if urls.is_empty() {
+            return Err(Failure::Invalid {
+                argument: "sentinels_len",
+                value: ratekeeper::Value::Int(0),
+                requirement: "must be at least 1",
+            });
+        }
+        if name.is_empty() {
+            return Err(Failure::Malformed { argument: "master_name", problem: "must not be empty".to_owned() });
+        }
+        // SAFETY: the caller's contract (the options' strings and TLS).
+        let options = unsafe { options.copied().unwrap_or_default().to_options() }?;
+        not_in_callback()?;
+        let store = RedisStore::connect_sentinel(&urls, name, options).map_err(|e| connect_failure("sentinels", e))?;
+        out.write(Box::into_raw(Box::new(rk_redis_store { store })));
+        Ok(())
+    })
+}
+
 /// Releases the caller's reference to a store; limiters made from it keep
 /// it (and the connection) until they are freed. `NULL` does nothing.
 ///

@@ -85,6 +85,9 @@ pub struct RedisStoreMethods {
     /// Whether it is connected to a Redis Cluster.
     #[napi(ts_type = "boolean")]
     pub cluster: (),
+    /// The master's name, for a store that Redis Sentinel points to.
+    #[napi(ts_type = "string | undefined")]
+    pub master_name: (),
     /// The decision timeout, in milliseconds.
     #[napi(ts_type = "number")]
     pub timeout_ms: (),
@@ -147,12 +150,27 @@ fn url(value: Js, argument: &'static str) -> Result<String, Failure> {
     }
 }
 
+/// `masterName`: absent, or the non-empty name of a master Sentinel knows.
+fn sentinel_master_name(value: Js) -> Result<Option<String>, Failure> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    match value.string() {
+        None => Err(Failure::WrongType { argument: "masterName", value, expected: "a string" }),
+        Some(name) if name.is_empty() => {
+            Err(Failure::OutOfRange { argument: "masterName", value, requirement: "must not be empty" })
+        }
+        Some(name) => Ok(Some(name)),
+    }
+}
+
 /// Connects to Redis — one server at `urls` (a string), or a Redis Cluster
 /// through any of `urls` (an array) when `cluster` — and resolves to the
 /// store's bound functions. Options arrive one by one (`undefined` when
-/// absent).
+/// absent). With `masterName`, `urls` (an array) are sentinels to ask for
+/// that master (`RedisStore::connect_sentinel`).
 #[napi(
-    ts_args_type = "urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown",
+    ts_args_type = "urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, masterName: unknown",
     ts_return_type = "Promise<RedisStoreMethods>"
 )]
 #[allow(clippy::too_many_arguments)]
@@ -166,17 +184,21 @@ pub fn redis_connect<'env>(
     connect_timeout_micros: Unknown<'_>,
     retry_interval_ms: Unknown<'_>,
     retry_interval_micros: Unknown<'_>,
+    master_name: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
     guarded(env, || {
-        let urls = if cluster {
+        let master_name = sentinel_master_name(js(master_name))?;
+        let list = if master_name.is_some() { "sentinels" } else { "urls" };
+        let cluster = cluster && master_name.is_none();
+        let urls = if cluster || master_name.is_some() {
             let value = js(urls);
             let items = value.elements()?.filter(|items| !items.is_empty()).ok_or(Failure::WrongType {
-                argument: "urls",
+                argument: list,
                 value,
                 expected: "a non-empty array of Redis URLs",
             })?;
-            items.into_iter().map(|item| url(item, "urls")).collect::<Result<Vec<_>, _>>()?
+            items.into_iter().map(|item| url(item, list)).collect::<Result<Vec<_>, _>>()?
         } else {
             vec![url(js(urls), "url")?]
         };
@@ -198,8 +220,12 @@ pub fn redis_connect<'env>(
             .unwrap_or(defaults.retry_interval),
             ..StoreOptions::default()
         };
+        let shown_name = master_name.clone();
         let promise = promise::blocking(env.raw(), move || -> Answer {
-            let connected = if cluster {
+            let connected = if let Some(master_name) = &master_name {
+                let sentinels: Vec<&str> = urls.iter().map(String::as_str).collect();
+                RedisStore::connect_sentinel(&sentinels, master_name, options)
+            } else if cluster {
                 let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
                 RedisStore::connect_cluster(&nodes, options)
             } else {
@@ -225,6 +251,9 @@ pub fn redis_connect<'env>(
                     .flag(c"cluster", cluster)?
                     .number(c"timeoutMs", timeout.as_micros() as f64 / 1e3)?
                     .number(c"retryIntervalMs", retry.as_micros() as f64 / 1e3)?;
+                if let Some(name) = &shown_name {
+                    binder.value(c"masterName", crate::js::string(cx.env, name)?)?;
+                }
                 if let Some((host, port, connect_timeout)) = address {
                     binder
                         .methods(pipe::METHODS)?

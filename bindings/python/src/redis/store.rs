@@ -51,6 +51,9 @@ pub struct PyRedisStore {
     children: Mutex<Vec<Weak<dyn Close>>>,
     urls: Vec<String>,
     cluster: bool,
+    /// The master's name, for a Sentinel store (whose `urls` are the
+    /// sentinels').
+    master_name: Option<String>,
     connect_timeout: Duration,
 }
 
@@ -103,6 +106,18 @@ fn url_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
     }
 }
 
+/// `master_name`: a non-empty str, and no `cluster=True` beside it.
+fn sentinel_master_name(name: &Bound<'_, PyAny>, cluster: bool) -> PyResult<String> {
+    let text = name.cast::<PyString>().map_err(|_| wrong_type("master_name", name, "a str"))?.to_cow()?.into_owned();
+    if text.is_empty() {
+        return Err(invalid_named("master_name", name, "must not be empty"));
+    }
+    if cluster {
+        return Err(invalid_named("master_name", name, "is for Sentinel, not a cluster"));
+    }
+    Ok(text)
+}
+
 /// A store option, `default` when not given; its domain is the crate's.
 fn option(obj: Option<&Bound<'_, PyAny>>, option: RedisOption, default: Duration) -> PyResult<Duration> {
     obj.map_or(Ok(default), |obj| args::redis_option(obj, option))
@@ -116,8 +131,14 @@ impl PyRedisStore {
     /// option: ``timeout`` 0.1 s, ``connect_timeout`` 0.25 s,
     /// ``retry_interval`` 0.2 s.
     #[new]
-    #[pyo3(signature = (url, *, cluster = None, timeout = None, connect_timeout = None, retry_interval = None))]
-    #[pyo3(text_signature = "(url, *, cluster=False, timeout=None, connect_timeout=None, retry_interval=None)")]
+    ///
+    /// With ``master_name``, ``url`` lists the sentinels (one or more) to
+    /// ask for that master: prefer ``connect_sentinel``.
+    #[pyo3(signature = (url, *, cluster = None, timeout = None, connect_timeout = None, retry_interval = None, master_name = None))]
+    #[pyo3(
+        text_signature = "(url, *, cluster=False, timeout=None, connect_timeout=None, retry_interval=None, master_name=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         url: &Bound<'_, PyAny>,
@@ -125,19 +146,22 @@ impl PyRedisStore {
         timeout: Option<&Bound<'_, PyAny>>,
         connect_timeout: Option<&Bound<'_, PyAny>>,
         retry_interval: Option<&Bound<'_, PyAny>>,
+        master_name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let cluster = cluster.map_or(Ok(false), |c| args::boolean(c, "cluster"))?;
-        let urls = if cluster {
+        let master_name = master_name.map(|name| sentinel_master_name(name, cluster)).transpose()?;
+        let list = if master_name.is_some() { "sentinels" } else { "urls" };
+        let urls = if cluster || master_name.is_some() {
             if url.is_instance_of::<PyString>() {
-                vec![url_arg(url, "urls")?]
+                vec![url_arg(url, list)?]
             } else {
                 let items = url
                     .try_iter()
-                    .map_err(|_| wrong_type("urls", url, "a str or a sequence of str"))?
-                    .map(|item| url_arg(&item?, "urls"))
+                    .map_err(|_| wrong_type(list, url, "a str or a sequence of str"))?
+                    .map(|item| url_arg(&item?, list))
                     .collect::<PyResult<Vec<_>>>()?;
                 if items.is_empty() {
-                    return Err(invalid_named("urls", url, "must name at least one node"));
+                    return Err(invalid_named(list, url, "must name at least one node"));
                 }
                 items
             }
@@ -153,7 +177,10 @@ impl PyRedisStore {
         };
         let connect_timeout = options.connect_timeout;
         let connected = py.detach(|| {
-            if cluster {
+            if let Some(master_name) = &master_name {
+                let sentinels: Vec<&str> = urls.iter().map(String::as_str).collect();
+                RedisStore::connect_sentinel(&sentinels, master_name, options)
+            } else if cluster {
                 let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
                 RedisStore::connect_cluster(&nodes, options)
             } else {
@@ -166,6 +193,7 @@ impl PyRedisStore {
             children: Mutex::new(Vec::new()),
             urls,
             cluster,
+            master_name,
             connect_timeout,
         })
     }
@@ -174,6 +202,13 @@ impl PyRedisStore {
     #[getter]
     fn cluster(&self) -> bool {
         self.cluster
+    }
+
+    /// The name of the master Redis Sentinel was asked for (``None``: not
+    /// a Sentinel store).
+    #[getter]
+    fn master_name(&self) -> Option<&str> {
+        self.master_name.as_deref()
     }
 
     /// The URLs connected to, as given.
@@ -232,12 +267,16 @@ impl PyRedisStore {
         let (py, this) = (slf.py(), slf.get());
         let name = slf.get_type().name()?;
         let shown: Vec<String> = this.urls.iter().map(|u| without_password(u)).collect();
-        let urls = if this.cluster {
+        let urls = if this.cluster || this.master_name.is_some() {
             PyList::new(py, &shown)?.repr()?.to_string()
         } else {
             PyString::new(py, &shown[0]).repr()?.to_string()
         };
         let cluster = if this.cluster { ", cluster=True" } else { "" };
+        let cluster = match &this.master_name {
+            Some(name) => format!(", master_name={}", PyString::new(py, name).repr()?),
+            None => cluster.to_owned(),
+        };
         let timeout = match this.store.get(py) {
             Ok(store) => format!(", timeout={}", float_repr(py, store.timeout().as_secs_f64())?),
             Err(_) if this.store.is_closed() => ", closed".to_owned(),
