@@ -64,7 +64,7 @@ import { ManualClock } from "./lib/binding.js";
  * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
  * `tryCheck` throws `atCapacity`; the Redis limiters reject with
  * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
- * `redisUnsupported` or `closed`.
+ * `redisUnsupported`, `redisAuth`, `redisTls` or `closed`.
  */
 export const codes: Readonly<import("./lib/binding.js").ErrorCodes>;
 /**

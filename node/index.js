@@ -45,7 +45,7 @@ const {
  * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
  * `tryCheck` throws `atCapacity`; the Redis limiters reject with
  * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
- * `redisUnsupported` or `closed`.
+ * `redisUnsupported`, `redisAuth`, `redisTls` or `closed`.
  */
 const codes = Object.freeze(errorCodes());
 
