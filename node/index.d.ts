@@ -48,6 +48,7 @@ export type KeyedOptions = import("./lib/keyed.js").KeyedOptions;
 export type WhenFull = import("./lib/keyed.js").WhenFull;
 export type Key = import("./lib/keyed.js").Key;
 export type StoreOptions = import("./lib/redis.js").StoreOptions;
+export type TlsOptions = import("./lib/redis.js").TlsOptions;
 export type WhenUnavailable = import("./lib/redis.js").WhenUnavailable;
 export type RedisLimiterOptions = import("./lib/redis.js").RedisLimiterOptions;
 export type LeasedOptions = import("./lib/redis.js").LeasedOptions;
