@@ -535,11 +535,11 @@ export declare function panicForTests(): void
  */
 export interface PipeTls {
   /** The certificates to trust; absent: the system's roots. */
-  ca?: Buffer
+  ca?: Uint8Array
   /** The client's certificate chain, for mutual TLS. */
-  cert?: Buffer
+  cert?: Uint8Array
   /** Its private key. */
-  key?: Buffer
+  key?: Uint8Array
   /** The name the server's certificate must carry. */
   serverName: string
   /** Whether to verify the server's certificate at all. */

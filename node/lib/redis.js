@@ -228,10 +228,13 @@ class Pipe {
  */
 function tlsOptions(settings) {
   const name = settings.serverName;
+  // Buffers (declared as the Uint8Arrays they are, for callers without
+  // Node's types).
+  const buffer = (/** @type {Uint8Array | undefined} */ bytes) => /** @type {Buffer | undefined} */ (bytes);
   return {
-    ca: settings.ca,
-    cert: settings.cert,
-    key: settings.key,
+    ca: buffer(settings.ca),
+    cert: buffer(settings.cert),
+    key: buffer(settings.key),
     rejectUnauthorized: settings.rejectUnauthorized,
     servername: net.isIP(name) === 0 ? name : undefined,
     checkServerIdentity: (_host, certificate) => tls.checkServerIdentity(name, certificate),

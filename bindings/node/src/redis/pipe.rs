@@ -112,10 +112,13 @@ fn bytes_of(args: &Args) -> Result<&[u8], Failure> {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct PipeTls {
     /// The certificates to trust; absent: the system's roots.
+    #[napi(ts_type = "Uint8Array")]
     pub ca: Option<Buffer>,
     /// The client's certificate chain, for mutual TLS.
+    #[napi(ts_type = "Uint8Array")]
     pub cert: Option<Buffer>,
     /// Its private key.
+    #[napi(ts_type = "Uint8Array")]
     pub key: Option<Buffer>,
     /// The name the server's certificate must carry.
     pub server_name: String,
