@@ -188,6 +188,22 @@ enum rk_status
    * callback), which would wait for itself. Nothing changed.
    */
   RK_UNSUPPORTED = 11,
+  /**
+   * Redis refused access: a wrong password or an unknown user
+   * (`WRONGPASS`), no password where one is needed (`NOAUTH`), or an
+   * ACL user not allowed a command or key the limiter needs (`NOPERM`;
+   * see SECURITY.md for the least privilege). The message names the
+   * cause. Not an unavailability: no policy decides instead.
+   */
+  RK_REDIS_AUTH_ERROR = 12,
+  /**
+   * TLS failed on a certificate: the server's is not trusted (another
+   * CA), is for another name or has expired, or the server refused or
+   * required the client's; or the TLS settings are unusable (a file that
+   * cannot be read, or holds no PEM). The message names the cause. Not
+   * an unavailability: the store is not marked down.
+   */
+  RK_REDIS_TLS_ERROR = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1090,6 +1106,46 @@ typedef struct {
 } rk_flow_stats;
 
 /**
+ * TLS settings of a store (`rk_redis_store_options.tls`). Every string is
+ * NULL for unset, else a NUL-terminated UTF-8 string read during the call:
+ *
+ * ```c
+ * rk_redis_tls_options tls = {.ca_file = "/etc/redis/ca.crt"};
+ * rk_redis_store_options options = {.tls = &tls};
+ * ```
+ *
+ * A handshake that fails on a certificate (not trusted, for another name,
+ * expired; the client's refused) is `RK_REDIS_TLS_ERROR`, as are files
+ * that cannot be read or hold no PEM.
+ */
+typedef struct {
+  /**
+   * A PEM file of the certificates to trust. NULL: the system's roots.
+   */
+  const char *ca_file;
+  /**
+   * A PEM file of the client's certificate chain, for mutual TLS; given
+   * with `key_file`, or not at all.
+   */
+  const char *cert_file;
+  /**
+   * A PEM file of the client certificate's private key.
+   */
+  const char *key_file;
+  /**
+   * The name the server's certificate must carry. NULL: the URL's host.
+   * (Not supported yet: any other value is `RK_REDIS_TLS_ERROR`.)
+   */
+  const char *server_name;
+  /**
+   * Encrypt but verify nothing: any certificate, for any name, expired
+   * or not, is accepted, so anyone on the path can read and change the
+   * traffic. For tests only.
+   */
+  bool insecure_skip_verify;
+} rk_redis_tls_options;
+
+/**
  * How a store connects, and how long a decision may take, for
  * `rk_redis_store_connect()`. Every field may be 0 for its default, so a
  * designated initializer sets only what it changes; any other value is
@@ -1098,6 +1154,9 @@ typedef struct {
  * ```c
  * rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
  * ```
+ *
+ * `username`, `password` and `tls` are NULL for none: a zeroed struct
+ * connects as the URL says. The strings are read during the call only.
  */
 typedef struct {
   /**
@@ -1119,6 +1178,20 @@ typedef struct {
    * answering.
    */
   int64_t retry_interval_micros;
+  /**
+   * The ACL user to authenticate as (UTF-8); overrides the URL's. NULL:
+   * the URL's, or the `default` user.
+   */
+  const char *username;
+  /**
+   * The password (UTF-8); overrides the URL's. NULL: the URL's, if any.
+   */
+  const char *password;
+  /**
+   * TLS settings: TLS whatever the URL's scheme. NULL: TLS only for a
+   * `rediss://` URL, trusting the system's roots.
+   */
+  const rk_redis_tls_options *tls;
 } rk_redis_store_options;
 
 /**
@@ -3410,13 +3483,17 @@ rk_status rk_flow_controller_stats(const rk_flow_controller *flow,
  * Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
  * UTF-8, or an option is negative or beyond an hour; `RK_UNAVAILABLE`
  * when the server cannot be reached (refused, unreachable), `RK_TIMEOUT`
- * when it does not answer in time, `RK_REDIS_ERROR` when it refuses the
- * connection (a wrong password, say); `RK_NULL_POINTER` when `url` or
- * `out_store` is NULL.
+ * when it does not answer in time, `RK_REDIS_AUTH_ERROR` when it refuses
+ * the credentials (a wrong password, an unknown user), `RK_REDIS_TLS_ERROR`
+ * when TLS fails on a certificate (see `rk_redis_tls_options`),
+ * `RK_REDIS_ERROR` when it refuses the connection otherwise;
+ * `RK_NULL_POINTER` when `url` or `out_store` is NULL.
  *
  * # Safety
  * `url` is NULL or a NUL-terminated string; `options` is NULL or valid
- * for reading; `out_store` is NULL or valid for writing a pointer.
+ * for reading, its strings NULL or NUL-terminated and its `tls` NULL or
+ * valid for reading (its strings likewise); `out_store` is NULL or valid
+ * for writing a pointer.
  */
 rk_status rk_redis_store_connect(const char *url,
                                  const rk_redis_store_options *options,

@@ -48,6 +48,8 @@ command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_pkgs+=(redis-tools)
+# openssl: tests/redis/with-redis --tls makes its CAs and certificates.
+command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)
 command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
 [ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

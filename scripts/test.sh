@@ -129,6 +129,11 @@ stage_cargo-test() {
   cargo test --workspace --locked
 }
 
+stage cargo-test-tls "rust redis" "cargo test: the Redis store over TLS (rediss://, mutual TLS, refused certificates, ACL) against with-redis --tls"
+stage_cargo-test-tls() {
+  tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
+}
+
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
 stage_loom() {
   scripts/loom.sh
@@ -153,6 +158,7 @@ stage c-redis "c redis" "C: the Redis limiters against a private Redis (and one 
 stage_c-redis() {
   tests/redis/with-redis make -s --no-print-directory -C tests/c redis-check
   tests/redis/with-redis --cluster make -s --no-print-directory -C tests/c redis-cluster-check
+  tests/redis/with-redis --tls make -s --no-print-directory -C tests/c redis-tls-check
 }
 
 stage c-example "c" "C example"

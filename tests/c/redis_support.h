@@ -19,7 +19,9 @@ static inline const char *required_env(const char *name) {
   const char *value = getenv(name);
   if (value == NULL || value[0] == '\0') {
     fprintf(stderr, "%s is not set: run this test under tests/redis/with-redis%s\n", name,
-            strcmp(name, "RATEKEEPER_REDIS_CLUSTER") == 0 ? " --cluster" : "");
+            strcmp(name, "RATEKEEPER_REDIS_CLUSTER") == 0           ? " --cluster"
+            : strncmp(name, "RATEKEEPER_REDIS_TLS_", 21) == 0 ? " --tls"
+                                                              : "");
     exit(2);
   }
   return value;

@@ -106,6 +106,8 @@ fn redis_status(error: &ratekeeper_redis::Error) -> rk_status {
         E::Redis(e) if e.is_timeout() => rk_status::RK_TIMEOUT,
         E::Unsupported(_) => rk_status::RK_UNSUPPORTED,
         E::Protocol(_) => rk_status::RK_PROTOCOL_ERROR,
+        E::Auth(_) => rk_status::RK_REDIS_AUTH_ERROR,
+        E::Tls(_) => rk_status::RK_REDIS_TLS_ERROR,
         e if e.is_unavailability() => rk_status::RK_UNAVAILABLE,
         E::Invalid(_) | E::InvalidOption(_) => rk_status::RK_INVALID_ARGUMENT,
         _ => rk_status::RK_REDIS_ERROR,

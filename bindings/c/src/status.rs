@@ -63,6 +63,18 @@ pub enum rk_status {
     /// call made on the library's Redis thread (from an `_async`
     /// callback), which would wait for itself. Nothing changed.
     RK_UNSUPPORTED = 11,
+    /// Redis refused access: a wrong password or an unknown user
+    /// (`WRONGPASS`), no password where one is needed (`NOAUTH`), or an
+    /// ACL user not allowed a command or key the limiter needs (`NOPERM`;
+    /// see SECURITY.md for the least privilege). The message names the
+    /// cause. Not an unavailability: no policy decides instead.
+    RK_REDIS_AUTH_ERROR = 12,
+    /// TLS failed on a certificate: the server's is not trusted (another
+    /// CA), is for another name or has expired, or the server refused or
+    /// required the client's; or the TLS settings are unusable (a file that
+    /// cannot be read, or holds no PEM). The message names the cause. Not
+    /// an unavailability: the store is not marked down.
+    RK_REDIS_TLS_ERROR = 13,
 }
 
 /// A short, static, English description of a status (`"invalid argument"`),
@@ -90,6 +102,8 @@ pub extern "C" fn rk_status_message(status: u32) -> *const c_char {
             9 => c"redis error",
             10 => c"unexpected reply from redis",
             11 => c"unsupported",
+            12 => c"redis refused access",
+            13 => c"redis TLS error",
             _ => c"unknown status",
         };
         message.as_ptr()
@@ -121,6 +135,8 @@ mod tests {
             rk_status::RK_REDIS_ERROR,
             rk_status::RK_PROTOCOL_ERROR,
             rk_status::RK_UNSUPPORTED,
+            rk_status::RK_REDIS_AUTH_ERROR,
+            rk_status::RK_REDIS_TLS_ERROR,
         ];
         let messages: Vec<_> = all.iter().map(|&s| message(s as u32)).collect();
         assert_eq!(
@@ -138,12 +154,14 @@ mod tests {
                 "redis error",
                 "unexpected reply from redis",
                 "unsupported",
+                "redis refused access",
+                "redis TLS error",
             ]
         );
         for (i, status) in all.iter().enumerate() {
             assert_eq!(*status as usize, i, "the statuses are numbered in order");
         }
-        assert_eq!(message(12), "unknown status");
+        assert_eq!(message(14), "unknown status");
         assert_eq!(message(u32::MAX), "unknown status");
     }
 }

@@ -606,13 +606,24 @@ impl RedisStore {
     /// Connects to a Redis Cluster through any of its nodes
     /// (`redis://host:port`). Options are checked as by
     /// [`connect`](Self::connect).
+    ///
+    /// [`StoreOptions::username`] and [`password`](StoreOptions::password)
+    /// apply to every node; [`StoreOptions::tls`] is not supported for a
+    /// cluster yet ([`Error::Unsupported`]).
     pub fn connect_cluster(nodes: &[&str], options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        let client = redis::cluster::ClusterClient::builder(nodes.iter().copied())
-            .connection_timeout(options.connect_timeout)
-            .response_timeout(options.timeout)
-            .retries(2)
-            .build()?;
+        if options.tls.is_some() {
+            return Err(Error::Unsupported("TLS options for a Redis Cluster are not supported yet"));
+        }
+        let mut builder = redis::cluster::ClusterClient::builder(nodes.iter().copied());
+        if let Some(username) = &options.username {
+            builder = builder.username(username.clone());
+        }
+        if let Some(password) = &options.password {
+            builder = builder.password(password.clone());
+        }
+        let client =
+            builder.connection_timeout(options.connect_timeout).response_timeout(options.timeout).retries(2).build()?;
         let connect_timeout = options.connect_timeout * 4;
         let connection = Self::block_on(async move {
             tokio::time::timeout(connect_timeout, client.get_async_connection())

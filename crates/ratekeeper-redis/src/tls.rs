@@ -255,9 +255,59 @@ pub(crate) fn access_refusal(error: &redis::RedisError) -> Option<String> {
         Some("WRONGPASS") => Some(format!("WRONGPASS: a wrong password, or an unknown or disabled user ({detail})")),
         Some("NOAUTH") => Some(format!("NOAUTH: the server requires a password, and none was given ({detail})")),
         Some("NOPERM") => Some(format!("NOPERM: the ACL user may not run this command or touch this key ({detail})")),
+        // A command of the script refused (Redis 7 reports it as an ERR,
+        // naming neither the command nor NOPERM).
+        _ if detail.contains("The user executing the script can't") => {
+            Some(format!("NOPERM: the ACL user may not run a command or touch a key the script needs ({detail})"))
+        }
         _ if error.kind() == redis::ErrorKind::AuthenticationFailed => Some(format!(
             "authentication failed: a wrong password, or an unknown or disabled user (WRONGPASS; {error})"
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_password_and_no_key() {
+        let options = StoreOptions {
+            username: Some("ratekeeper".into()),
+            password: Some("hunter2".into()),
+            tls: Some(TlsOptions {
+                ca: Some(Pem::File("/etc/ca.crt".into())),
+                client_cert: Some(Pem::Bytes(b"-----BEGIN CERTIFICATE-----".to_vec())),
+                client_key: Some(Pem::Bytes(b"-----BEGIN PRIVATE KEY----- secret".to_vec())),
+                ..TlsOptions::default()
+            }),
+            ..StoreOptions::default()
+        };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains("secret"), "{shown}");
+        assert!(
+            shown.contains("ratekeeper") && shown.contains("/etc/ca.crt") && shown.contains("<redacted>"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn half_a_client_pair_or_a_file_with_no_pem_is_refused_before_connecting() {
+        let with = |tls: TlsOptions| {
+            client("redis://127.0.0.1:1/", &StoreOptions { tls: Some(tls), ..StoreOptions::default() })
+        };
+        let cert = Some(Pem::Bytes(b"no".to_vec()));
+        for (tls, expected) in [
+            (TlsOptions { client_cert: cert.clone(), ..TlsOptions::default() }, "needs its client key"),
+            (TlsOptions { client_key: cert.clone(), ..TlsOptions::default() }, "needs its client certificate"),
+            (TlsOptions { ca: cert, ..TlsOptions::default() }, "holds no PEM certificate"),
+            (TlsOptions { server_name: Some("x".into()), ..TlsOptions::default() }, "server_name is not supported"),
+        ] {
+            match with(tls) {
+                Err(Error::Tls(why)) => assert!(why.contains(expected), "{why}"),
+                other => panic!("{expected}: {other:?}"),
+            }
+        }
     }
 }

@@ -9,13 +9,13 @@ mod every_limiter;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ratekeeper::LimiterSpec;
-use ratekeeper_redis::{Error, Pem, RedisLimiter, RedisStore, StoreOptions, TlsOptions};
+use ratekeeper_redis::{Error, Pem, RedisLimiter, RedisStore, ScriptPipe, StoreOptions, TlsOptions};
 
 /// What `with-redis --tls` exported.
 struct Env {
@@ -69,8 +69,8 @@ fn with_tls(tls: TlsOptions) -> StoreOptions {
     }
 }
 
-fn trusting(ca: &PathBuf) -> TlsOptions {
-    TlsOptions { ca: Some(Pem::File(ca.clone())), ..TlsOptions::default() }
+fn trusting(ca: &Path) -> TlsOptions {
+    TlsOptions { ca: Some(Pem::File(ca.to_path_buf())), ..TlsOptions::default() }
 }
 
 fn tls_error(result: Result<RedisStore, Error>) -> String {
@@ -90,6 +90,9 @@ fn the_test_ca_connects_and_every_limiter_decides_over_tls() {
     let plain_scheme = env.url.replacen("rediss://", "redis://", 1);
     let tls = TlsOptions { ca: Some(Pem::Bytes(pem)), ..TlsOptions::default() };
     let store = RedisStore::connect(&plain_scheme, with_tls(tls)).unwrap();
+    // No pipe for a TLS store (it speaks plain TCP): the Node binding
+    // falls back on the store's own connection.
+    assert!(ScriptPipe::<usize>::new(&store).is_none());
     let limiter = RedisLimiter::new(&store, "tls-bytes", every_limiter::EXACT[2].1).unwrap();
     assert!(limiter.check("k", 3).unwrap().allowed);
     assert!(!limiter.check("k", 1).unwrap().allowed);

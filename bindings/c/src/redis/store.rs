@@ -2,9 +2,10 @@
 //! (`ratekeeper_redis::RedisStore`), to one server or to a Redis Cluster.
 
 use core::ffi::c_char;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use ratekeeper_redis::{RedisOption, RedisStore, StoreOptions};
+use ratekeeper_redis::{Pem, RedisOption, RedisStore, StoreOptions, TlsOptions};
 
 use super::not_in_callback;
 use crate::boundary::{free_box, guard, handle, Out};
@@ -20,8 +21,11 @@ use crate::text;
 /// ```c
 /// rk_redis_store_options options = {.timeout_micros = 50000};   // 50 ms per decision
 /// ```
+///
+/// `username`, `password` and `tls` are NULL for none: a zeroed struct
+/// connects as the URL says. The strings are read during the call only.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct rk_redis_store_options {
     /// The longest one decision may take, reconnection included; past it
     /// the call fails with `RK_TIMEOUT` (or the limiter's unavailability
@@ -36,21 +40,123 @@ pub struct rk_redis_store_options {
     /// 200 ms, so decisions are back on Redis well within a second of it
     /// answering.
     pub retry_interval_micros: i64,
+    /// The ACL user to authenticate as (UTF-8); overrides the URL's. NULL:
+    /// the URL's, or the `default` user.
+    pub username: *const c_char,
+    /// The password (UTF-8); overrides the URL's. NULL: the URL's, if any.
+    pub password: *const c_char,
+    /// TLS settings: TLS whatever the URL's scheme. NULL: TLS only for a
+    /// `rediss://` URL, trusting the system's roots.
+    pub tls: *const rk_redis_tls_options,
+}
+
+impl Default for rk_redis_store_options {
+    fn default() -> Self {
+        rk_redis_store_options {
+            timeout_micros: 0,
+            connect_timeout_micros: 0,
+            retry_interval_micros: 0,
+            username: core::ptr::null(),
+            password: core::ptr::null(),
+            tls: core::ptr::null(),
+        }
+    }
+}
+
+/// TLS settings of a store (`rk_redis_store_options.tls`). Every string is
+/// NULL for unset, else a NUL-terminated UTF-8 string read during the call:
+///
+/// ```c
+/// rk_redis_tls_options tls = {.ca_file = "/etc/redis/ca.crt"};
+/// rk_redis_store_options options = {.tls = &tls};
+/// ```
+///
+/// A handshake that fails on a certificate (not trusted, for another name,
+/// expired; the client's refused) is `RK_REDIS_TLS_ERROR`, as are files
+/// that cannot be read or hold no PEM.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct rk_redis_tls_options {
+    /// A PEM file of the certificates to trust. NULL: the system's roots.
+    pub ca_file: *const c_char,
+    /// A PEM file of the client's certificate chain, for mutual TLS; given
+    /// with `key_file`, or not at all.
+    pub cert_file: *const c_char,
+    /// A PEM file of the client certificate's private key.
+    pub key_file: *const c_char,
+    /// The name the server's certificate must carry. NULL: the URL's host.
+    /// (Not supported yet: any other value is `RK_REDIS_TLS_ERROR`.)
+    pub server_name: *const c_char,
+    /// Encrypt but verify nothing: any certificate, for any name, expired
+    /// or not, is accepted, so anyone on the path can read and change the
+    /// traffic. For tests only.
+    pub insecure_skip_verify: bool,
+}
+
+/// An optional string: NULL is `None`.
+///
+/// # Safety
+/// `ptr` is NULL or a NUL-terminated string.
+unsafe fn optional(ptr: *const c_char, argument: &'static str) -> Result<Option<String>, Failure> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { text::c_str(ptr, argument) }.map(|s| Some(s.to_owned()))
+}
+
+impl rk_redis_tls_options {
+    /// # Safety
+    /// Each string is NULL or a NUL-terminated string.
+    unsafe fn to_options(self) -> Result<TlsOptions, Failure> {
+        // SAFETY: the caller's contract, for each.
+        let (ca, cert, key, server_name) = unsafe {
+            (
+                optional(self.ca_file, "tls->ca_file")?,
+                optional(self.cert_file, "tls->cert_file")?,
+                optional(self.key_file, "tls->key_file")?,
+                optional(self.server_name, "tls->server_name")?,
+            )
+        };
+        let file = |path: Option<String>| path.map(|p| Pem::File(PathBuf::from(p)));
+        Ok(TlsOptions {
+            ca: file(ca),
+            client_cert: file(cert),
+            client_key: file(key),
+            server_name,
+            insecure_skip_verify: self.insecure_skip_verify,
+        })
+    }
 }
 
 impl rk_redis_store_options {
-    fn to_options(self) -> Result<StoreOptions, Failure> {
+    /// # Safety
+    /// `username` and `password` are NULL or NUL-terminated strings; `tls`
+    /// is NULL or valid for reading, its strings likewise.
+    unsafe fn to_options(self) -> Result<StoreOptions, Failure> {
         let defaults = StoreOptions::default();
         // The crate checks each value, and names it (`failure::c_option_name`).
         let field = |option: RedisOption, micros: i64, default: Duration| match micros {
             0 => Ok(default),
             micros => option.from_micros(micros),
         };
+        // SAFETY: the caller's contract: NULL or NUL-terminated strings.
+        let (username, password) =
+            unsafe { (optional(self.username, "username")?, optional(self.password, "password")?) };
+        // SAFETY: the caller's contract: `tls` NULL or valid for reading,
+        // its strings NULL or NUL-terminated.
+        let tls = match unsafe { self.tls.as_ref() } {
+            None => None,
+            // SAFETY: as above.
+            Some(tls) => Some(unsafe { tls.to_options() }?),
+        };
         Ok(StoreOptions {
             timeout: field(RedisOption::Timeout, self.timeout_micros, defaults.timeout)?,
             connect_timeout: field(RedisOption::ConnectTimeout, self.connect_timeout_micros, defaults.connect_timeout)?,
             retry_interval: field(RedisOption::RetryInterval, self.retry_interval_micros, defaults.retry_interval)?,
-            ..StoreOptions::default()
+            username,
+            password,
+            tls,
         })
     }
 }
@@ -92,13 +198,17 @@ fn connect_failure(argument: &'static str, error: ratekeeper_redis::Error) -> Fa
 /// Returns `RK_INVALID_ARGUMENT` when `url` is not a Redis URL or not
 /// UTF-8, or an option is negative or beyond an hour; `RK_UNAVAILABLE`
 /// when the server cannot be reached (refused, unreachable), `RK_TIMEOUT`
-/// when it does not answer in time, `RK_REDIS_ERROR` when it refuses the
-/// connection (a wrong password, say); `RK_NULL_POINTER` when `url` or
-/// `out_store` is NULL.
+/// when it does not answer in time, `RK_REDIS_AUTH_ERROR` when it refuses
+/// the credentials (a wrong password, an unknown user), `RK_REDIS_TLS_ERROR`
+/// when TLS fails on a certificate (see `rk_redis_tls_options`),
+/// `RK_REDIS_ERROR` when it refuses the connection otherwise;
+/// `RK_NULL_POINTER` when `url` or `out_store` is NULL.
 ///
 /// # Safety
 /// `url` is NULL or a NUL-terminated string; `options` is NULL or valid
-/// for reading; `out_store` is NULL or valid for writing a pointer.
+/// for reading, its strings NULL or NUL-terminated and its `tls` NULL or
+/// valid for reading (its strings likewise); `out_store` is NULL or valid
+/// for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn rk_redis_store_connect(
     url: *const c_char,
@@ -109,7 +219,8 @@ pub unsafe extern "C" fn rk_redis_store_connect(
         // SAFETY: the caller's contract.
         let (url, options, out) =
             unsafe { (text::c_str(url, "url")?, options.as_ref(), Out::required(out_store, "out_store")?) };
-        let options = options.copied().unwrap_or_default().to_options()?;
+        // SAFETY: the caller's contract (the options' strings and TLS).
+        let options = unsafe { options.copied().unwrap_or_default().to_options() }?;
         not_in_callback()?;
         let store = RedisStore::connect(url, options).map_err(|e| connect_failure("url", e))?;
         out.write(Box::into_raw(Box::new(rk_redis_store { store })));
@@ -153,7 +264,8 @@ pub unsafe extern "C" fn rk_redis_store_connect_cluster(
                 requirement: "must be at least 1",
             });
         }
-        let options = options.copied().unwrap_or_default().to_options()?;
+        // SAFETY: the caller's contract (the options' strings and TLS).
+        let options = unsafe { options.copied().unwrap_or_default().to_options() }?;
         not_in_callback()?;
         let store = RedisStore::connect_cluster(&urls, options).map_err(|e| connect_failure("nodes", e))?;
         out.write(Box::into_raw(Box::new(rk_redis_store { store })));

@@ -40,6 +40,8 @@ pub fn every_limiter_decides(store: &RedisStore, prefix: &str) -> Result<(), Err
         let blocking: Vec<bool> =
             (0..4).map(|_| limiter.check("blocking", 1).map(|d| d.allowed)).collect::<Result<_, _>>()?;
         assert_eq!(blocking, [true, true, true, false], "{name}, blocking");
+        // A peek: what a check would answer, taking nothing.
+        assert!(!limiter.peek("blocking", 1)?.allowed, "{name}, peek");
         // Async, on the multiplexed connection.
         let asynchronous = on_runtime(async move {
             let mut allowed = Vec::new();

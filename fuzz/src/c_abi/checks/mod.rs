@@ -123,7 +123,7 @@ pub(crate) fn statics(status: u32, algorithm: u32, color: u32) {
     let m = c_str(rk_status_message(status)).expect("rk_status_message is never NULL");
     assert_eq!(
         m == "unknown status",
-        status > ratekeeper_c::status::rk_status::RK_UNSUPPORTED as u32,
+        status > ratekeeper_c::status::rk_status::RK_REDIS_TLS_ERROR as u32,
         "rk_status_message({status}) = {m:?}"
     );
     let name = c_str(rk_algorithm_name(algorithm));
