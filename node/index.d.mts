@@ -41,6 +41,7 @@ export type KeyedOptions = import("./index.js").KeyedOptions;
 export type WhenFull = import("./index.js").WhenFull;
 export type Key = import("./index.js").Key;
 export type StoreOptions = import("./index.js").StoreOptions;
+export type TlsOptions = import("./index.js").TlsOptions;
 export type WhenUnavailable = import("./index.js").WhenUnavailable;
 export type RedisLimiterOptions = import("./index.js").RedisLimiterOptions;
 export type LeasedOptions = import("./index.js").LeasedOptions;

@@ -48,6 +48,7 @@ export type KeyedOptions = import("./lib/keyed.js").KeyedOptions;
 export type WhenFull = import("./lib/keyed.js").WhenFull;
 export type Key = import("./lib/keyed.js").Key;
 export type StoreOptions = import("./lib/redis.js").StoreOptions;
+export type TlsOptions = import("./lib/redis.js").TlsOptions;
 export type WhenUnavailable = import("./lib/redis.js").WhenUnavailable;
 export type RedisLimiterOptions = import("./lib/redis.js").RedisLimiterOptions;
 export type LeasedOptions = import("./lib/redis.js").LeasedOptions;
@@ -64,7 +65,7 @@ import { ManualClock } from "./lib/binding.js";
  * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
  * `tryCheck` throws `atCapacity`; the Redis limiters reject with
  * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
- * `redisUnsupported` or `closed`.
+ * `redisUnsupported`, `redisAuth`, `redisTls` or `closed`.
  */
 export const codes: Readonly<import("./lib/binding.js").ErrorCodes>;
 /**

@@ -45,7 +45,7 @@ const {
  * an `Error` with `internal` is a bug in ratekeeper. A keyed limiter's
  * `tryCheck` throws `atCapacity`; the Redis limiters reject with
  * `redisUnavailable`, `redisTimeout`, `redisError`, `redisProtocol`,
- * `redisUnsupported` or `closed`.
+ * `redisUnsupported`, `redisAuth`, `redisTls` or `closed`.
  */
 const codes = Object.freeze(errorCodes());
 
@@ -106,6 +106,7 @@ function version() {
 /** @typedef {import('./lib/keyed.js').WhenFull} WhenFull */
 /** @typedef {import('./lib/keyed.js').Key} Key */
 /** @typedef {import('./lib/redis.js').StoreOptions} StoreOptions */
+/** @typedef {import('./lib/redis.js').TlsOptions} TlsOptions */
 /** @typedef {import('./lib/redis.js').WhenUnavailable} WhenUnavailable */
 /** @typedef {import('./lib/redis.js').RedisLimiterOptions} RedisLimiterOptions */
 /** @typedef {import('./lib/redis.js').LeasedOptions} LeasedOptions */

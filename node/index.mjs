@@ -87,6 +87,7 @@ export default ratekeeper;
 /** @typedef {import('./index.js').WhenFull} WhenFull */
 /** @typedef {import('./index.js').Key} Key */
 /** @typedef {import('./index.js').StoreOptions} StoreOptions */
+/** @typedef {import('./index.js').TlsOptions} TlsOptions */
 /** @typedef {import('./index.js').WhenUnavailable} WhenUnavailable */
 /** @typedef {import('./index.js').RedisLimiterOptions} RedisLimiterOptions */
 /** @typedef {import('./index.js').LeasedOptions} LeasedOptions */

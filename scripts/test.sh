@@ -252,6 +252,8 @@ stage_python-redis() {
   tests/redis/with-redis bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis' _ "$RK_VENV"
   tests/redis/with-redis --cluster bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_cluster' _ "$RK_VENV"
   tests/redis/with-redis --sentinel bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_sentinel' _ "$RK_VENV"
+  # TLS (a CA, mutual TLS, refused certificates) and ACL users.
+  tests/redis/with-redis --tls bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_tls' _ "$RK_VENV"
 }
 
 stage bench-report "bench python" "benchmark report writer (benches/report.py) on made-up results"
@@ -299,6 +301,8 @@ stage_node-redis() {
   tests/redis/with-redis bash -c 'cd node && npm run --silent test:redis'
   tests/redis/with-redis --cluster bash -c 'cd node && npm run --silent test:redis-cluster'
   tests/redis/with-redis --sentinel bash -c 'cd node && npm run --silent test:redis-sentinel'
+  # TLS (the pipe's socket too) and ACL users.
+  tests/redis/with-redis --tls bash -c 'cd node && npm run --silent test:redis-tls'
 }
 
 stage conformance-node "conformance node" "conformance: node"

@@ -310,6 +310,16 @@ export interface ErrorCodes {
   redisProtocol: 'ERR_RATEKEEPER_REDIS_PROTOCOL'
   /** An `Error`: an algorithm or mode that does not run in Redis. */
   redisUnsupported: 'ERR_RATEKEEPER_REDIS_UNSUPPORTED'
+  /**
+   * An `Error`: Redis refused the credentials (`WRONGPASS`, `NOAUTH`) or
+   * an ACL user's command (`NOPERM`).
+   */
+  redisAuth: 'ERR_RATEKEEPER_REDIS_AUTH'
+  /**
+   * An `Error`: TLS could not be set up (a certificate not trusted, for
+   * another name, expired, or refused).
+   */
+  redisTls: 'ERR_RATEKEEPER_REDIS_TLS'
 }
 
 /**
@@ -520,6 +530,23 @@ export interface MembershipMethods {
 export declare function panicForTests(): void
 
 /**
+ * The object `tls.connect`'s options are made of (`tlsOptions` in
+ * `node/lib/redis.js`): the store's TLS settings, their files read.
+ */
+export interface PipeTls {
+  /** The certificates to trust; absent: the system's roots. */
+  ca?: Uint8Array
+  /** The client's certificate chain, for mutual TLS. */
+  cert?: Uint8Array
+  /** Its private key. */
+  key?: Uint8Array
+  /** The name the server's certificate must carry. */
+  serverName: string
+  /** Whether to verify the server's certificate at all. */
+  rejectUnauthorized: boolean
+}
+
+/**
  * Where each field of a decision is in the exact records `formatField`
  * takes: a `BigInt64Array` of `size` words per decision, each field an
  * exact 64-bit integer (`allowed` 1 or 0).
@@ -572,7 +599,7 @@ export interface RedisConcurrencyMethods {
  * absent). With `masterName`, `urls` (an array) are sentinels to ask for
  * that master (`RedisStore::connect_sentinel`).
  */
-export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, masterName: unknown): Promise<RedisStoreMethods>
+export declare function redisConnect(urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, username: unknown, password: unknown, tls: unknown, masterName: unknown): Promise<RedisStoreMethods>
 
 /**
  * Joins group `name` in `store` (heartbeating every third of the TTL) and
@@ -785,6 +812,17 @@ export interface RedisStoreMethods {
   pipeExpire: () => number
   /** The socket closed, or failed to connect: fails what was waiting. */
   pipeLost: () => void
+  /**
+   * The store's TLS settings for the socket (`tls.connect`), when the
+   * server speaks TLS.
+   */
+  pipeTls: PipeTls | undefined
+  /**
+   * The TLS socket failed on a certificate (`reason`: its error's code
+   * and message): fails what was waiting with the TLS error, leaving the
+   * store up.
+   */
+  pipeTlsFailed: (reason: string) => void
 }
 
 /** The object `reserve` returns: functions bound to one reservation. */

@@ -31,6 +31,53 @@ export type StoreOptions = {
      * The same in exact microseconds.
      */
     retryIntervalMicros?: number | bigint | undefined;
+    /**
+     * The ACL user to authenticate as; overrides
+     * the URL's (`redis://user:password@host`).
+     */
+    username?: string | undefined;
+    /**
+     * Its password (or the `default` user's);
+     * overrides the URL's.
+     */
+    password?: string | undefined;
+    /**
+     * TLS, whatever the URL's scheme (without it,
+     * TLS only for a `rediss://` URL, with the system's roots). A certificate
+     * not trusted, for another name, expired, or refused rejects with
+     * `ERR_RATEKEEPER_REDIS_TLS`, and never marks the store down.
+     */
+    tls?: TlsOptions | undefined;
+};
+/**
+ * TLS settings, under `tls.connect`'s names.
+ */
+export type TlsOptions = {
+    /**
+     * The certificates to trust (PEM). Default: the system's roots.
+     */
+    ca?: string | Uint8Array<ArrayBufferLike> | readonly (string | Uint8Array<ArrayBufferLike>)[] | undefined;
+    /**
+     * A client certificate chain (PEM),
+     * for mutual TLS; with `key`.
+     */
+    cert?: string | Uint8Array<ArrayBufferLike> | undefined;
+    /**
+     * Its private key (PEM); with `cert`.
+     */
+    key?: string | Uint8Array<ArrayBufferLike> | undefined;
+    /**
+     * The name the server's certificate must
+     * carry. Default: the URL's host.
+     */
+    servername?: string | undefined;
+    /**
+     * `false` encrypts but verifies
+     * nothing: any certificate, for any name, is accepted, so anyone who can
+     * intercept the connection can read and change it. For tests only.
+     * Default `true`.
+     */
+    rejectUnauthorized?: boolean | undefined;
 };
 /**
  * What a decision does when Redis cannot answer (down, unreachable, or
@@ -222,6 +269,29 @@ export type Acquired = {
  *   a dead server costs no timeouts; then the next decision tries again.
  *   0 to an hour. Default 200.
  * @property {number | bigint} [retryIntervalMicros] The same in exact microseconds.
+ * @property {string} [username] The ACL user to authenticate as; overrides
+ *   the URL's (`redis://user:password@host`).
+ * @property {string} [password] Its password (or the `default` user's);
+ *   overrides the URL's.
+ * @property {TlsOptions} [tls] TLS, whatever the URL's scheme (without it,
+ *   TLS only for a `rediss://` URL, with the system's roots). A certificate
+ *   not trusted, for another name, expired, or refused rejects with
+ *   `ERR_RATEKEEPER_REDIS_TLS`, and never marks the store down.
+ */
+/**
+ * TLS settings, under `tls.connect`'s names.
+ * @typedef {object} TlsOptions
+ * @property {string | Uint8Array | ReadonlyArray<string | Uint8Array>} [ca]
+ *   The certificates to trust (PEM). Default: the system's roots.
+ * @property {string | Uint8Array} [cert] A client certificate chain (PEM),
+ *   for mutual TLS; with `key`.
+ * @property {string | Uint8Array} [key] Its private key (PEM); with `cert`.
+ * @property {string} [servername] The name the server's certificate must
+ *   carry. Default: the URL's host.
+ * @property {boolean} [rejectUnauthorized] `false` encrypts but verifies
+ *   nothing: any certificate, for any name, is accepted, so anyone who can
+ *   intercept the connection can read and change it. For tests only.
+ *   Default `true`.
  */
 /**
  * A connection to Redis or a Redis Cluster that any number of limiters
@@ -240,8 +310,10 @@ export class RedisStore {
     /**
      * Connects to one Redis server, waiting at most `connectTimeoutMs`.
      * Rejects with `ERR_RATEKEEPER_REDIS_UNAVAILABLE` (or `…_TIMEOUT`) when
-     * it cannot.
-     * @param {string} url `redis://[user:password@]host[:port][/db]`.
+     * it cannot, `ERR_RATEKEEPER_REDIS_AUTH` when the server refuses the
+     * credentials, `ERR_RATEKEEPER_REDIS_TLS` when TLS cannot be set up.
+     * @param {string} url `redis://[user:password@]host[:port][/db]`, or
+     *   `rediss://…` for TLS.
      * @param {StoreOptions} [options]
      * @returns {Promise<RedisStore>}
      */

@@ -22,6 +22,7 @@
  */
 
 const net = require('node:net');
+const tls = require('node:tls');
 const native = require('./binding.js');
 const { views } = require('./admission.js');
 const { Decision, decisionAt } = require('./decision.js');
@@ -36,7 +37,12 @@ const STORE_OPTIONS = Object.freeze([
   'connectTimeoutMicros',
   'retryIntervalMs',
   'retryIntervalMicros',
+  'username',
+  'password',
+  'tls',
 ]);
+/** The options of `StoreOptions.tls`: `tls.connect`'s names. */
+const TLS_OPTIONS = Object.freeze(['ca', 'cert', 'key', 'servername', 'rejectUnauthorized']);
 const LIMITER_OPTIONS = Object.freeze(['rememberRefusals', 'whenUnavailable', 'membership', 'maxKeys', 'maxKeyBytes']);
 const LEASED_OPTIONS = Object.freeze(['batch', 'leaseMs', 'leaseMicros', 'maxKeyBytes']);
 const DIVIDED_OPTIONS = Object.freeze(['heartbeatTtlMs', 'heartbeatTtlMicros', 'maxKeys', 'maxKeyBytes']);
@@ -130,12 +136,18 @@ class Pipe {
 
   #open() {
     const [host, port] = [String(this.#native.pipeHost), Number(this.#native.pipePort)];
-    const socket = net.createConnection({ host, port, noDelay: true });
+    const settings = this.#native.pipeTls;
+    const socket =
+      settings === undefined
+        ? net.createConnection({ host, port, noDelay: true })
+        : tls.connect({ host, port, ...tlsOptions(settings) }).setNoDelay(true);
     this.#socket = socket;
     this.#connected = false;
+    /** Why the TLS handshake failed, if it did (see `tlsFailure`). */
+    let refused = /** @type {string | null} */ (null);
     socket.unref();
     socket.setTimeout(this.#connectTimeoutMs);
-    socket.once('connect', () => {
+    socket.once(settings === undefined ? 'connect' : 'secureConnect', () => {
       if (this.#socket !== socket) return;
       if (this.#closed) return this.#drop();
       socket.setTimeout(0);
@@ -149,13 +161,18 @@ class Pipe {
       else this.#writeAll();
     });
     socket.on('timeout', () => socket.destroy());
-    socket.on('error', () => {}); // 'close' follows, and says it
+    // 'close' follows, and says it: a certificate refused as a TLS error
+    // (the server is up), anything else as the connection lost.
+    socket.on('error', (error) => {
+      if (settings !== undefined) refused ??= tlsFailure(error);
+    });
     socket.on('close', () => {
       if (this.#socket !== socket) return;
       this.#socket = null;
       this.#connected = false;
       this.#disarm();
-      this.#native.pipeLost();
+      if (refused === null) this.#native.pipeLost();
+      else this.#native.pipeTlsFailed(refused);
     });
   }
 
@@ -198,6 +215,47 @@ class Pipe {
     this.#closed = true;
     if (this.#socket !== null && this.#native.pipeExpire() === -2) this.#drop();
   }
+}
+
+/**
+ * `tls.connect`'s options for the store's TLS settings, which the native
+ * side gives as the store's own connections use them (the CA, client
+ * certificate and key read from their files already). The certificate must
+ * carry `serverName`: Node checks it (`checkServerIdentity`), and sends it
+ * in SNI unless it is an IP address, which SNI cannot carry.
+ * @param {import('./binding.js').PipeTls} settings
+ * @returns {import('node:tls').ConnectionOptions}
+ */
+function tlsOptions(settings) {
+  const name = settings.serverName;
+  // Buffers (declared as the Uint8Arrays they are, for callers without
+  // Node's types).
+  const buffer = (/** @type {Uint8Array | undefined} */ bytes) => /** @type {Buffer | undefined} */ (bytes);
+  return {
+    ca: buffer(settings.ca),
+    cert: buffer(settings.cert),
+    key: buffer(settings.key),
+    rejectUnauthorized: settings.rejectUnauthorized,
+    servername: net.isIP(name) === 0 ? name : undefined,
+    checkServerIdentity: (_host, certificate) => tls.checkServerIdentity(name, certificate),
+  };
+}
+
+/**
+ * Why a TLS socket failed, if it was on a certificate — not trusted, for
+ * another name, expired, or the client's refused by the server (OpenSSL's
+ * verification codes, `ERR_TLS_CERT_ALTNAME_INVALID`, and the alerts a
+ * server sends, `ERR_SSL_…`) — else `null` (a system call's failure: the
+ * connection refused, reset, or timed out).
+ * @param {Error & { code?: unknown, syscall?: unknown }} error
+ * @returns {string | null}
+ */
+function tlsFailure(error) {
+  const code = error.code;
+  // ECONNRESET, EPIPE, ... (not always with a `syscall`: a connection
+  // closed during the handshake has none) are no certificate's.
+  if (typeof error.syscall === 'string' || typeof code !== 'string' || /^E[A-Z]+$/.test(code)) return null;
+  return `${code}: ${error.message}`;
 }
 
 /**
@@ -272,6 +330,30 @@ let membershipNative;
  *   a dead server costs no timeouts; then the next decision tries again.
  *   0 to an hour. Default 200.
  * @property {number | bigint} [retryIntervalMicros] The same in exact microseconds.
+ * @property {string} [username] The ACL user to authenticate as; overrides
+ *   the URL's (`redis://user:password@host`).
+ * @property {string} [password] Its password (or the `default` user's);
+ *   overrides the URL's.
+ * @property {TlsOptions} [tls] TLS, whatever the URL's scheme (without it,
+ *   TLS only for a `rediss://` URL, with the system's roots). A certificate
+ *   not trusted, for another name, expired, or refused rejects with
+ *   `ERR_RATEKEEPER_REDIS_TLS`, and never marks the store down.
+ */
+
+/**
+ * TLS settings, under `tls.connect`'s names.
+ * @typedef {object} TlsOptions
+ * @property {string | Uint8Array | ReadonlyArray<string | Uint8Array>} [ca]
+ *   The certificates to trust (PEM). Default: the system's roots.
+ * @property {string | Uint8Array} [cert] A client certificate chain (PEM),
+ *   for mutual TLS; with `key`.
+ * @property {string | Uint8Array} [key] Its private key (PEM); with `cert`.
+ * @property {string} [servername] The name the server's certificate must
+ *   carry. Default: the URL's host.
+ * @property {boolean} [rejectUnauthorized] `false` encrypts but verifies
+ *   nothing: any certificate, for any name, is accepted, so anyone who can
+ *   intercept the connection can read and change it. For tests only.
+ *   Default `true`.
  */
 
 /**
@@ -314,8 +396,10 @@ class RedisStore {
   /**
    * Connects to one Redis server, waiting at most `connectTimeoutMs`.
    * Rejects with `ERR_RATEKEEPER_REDIS_UNAVAILABLE` (or `…_TIMEOUT`) when
-   * it cannot.
-   * @param {string} url `redis://[user:password@]host[:port][/db]`.
+   * it cannot, `ERR_RATEKEEPER_REDIS_AUTH` when the server refuses the
+   * credentials, `ERR_RATEKEEPER_REDIS_TLS` when TLS cannot be set up.
+   * @param {string} url `redis://[user:password@]host[:port][/db]`, or
+   *   `rediss://…` for TLS.
    * @param {StoreOptions} [options]
    * @returns {Promise<RedisStore>}
    */
@@ -331,6 +415,9 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      o.username,
+      o.password,
+      o.tls === undefined ? undefined : readOptions(o.tls, TLS_OPTIONS),
       undefined,
     );
     return new RedisStore(LIMITER, methods);
@@ -356,6 +443,9 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      o.username,
+      o.password,
+      o.tls === undefined ? undefined : readOptions(o.tls, TLS_OPTIONS),
       undefined,
     );
     return new RedisStore(LIMITER, methods);
@@ -387,6 +477,9 @@ class RedisStore {
       o.connectTimeoutMicros,
       o.retryIntervalMs,
       o.retryIntervalMicros,
+      o.username,
+      o.password,
+      o.tls === undefined ? undefined : readOptions(o.tls, TLS_OPTIONS),
       masterName === undefined ? null : masterName,
     );
     return new RedisStore(LIMITER, methods);

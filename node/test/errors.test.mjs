@@ -102,6 +102,8 @@ test('codes are the stable strings', () => {
       redisError: 'ERR_RATEKEEPER_REDIS_ERROR',
       redisProtocol: 'ERR_RATEKEEPER_REDIS_PROTOCOL',
       redisUnsupported: 'ERR_RATEKEEPER_REDIS_UNSUPPORTED',
+      redisAuth: 'ERR_RATEKEEPER_REDIS_AUTH',
+      redisTls: 'ERR_RATEKEEPER_REDIS_TLS',
     },
   );
   assert.ok(Object.isFrozen(codes));

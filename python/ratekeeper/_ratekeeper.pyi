@@ -5,6 +5,7 @@ from asyncio import Future
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from enum import Enum
+from os import PathLike
 from typing import Final, Literal, final
 
 from typing_extensions import Self, TypeAlias, disjoint_base
@@ -41,6 +42,7 @@ __all__ = [
     "RateLimitError",
     "RateLimitExceeded",
     "RateLimiter",
+    "RedisAuthError",
     "RedisConcurrencyLimiter",
     "RedisDividedLimiter",
     "RedisError",
@@ -50,6 +52,7 @@ __all__ = [
     "RedisRateLimiterState",
     "RedisStore",
     "RedisTimeoutError",
+    "RedisTlsError",
     "RedisUnavailableError",
     "Reservation",
     "SlidingLog",
@@ -94,6 +97,8 @@ class ClosedError(RateLimitError): ...
 class RedisError(RateLimitError): ...
 class RedisUnavailableError(RedisError, ConnectionError): ...
 class RedisTimeoutError(RedisUnavailableError, TimeoutError): ...
+class RedisAuthError(RedisError): ...
+class RedisTlsError(RedisError): ...
 
 @final
 class ManualClock:
@@ -701,6 +706,7 @@ class KeyedLimiter:
 # ttl, RedisDividedLimiter's heartbeat_ttl) 3 ms to a day, an idle_ttl
 # above 0.
 _Seconds: TypeAlias = float | timedelta
+_Pem: TypeAlias = str | PathLike[str] | bytes | bytearray
 _WhenUnavailable: TypeAlias = Literal["error", "fail_closed", "fail_open", "local_share"]
 
 @disjoint_base
@@ -713,6 +719,13 @@ class RedisStore:
         timeout: _Seconds | None = None,
         connect_timeout: _Seconds | None = None,
         retry_interval: _Seconds | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
         master_name: str | None = None,
     ) -> Self: ...
     @property

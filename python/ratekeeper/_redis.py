@@ -32,7 +32,12 @@ from ratekeeper._limited import Admission, Key, KeyedCalls, LimitedCalls, Timeou
 from ratekeeper._ratekeeper import ConcurrencyLease, Decision, Limiter, RedisRateLimiterState
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    import os
+
+    from typing_extensions import Self, TypeAlias
+
+    # A PEM option: a file's path, or the PEM text itself.
+    _Pem: TypeAlias = "str | os.PathLike[str] | bytes | bytearray"
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
@@ -92,14 +97,44 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
-        """Connects to one server (``redis://[user:password@]host[:port][/db]``),
-        waiting at most ``connect_timeout`` (GIL released). Raises
-        ``RedisUnavailableError`` (or ``RedisTimeoutError``) when it cannot.
+        """Connects to one server (``redis://[user:password@]host[:port][/db]``,
+        or ``rediss://`` for TLS), waiting at most ``connect_timeout`` (GIL
+        released). Raises ``RedisUnavailableError`` (or ``RedisTimeoutError``)
+        when it cannot, ``RedisAuthError`` when the server refuses the
+        credentials, ``RedisTlsError`` when TLS cannot be set up.
         Defaults: ``timeout`` 0.1 s, ``connect_timeout`` 0.25 s,
-        ``retry_interval`` 0.2 s; each at most an hour."""
+        ``retry_interval`` 0.2 s; each at most an hour.
+
+        ``username`` and ``password`` (an ACL user's) override the URL's.
+        Any ``tls_`` option turns TLS on whatever the URL's scheme:
+        ``tls_ca`` the certificates to trust (default: the system's roots),
+        ``tls_cert`` and ``tls_key`` a client certificate for mutual TLS
+        (both or neither), each a path (``str`` or ``os.PathLike``) or the
+        PEM ``bytes`` themselves; ``tls_server_name`` the name the server's
+        certificate must carry (default: the URL's host);
+        ``tls_insecure_skip_verify=True`` encrypts but verifies nothing, so
+        anyone who can intercept the connection can read and change it: for
+        tests only."""
         return cls(
-            url, timeout=timeout, connect_timeout=connect_timeout, retry_interval=retry_interval
+            url,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry_interval=retry_interval,
+            username=username,
+            password=password,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_server_name=tls_server_name,
+            tls_insecure_skip_verify=tls_insecure_skip_verify,
         )
 
     @classmethod
@@ -110,16 +145,31 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
         """Connects to a Redis Cluster through any of its nodes (``urls``:
         one or more). Each decision is still one script run on one node: a
-        limiter's state for one key lives in one hash slot."""
+        limiter's state for one key lives in one hash slot. The options are
+        ``connect``'s, for every node."""
         return cls(
             urls,
             cluster=True,
             timeout=timeout,
             connect_timeout=connect_timeout,
             retry_interval=retry_interval,
+            username=username,
+            password=password,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_server_name=tls_server_name,
+            tls_insecure_skip_verify=tls_insecure_skip_verify,
         )
 
     @classmethod
@@ -131,6 +181,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
         """Connects to the master that Redis Sentinel names ``master_name``,
         asking the ``sentinels`` (``redis://host:port``; a sentinel's own
@@ -139,13 +196,21 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         ``READONLY``, the sentinels are asked again (at most once per
         ``retry_interval``, no call waiting past ``timeout``) and the store
         connects to the new master; meanwhile each limiter's
-        ``when_unavailable`` decides. Options as ``connect``'s."""
+        ``when_unavailable`` decides. Options as ``connect``'s: the
+        credentials and TLS settings are the master's."""
         return cls(
             sentinels,
             master_name=master_name,
             timeout=timeout,
             connect_timeout=connect_timeout,
             retry_interval=retry_interval,
+            username=username,
+            password=password,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_server_name=tls_server_name,
+            tls_insecure_skip_verify=tls_insecure_skip_verify,
         )
 
     @classmethod
@@ -157,6 +222,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
         """``connect_sentinel`` on a worker thread: never blocks the event loop."""
         return await _in_thread(
@@ -167,6 +239,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 retry_interval=retry_interval,
+                username=username,
+                password=password,
+                tls_ca=tls_ca,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                tls_server_name=tls_server_name,
+                tls_insecure_skip_verify=tls_insecure_skip_verify,
             )
         )
 
@@ -178,6 +257,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
         """``connect`` on a worker thread: never blocks the event loop."""
         return await _in_thread(
@@ -187,6 +273,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 retry_interval=retry_interval,
+                username=username,
+                password=password,
+                tls_ca=tls_ca,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                tls_server_name=tls_server_name,
+                tls_insecure_skip_verify=tls_insecure_skip_verify,
             )
         )
 
@@ -198,6 +291,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
         timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
         retry_interval: float | timedelta | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls_ca: _Pem | None = None,
+        tls_cert: _Pem | None = None,
+        tls_key: _Pem | None = None,
+        tls_server_name: str | None = None,
+        tls_insecure_skip_verify: bool = False,
     ) -> Self:
         """``connect_cluster`` on a worker thread: never blocks the event loop."""
         return await _in_thread(
@@ -207,6 +307,13 @@ class RedisStore(_ratekeeper.RedisStore, _Closes):
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 retry_interval=retry_interval,
+                username=username,
+                password=password,
+                tls_ca=tls_ca,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                tls_server_name=tls_server_name,
+                tls_insecure_skip_verify=tls_insecure_skip_verify,
             )
         )
 

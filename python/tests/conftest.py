@@ -3,8 +3,10 @@
 The tests of the limiters shared through Redis need a server:
 ``tests/redis/with-redis`` starts one and names it in
 ``RATEKEEPER_REDIS_URL`` (with ``--cluster``, a three-master cluster, also in
-``RATEKEEPER_REDIS_CLUSTER``), and ``scripts/test.sh`` runs
-``tests/with_redis`` and ``tests/with_redis_cluster`` under it. Without one, those folders are not
+``RATEKEEPER_REDIS_CLUSTER``; with ``--tls``, TLS-only servers in
+``RATEKEEPER_REDIS_TLS_…``), and ``scripts/test.sh`` runs
+``tests/with_redis``, ``tests/with_redis_cluster`` and
+``tests/with_redis_tls`` under it. Without one, those folders are not
 collected (there is nothing they could test), so a plain ``pytest`` runs
 everything else.
 """
@@ -55,6 +57,9 @@ if not os.environ.get("RATEKEEPER_REDIS_SENTINELS"):
     collect_ignore.append("with_redis_sentinel")
 elif "with_redis" not in collect_ignore:
     collect_ignore.append("with_redis")
+if not os.environ.get("RATEKEEPER_REDIS_TLS_URL"):
+    # tests/redis/with-redis --tls: its TLS servers, CA and certificates.
+    collect_ignore.append("with_redis_tls")
 
 
 @pytest.fixture

@@ -117,6 +117,14 @@ pub struct ErrorCodes {
     /// An `Error`: an algorithm or mode that does not run in Redis.
     #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_UNSUPPORTED'")]
     pub redis_unsupported: String,
+    /// An `Error`: Redis refused the credentials (`WRONGPASS`, `NOAUTH`) or
+    /// an ACL user's command (`NOPERM`).
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_AUTH'")]
+    pub redis_auth: String,
+    /// An `Error`: TLS could not be set up (a certificate not trusted, for
+    /// another name, expired, or refused).
+    #[napi(ts_type = "'ERR_RATEKEEPER_REDIS_TLS'")]
+    pub redis_tls: String,
 }
 
 /// The `code` of each kind of error (see `error`).
@@ -134,6 +142,8 @@ pub fn error_codes() -> ErrorCodes {
         redis_error: error::REDIS_ERROR.to_owned(),
         redis_protocol: error::REDIS_PROTOCOL.to_owned(),
         redis_unsupported: error::REDIS_UNSUPPORTED.to_owned(),
+        redis_auth: error::REDIS_AUTH.to_owned(),
+        redis_tls: error::REDIS_TLS.to_owned(),
     }
 }
 

@@ -11,8 +11,10 @@
 //!     ├── UnsupportedError                an algorithm or mode that does not run in Redis
 //!     ├── ClosedError                     a call on a Redis store, limiter or membership after close()
 //!     └── RedisError                      Redis answered with an error, or with what no script sends
-//!         └── RedisUnavailableError       also a ConnectionError: Redis could not answer
-//!             └── RedisTimeoutError       also a TimeoutError: not within the store's timeout
+//!         ├── RedisUnavailableError       also a ConnectionError: Redis could not answer
+//!         │   └── RedisTimeoutError       also a TimeoutError: not within the store's timeout
+//!         ├── RedisAuthError              Redis refused the credentials or a command (WRONGPASS, NOPERM)
+//!         └── RedisTlsError               TLS could not be set up (a certificate not trusted, ...)
 //! ```
 //!
 //! The Redis errors are never argument errors: a bad argument to a Redis
@@ -49,6 +51,8 @@ static CLOSED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_UNAVAILABLE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIS_TIMEOUT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS_AUTH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS_TLS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A longer `repr` than this is cut, so that a message stays readable
 /// whatever was passed.
@@ -240,6 +244,46 @@ fn redis_timeout_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+fn redis_auth_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    REDIS_AUTH_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [redis_error(py)?])?;
+            new_type(
+                py,
+                "RedisAuthError",
+                bases,
+                "Redis refused the store's credentials or one of its commands: a wrong password or \
+                 an unknown user (WRONGPASS), none given where one is needed (NOAUTH), or an ACL \
+                 user not allowed a command or key (NOPERM, named in the message). Not an \
+                 unavailability: no when_unavailable policy decides instead, and the store is not \
+                 marked down. Node.js's error of the same case has the code \
+                 ERR_RATEKEEPER_REDIS_AUTH.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+fn redis_tls_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    REDIS_TLS_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [redis_error(py)?])?;
+            new_type(
+                py,
+                "RedisTlsError",
+                bases,
+                "TLS to Redis could not be set up: the server's certificate is not trusted (not \
+                 signed by tls_ca), is for another name or has expired, the server refused the \
+                 client certificate, or a tls_ option's file cannot be read or holds no usable PEM. \
+                 Not an unavailability: no when_unavailable policy decides instead, and the store \
+                 is not marked down. Node.js's error of the same case has the code \
+                 ERR_RATEKEEPER_REDIS_TLS.",
+                &[],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
 /// The Python exception for an error of a Redis limiter: its argument
 /// errors exactly as [`from_rust`] maps the local limiters', its invalid
 /// options (a store's timeout, a heartbeat TTL) as `InvalidArgumentError`s
@@ -259,6 +303,8 @@ pub fn from_redis(py: Python<'_>, error: ratekeeper_redis::Error) -> PyErr {
         E::Unsupported(_) => Some(unsupported_error(py)),
         E::Timeout => Some(redis_timeout_error(py)),
         E::Unavailable => Some(redis_unavailable_error(py)),
+        E::Auth(_) => Some(redis_auth_error(py)),
+        E::Tls(_) => Some(redis_tls_error(py)),
         E::Redis(e) if e.is_timeout() => Some(redis_timeout_error(py)),
         e if e.is_unavailability() => Some(redis_unavailable_error(py)),
         _ => Some(redis_error(py)),
@@ -310,6 +356,8 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("RedisError", redis_error(py)?)?;
     module.add("RedisUnavailableError", redis_unavailable_error(py)?)?;
     module.add("RedisTimeoutError", redis_timeout_error(py)?)?;
+    module.add("RedisAuthError", redis_auth_error(py)?)?;
+    module.add("RedisTlsError", redis_tls_error(py)?)?;
     Ok(())
 }
 

@@ -53,7 +53,7 @@ pub use exact::{RedisLimiter, WhenUnavailable};
 pub use leased::RedisLeasedLimiter;
 pub use membership::Membership;
 pub use options::{InvalidOption, RedisOption};
-pub use pipe::{Answered, Requests, ScriptPipe};
+pub use pipe::{Answered, PipeTls, Requests, ScriptPipe};
 pub use smooth::{RateLimiterState, RedisRateLimiter, RedisRateLimiterBuilder};
 pub use store::{RedisStore, StoreOptions};
 pub use tls::{Pem, TlsOptions};

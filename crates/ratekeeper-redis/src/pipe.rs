@@ -15,8 +15,10 @@
 //! The host:
 //! 1. calls [`connecting`](ScriptPipe::connecting) and opens a TCP
 //!    connection to [`address`](ScriptPipe::address) when
-//!    [`wants_connection`](ScriptPipe::wants_connection) says so, and calls
-//!    [`opened`](ScriptPipe::opened) once it is connected;
+//!    [`wants_connection`](ScriptPipe::wants_connection) says so — a TLS
+//!    one, with the settings [`tls`](ScriptPipe::tls) gives, when the store
+//!    speaks TLS — and calls [`opened`](ScriptPipe::opened) once it is
+//!    connected (over TLS: once the handshake is done);
 //! 2. hands checks to [`check_many`](ScriptPipe::check_many) (which gives
 //!    them back, for the limiter's own calls, unless the pipe is ready);
 //! 3. writes what [`take_output`](ScriptPipe::take_output) gives, one
@@ -60,7 +62,10 @@
 //! (see "When Redis counts as down" in `store.rs`): not for one slow run
 //! while the server answers. A lost connection fails every check still
 //! waiting, and marks the store down for its retry interval, as the store's
-//! own connection does.
+//! own connection does — but a TLS handshake that fails on a certificate
+//! (the host calls [`tls_failed`](ScriptPipe::tls_failed)) fails them with
+//! [`Error::Tls`] and leaves the store up: the server is there, and would
+//! refuse the same certificate again.
 //!
 //! Checks are never sent again: a script that may have run must not run
 //! twice. The one exception is `NOSCRIPT` (the server's script cache was
@@ -109,6 +114,38 @@ pub type Answered<T> = Vec<(T, Result<Decision, Error>)>;
 /// Checks asked for: each one's key, cost and token.
 pub type Requests<T> = Vec<(Vec<u8>, u64, T)>;
 
+/// What a host needs to open the pipe's connection with TLS as the
+/// store's own connections do: their settings, with the PEM files read.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PipeTls {
+    /// The certificates to trust (PEM); `None`: the system's roots (the
+    /// host's own list of them).
+    pub ca: Option<Vec<u8>>,
+    /// The client's certificate chain (PEM), for mutual TLS.
+    pub client_cert: Option<Vec<u8>>,
+    /// Its private key (PEM).
+    pub client_key: Option<Vec<u8>>,
+    /// The name the server's certificate must carry (and SNI sends, unless
+    /// it is an IP address).
+    pub server_name: String,
+    /// Whether to verify the server's certificate at all (`false`:
+    /// [`TlsOptions::insecure_skip_verify`](crate::TlsOptions::insecure_skip_verify)).
+    pub verify: bool,
+}
+
+impl std::fmt::Debug for PipeTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let length = |pem: &Option<Vec<u8>>| pem.as_ref().map(Vec::len);
+        f.debug_struct("PipeTls")
+            .field("ca_bytes", &length(&self.ca))
+            .field("client_cert_bytes", &length(&self.client_cert))
+            .field("client_key", &self.client_key.as_ref().map(|_| "<redacted>"))
+            .field("server_name", &self.server_name)
+            .field("verify", &self.verify)
+            .finish()
+    }
+}
+
 /// One connection's exact-mode checks, sans I/O (see the module docs).
 /// `T` is the token each check carries back to its caller.
 pub struct ScriptPipe<T> {
@@ -116,6 +153,8 @@ pub struct ScriptPipe<T> {
     host: String,
     port: u16,
     settings: redis::RedisConnectionInfo,
+    /// The TLS to speak, if the store does.
+    tls: Option<PipeTls>,
     state: State,
     /// What each reply still to come answers, in order.
     waiting: VecDeque<Waiting<T>>,
@@ -182,16 +221,17 @@ impl<T> std::fmt::Debug for ScriptPipe<T> {
 }
 
 impl<T> ScriptPipe<T> {
-    /// A pipe for `store`'s limiters, or `None` when a plain TCP connection
-    /// does not reach it (a Redis Cluster, TLS, a Unix socket): those use
-    /// the store's own connection.
+    /// A pipe for `store`'s limiters, or `None` when one TCP connection,
+    /// with TLS or without, does not reach it (a Redis Cluster, a Unix
+    /// socket): those use the store's own connection.
     pub fn new(store: &RedisStore) -> Option<Self> {
-        let (host, port, settings) = store.plain_tcp()?;
+        let (host, port, settings, tls) = store.pipe_target()?;
         Some(ScriptPipe {
             store: store.clone(),
             host,
             port,
             settings,
+            tls,
             state: State::Closed,
             waiting: VecDeque::new(),
             received: Framer::default(),
@@ -204,6 +244,11 @@ impl<T> ScriptPipe<T> {
     /// The server's host and port.
     pub fn address(&self) -> (&str, u16) {
         (&self.host, self.port)
+    }
+
+    /// The TLS the connection must speak (`None`: plain TCP).
+    pub fn tls(&self) -> Option<&PipeTls> {
+        self.tls.as_ref()
     }
 
     /// Whether the host should open a connection now: there is none, and
@@ -498,6 +543,27 @@ impl<T> ScriptPipe<T> {
         }
     }
 
+    /// The connection's TLS handshake failed on a certificate: the
+    /// server's is not trusted, is for another name or has expired, or the
+    /// server refused the client's (which, in TLS 1.3, the client hears of
+    /// only after its side of the handshake, with the set-up already
+    /// sent). `reason` is the host's TLS library's word for it. Checks
+    /// still waiting fail with [`Error::Tls`]; the store is not marked
+    /// down — the server is up, and retrying within the retry interval
+    /// would fail the same way — and the pipe stays closed for the retry
+    /// interval while the store's own connection serves (see "Failures").
+    pub fn tls_failed(&mut self, reason: &str) -> Answered<T> {
+        match self.state {
+            State::Connecting => {
+                self.state = State::Closed;
+                self.back_off();
+                Vec::new()
+            }
+            State::Open => self.fail(Error::Tls(format!("the pipe's connection: {reason}"))),
+            State::Closed | State::Refused => Vec::new(),
+        }
+    }
+
     /// No new connection within the store's retry interval.
     fn back_off(&mut self) {
         self.retry_at = Some(Instant::now() + self.store.retry_interval());
@@ -514,7 +580,9 @@ impl<T> ScriptPipe<T> {
         self.output.clear();
         self.late = 0;
         let mut answered = Vec::new();
-        if let Some(oldest) = self.waiting.front().filter(|_| !matches!(error, Error::Unavailable)) {
+        // Neither the pipe's own failure to get a connection (too many
+        // clients) nor a certificate refused says the server is down.
+        if let Some(oldest) = self.waiting.front().filter(|_| !matches!(error, Error::Unavailable | Error::Tls(_))) {
             self.store.note(&Err(error.clone()), oldest.sent);
         }
         for waiting in std::mem::take(&mut self.waiting) {
@@ -640,6 +708,31 @@ mod tests {
         assert!(store.is_down(), "a connection lost while a reply was due");
         store.forget_outcomes();
         assert!(!store.is_down());
+    }
+
+    // A client certificate the server refuses is heard of, in TLS 1.3,
+    // after the client's side of the handshake: with the set-up, and maybe
+    // checks, already sent. Taken as the connection lost, it marked the
+    // store down for its retry interval, as if the server were.
+    #[test]
+    fn a_certificate_refused_fails_the_checks_with_the_tls_error_and_leaves_the_store_up() {
+        let (mut pipe, store) = waiting_for("k");
+        let answered = pipe.tls_failed("certificate required");
+        let [(7, Err(Error::Tls(reason)))] = &answered[..] else {
+            panic!("answered {answered:?}");
+        };
+        assert!(reason.contains("certificate required"), "{reason}");
+        assert!(!pipe.is_open());
+        assert!(pipe.is_idle());
+        assert!(!store.is_down(), "a certificate refused is no server down");
+        assert!(!pipe.wants_connection(), "closed for the retry interval");
+        // And while still connecting: nothing waits, nothing is noted.
+        let store = RedisStore::unconnected("redis://127.0.0.1:1/", StoreOptions::default()).unwrap();
+        let mut pipe = ScriptPipe::<u32>::new(&store).unwrap();
+        pipe.connecting();
+        assert!(pipe.tls_failed("unknown CA").is_empty());
+        assert!(!store.is_down());
+        assert!(!pipe.wants_connection());
     }
 
     #[test]

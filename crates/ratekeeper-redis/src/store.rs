@@ -84,6 +84,7 @@ use tokio::runtime::Runtime;
 
 use crate::error::Error;
 use crate::options::RedisOption;
+use crate::pipe::PipeTls;
 use crate::sentinel::SentinelConnection;
 use crate::tls::{Redacted, TlsOptions};
 
@@ -801,14 +802,33 @@ impl RedisStore {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// A single server's connection details, when a plain TCP connection
-    /// (no TLS) reaches it: what a [`ScriptPipe`](crate::ScriptPipe) needs.
-    pub(crate) fn plain_tcp(&self) -> Option<(String, u16, redis::RedisConnectionInfo)> {
+    /// A single server's connection details, when one TCP connection —
+    /// with TLS or without — reaches it: what a
+    /// [`ScriptPipe`](crate::ScriptPipe) needs, TLS settings included (the
+    /// PEM files read now: `None` if one cannot be, and the store's own
+    /// connection serves).
+    pub(crate) fn pipe_target(&self) -> Option<(String, u16, redis::RedisConnectionInfo, Option<PipeTls>)> {
         let info = self.inner.direct.as_ref()?.client.get_connection_info();
-        match info.addr() {
-            redis::ConnectionAddr::Tcp(host, port) => Some((host.clone(), *port, info.redis_settings().clone())),
-            _ => None,
-        }
+        let (host, port, url_verifies) = match info.addr() {
+            redis::ConnectionAddr::Tcp(host, port) => (host.clone(), *port, None),
+            redis::ConnectionAddr::TcpTls { host, port, insecure, .. } => (host.clone(), *port, Some(!*insecure)),
+            _ => return None,
+        };
+        let read = |pem: &Option<crate::tls::Pem>, what| pem.as_ref().map(|p| p.read(what)).transpose().ok();
+        let tls = match (&self.inner.options.tls, url_verifies) {
+            (Some(options), _) => Some(PipeTls {
+                ca: read(&options.ca, "CA")?,
+                client_cert: read(&options.client_cert, "client certificate")?,
+                client_key: read(&options.client_key, "client key")?,
+                server_name: options.server_name.clone().unwrap_or_else(|| host.clone()),
+                verify: !options.insecure_skip_verify,
+            }),
+            (None, Some(verify)) => {
+                Some(PipeTls { ca: None, client_cert: None, client_key: None, server_name: host.clone(), verify })
+            }
+            (None, None) => None,
+        };
+        Some((host, port, info.redis_settings().clone(), tls))
     }
 
     /// Marks Redis up or down after the outcome of a request sent at `sent`

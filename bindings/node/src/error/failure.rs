@@ -39,6 +39,12 @@ pub(crate) const REDIS_ERROR: &str = "ERR_RATEKEEPER_REDIS_ERROR";
 pub(crate) const REDIS_PROTOCOL: &str = "ERR_RATEKEEPER_REDIS_PROTOCOL";
 /// `code` of an `Error`: the algorithm or mode does not run in Redis.
 pub(crate) const REDIS_UNSUPPORTED: &str = "ERR_RATEKEEPER_REDIS_UNSUPPORTED";
+/// `code` of an `Error`: Redis refused the credentials (`WRONGPASS`,
+/// `NOAUTH`) or a command of an ACL user (`NOPERM`).
+pub(crate) const REDIS_AUTH: &str = "ERR_RATEKEEPER_REDIS_AUTH";
+/// `code` of an `Error`: TLS could not be set up (a certificate not
+/// trusted, for another name, expired, or refused; unusable TLS settings).
+pub(crate) const REDIS_TLS: &str = "ERR_RATEKEEPER_REDIS_TLS";
 
 /// Why a native call failed.
 pub(crate) enum Failure {
@@ -316,6 +322,9 @@ fn redis_code(error: &ratekeeper_redis::Error) -> &'static str {
         e if e.is_unavailability() => REDIS_UNAVAILABLE,
         Error::Unsupported(_) => REDIS_UNSUPPORTED,
         Error::Protocol(_) => REDIS_PROTOCOL,
+        // Refusals, not unavailability: no policy decides instead.
+        Error::Auth(_) => REDIS_AUTH,
+        Error::Tls(_) => REDIS_TLS,
         _ => REDIS_ERROR,
     }
 }

@@ -19,6 +19,8 @@
 //! | Redis answered with an error (a script's, `NOAUTH`, `OOM`, …) | `Error` | `ERR_RATEKEEPER_REDIS_ERROR` |
 //! | a reply this client does not understand | `Error` | `ERR_RATEKEEPER_REDIS_PROTOCOL` |
 //! | an algorithm or mode that does not run in Redis | `Error` | `ERR_RATEKEEPER_REDIS_UNSUPPORTED` |
+//! | Redis refused the credentials or an ACL user's command (`WRONGPASS`, `NOAUTH`, `NOPERM`) | `Error` | `ERR_RATEKEEPER_REDIS_AUTH` |
+//! | TLS could not be set up (a certificate not trusted, for another name, expired, refused) | `Error` | `ERR_RATEKEEPER_REDIS_TLS` |
 //!
 //! Argument errors also carry `argument` (the JavaScript name, camelCase) and
 //! `value` (the value given), and their message names both, as Node's own
@@ -52,6 +54,7 @@ pub(crate) use failure::{
     Boxed, Failure, AT_CAPACITY, CLOSED, INTERNAL, INVALID_ARGUMENT, INVALID_ARG_TYPE, INVALID_OPTION, REDIS_ERROR,
     REDIS_PROTOCOL, REDIS_TIMEOUT, REDIS_UNAVAILABLE, REDIS_UNSUPPORTED,
 };
+pub(crate) use failure::{REDIS_AUTH, REDIS_TLS};
 pub(crate) use names::{
     blame, blame_later, blame_redis, camel_case, redis_option_names, requirement, Given, Kept, PERMITS_REQUIREMENT,
 };

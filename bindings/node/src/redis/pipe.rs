@@ -10,10 +10,16 @@
 //! turn of the event loop (figures: `benches/earlier/redis-node.md`, in
 //! BENCHMARKS.md's "Redis from Node.js").
 //!
-//! What stays on the crate's connection: a Redis Cluster, TLS and Unix
-//! sockets (no pipe), peeks and the other modes, and every check while the
-//! pipe is not open — before its socket connects, and after it failed,
-//! until the store's retry interval has passed.
+//! What stays on the crate's connection: a Redis Cluster and Unix sockets
+//! (no pipe), peeks and the other modes, and every check while the pipe is
+//! not open — before its socket connects, and after it failed, until the
+//! store's retry interval has passed.
+//!
+//! Over TLS, `Pipe` opens a `tls.connect` socket with the store's TLS
+//! settings (`pipeTls`: [`tls_settings`]) instead of a `net` one, and
+//! reports a certificate refused with `pipeTlsFailed(reason)` rather than
+//! `pipeLost`: the checks waiting fail with `ERR_RATEKEEPER_REDIS_TLS`, and
+//! the store is not marked down (the server is up).
 //!
 //! The methods below are bound to the store's object; `Pipe` calls them:
 //! `pipeConnect` (whether to open a socket now), `pipeOpened`,
@@ -32,7 +38,9 @@ use std::ptr;
 use std::sync::{MutexGuard, PoisonError};
 use std::time::Instant;
 
+use napi::bindgen_prelude::Buffer;
 use napi::sys;
+use napi_derive::napi;
 use ratekeeper_redis::{RedisLimiter, Requests, ScriptPipe};
 
 use super::Store;
@@ -98,6 +106,48 @@ fn bytes_of(args: &Args) -> Result<&[u8], Failure> {
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
 }
 
+/// The object `tls.connect`'s options are made of (`tlsOptions` in
+/// `node/lib/redis.js`): the store's TLS settings, their files read.
+#[allow(dead_code)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct PipeTls {
+    /// The certificates to trust; absent: the system's roots.
+    #[napi(ts_type = "Uint8Array")]
+    pub ca: Option<Buffer>,
+    /// The client's certificate chain, for mutual TLS.
+    #[napi(ts_type = "Uint8Array")]
+    pub cert: Option<Buffer>,
+    /// Its private key.
+    #[napi(ts_type = "Uint8Array")]
+    pub key: Option<Buffer>,
+    /// The name the server's certificate must carry.
+    pub server_name: String,
+    /// Whether to verify the server's certificate at all.
+    pub reject_unauthorized: bool,
+}
+
+/// `pipe`'s TLS settings as a [`PipeTls`] object, or `None` when it speaks
+/// plain TCP.
+pub(super) fn tls_settings(env: sys::napi_env, pipe: &ScriptPipe<Done>) -> Result<Option<sys::napi_value>, Failure> {
+    let Some(tls) = pipe.tls() else { return Ok(None) };
+    let mut object = ptr::null_mut();
+    // SAFETY: plain value creation.
+    js::check(env, unsafe { sys::napi_create_object(env, &mut object) }, "create object")?;
+    for (key, pem) in [(c"ca", &tls.ca), (c"cert", &tls.client_cert), (c"key", &tls.client_key)] {
+        if let Some(pem) = pem {
+            if let Returned::Value(bytes) = buffer(env, pem).map_err(|e| *e.0)? {
+                js::set(env, object, key, bytes)?;
+            }
+        }
+    }
+    js::set(env, object, c"serverName", js::string(env, &tls.server_name)?)?;
+    let mut verify = ptr::null_mut();
+    // SAFETY: plain value creation.
+    js::check(env, unsafe { sys::napi_get_boolean(env, tls.verify, &mut verify) }, "create boolean")?;
+    js::set(env, object, c"rejectUnauthorized", verify)?;
+    Ok(Some(object))
+}
+
 /// What `pipeReceived` and `pipeExpire` answer when the pipe was open
 /// and has closed (or is gone), so its socket must go — never while the
 /// socket is still connecting, which `pipeLost` ends.
@@ -152,6 +202,15 @@ pub(super) const METHODS: &[Named<Store>] = &[
             }
             _ => -1.0,
         }))
+    }),
+    (c"pipeTlsFailed", 1, |s, args| {
+        let reason = args.get(0).string().unwrap_or_default();
+        let mut pipe = pipe(s);
+        let answered = pipe.as_mut().map(|p| p.tls_failed(&reason)).unwrap_or_default();
+        still_open(s, &mut pipe);
+        drop(pipe);
+        settle_now(answered);
+        Ok(Returned::Undefined)
     }),
     (c"pipeLost", 0, |s, _| {
         let mut pipe = pipe(s);

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue};
 use napi_derive::napi;
-use ratekeeper_redis::{RedisOption, RedisStore, ScriptPipe, StoreOptions};
+use ratekeeper_redis::{Pem, RedisOption, RedisStore, ScriptPipe, StoreOptions, TlsOptions};
 use redis::IntoConnectionInfo;
 
 use super::{option_duration, pipe, Close, Held};
@@ -125,6 +125,15 @@ pub struct RedisStoreMethods {
     /// The socket closed, or failed to connect: fails what was waiting.
     #[napi(ts_type = "() => void")]
     pub pipe_lost: (),
+    /// The store's TLS settings for the socket (`tls.connect`), when the
+    /// server speaks TLS.
+    #[napi(ts_type = "PipeTls | undefined")]
+    pub pipe_tls: (),
+    /// The TLS socket failed on a certificate (`reason`: its error's code
+    /// and message): fails what was waiting with the TLS error, leaving the
+    /// store up.
+    #[napi(ts_type = "(reason: string) => void")]
+    pub pipe_tls_failed: (),
 }
 
 const METHODS: &[Named<Store>] = &[
@@ -164,13 +173,130 @@ fn sentinel_master_name(value: Js) -> Result<Option<String>, Failure> {
     }
 }
 
+/// What a PEM option must be.
+const PEM_EXPECTED: &str = "a PEM string or Buffer";
+
+/// The bytes of a `Uint8Array` (a `Buffer` is one), copied.
+fn uint8_bytes(value: Js) -> Option<Vec<u8>> {
+    let mut is_typed = false;
+    // SAFETY: a live value of the running call.
+    if unsafe { sys::napi_is_typedarray(value.env, value.raw, &mut is_typed) } != sys::Status::napi_ok || !is_typed {
+        return None;
+    }
+    let (mut kind, mut length, mut data) = (0, 0usize, std::ptr::null_mut());
+    let (mut buffer, mut offset) = (std::ptr::null_mut(), 0usize);
+    // SAFETY: a live typed array of the running call.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(value.env, value.raw, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+        return None;
+    }
+    if length == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: the array's own `length` bytes, alive for this call.
+    Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) }.to_vec())
+}
+
+/// A PEM option of `tls` (`ca`, `cert`, `key`) as Node's `tls.connect`
+/// takes it: a string or a Buffer — and, for `ca` (`many`), an array of
+/// them, whose certificates are all trusted (PEM texts joined are one).
+fn pem(value: Js, argument: &'static str, many: bool) -> Result<Option<Pem>, Failure> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let one = |item: Js| {
+        item.string_bytes().or_else(|| uint8_bytes(item)).ok_or(Failure::WrongType {
+            argument,
+            value: item,
+            expected: if many { "a PEM string or Buffer, or an array of them" } else { PEM_EXPECTED },
+        })
+    };
+    let bytes = match value.elements()? {
+        Some(items) if many => {
+            let mut joined = Vec::new();
+            for item in items {
+                joined.extend(one(item)?);
+                joined.push(b'\n');
+            }
+            joined
+        }
+        _ => one(value)?,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Failure::OutOfRange { argument, value, requirement: "must hold PEM text, not be empty" });
+    }
+    Ok(Some(Pem::Bytes(bytes)))
+}
+
+/// An optional string option (`undefined`: absent); `empty` says whether
+/// `""` is a value.
+fn text(value: Js, argument: &'static str, empty: bool) -> Result<Option<String>, Failure> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let text = value.string().ok_or(Failure::WrongType { argument, value, expected: "a string" })?;
+    if text.is_empty() && !empty {
+        return Err(Failure::OutOfRange { argument, value, requirement: "must not be empty" });
+    }
+    Ok(Some(text))
+}
+
+/// `options` with the ACL credentials and TLS settings of a store's
+/// options: `username`, `password`, and `tls` (an object with Node's
+/// `tls.connect` names, whose unknown keys `node/lib/redis.js` refused) —
+/// TLS whatever the URL's scheme when `tls` is given, else only for
+/// `rediss://`.
+pub(super) fn with_access(options: StoreOptions, username: Js, password: Js, tls: Js) -> Result<StoreOptions, Failure> {
+    let username = text(username, "username", false)?;
+    // An ACL user's password may be anything, `""` included (`nopass`).
+    let password = text(password, "password", true)?;
+    if tls.is_undefined() {
+        return Ok(StoreOptions { username, password, tls: None, ..options });
+    }
+    let ca = pem(tls.property("ca")?, "tls.ca", true)?;
+    let (cert_value, key_value) = (tls.property("cert")?, tls.property("key")?);
+    let client_cert = pem(cert_value, "tls.cert", false)?;
+    let client_key = pem(key_value, "tls.key", false)?;
+    match (&client_cert, &client_key) {
+        (Some(_), None) => {
+            return Err(Failure::OutOfRange {
+                argument: "tls.key",
+                value: key_value,
+                requirement: "must come with tls.cert",
+            })
+        }
+        (None, Some(_)) => {
+            return Err(Failure::OutOfRange {
+                argument: "tls.cert",
+                value: cert_value,
+                requirement: "must come with tls.key",
+            })
+        }
+        _ => {}
+    }
+    let server_name = text(tls.property("servername")?, "tls.servername", false)?;
+    let reject = tls.property("rejectUnauthorized")?;
+    let insecure_skip_verify = match reject.is_undefined() {
+        true => false,
+        false => !reject.boolean().ok_or(Failure::WrongType {
+            argument: "tls.rejectUnauthorized",
+            value: reject,
+            expected: "a boolean",
+        })?,
+    };
+    let tls = TlsOptions { ca, client_cert, client_key, server_name, insecure_skip_verify };
+    Ok(StoreOptions { username, password, tls: Some(tls), ..options })
+}
+
 /// Connects to Redis — one server at `urls` (a string), or a Redis Cluster
 /// through any of `urls` (an array) when `cluster` — and resolves to the
 /// store's bound functions. Options arrive one by one (`undefined` when
 /// absent). With `masterName`, `urls` (an array) are sentinels to ask for
 /// that master (`RedisStore::connect_sentinel`).
 #[napi(
-    ts_args_type = "urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, masterName: unknown",
+    ts_args_type = "urls: unknown, cluster: boolean, timeoutMs: unknown, timeoutMicros: unknown, connectTimeoutMs: unknown, connectTimeoutMicros: unknown, retryIntervalMs: unknown, retryIntervalMicros: unknown, username: unknown, password: unknown, tls: unknown, masterName: unknown",
     ts_return_type = "Promise<RedisStoreMethods>"
 )]
 #[allow(clippy::too_many_arguments)]
@@ -184,6 +310,9 @@ pub fn redis_connect<'env>(
     connect_timeout_micros: Unknown<'_>,
     retry_interval_ms: Unknown<'_>,
     retry_interval_micros: Unknown<'_>,
+    username: Unknown<'_>,
+    password: Unknown<'_>,
+    tls: Unknown<'_>,
     master_name: Unknown<'_>,
 ) -> napi::Result<Unknown<'env>> {
     let js = |value: Unknown<'_>| Js::new(env.raw(), value.raw());
@@ -220,6 +349,7 @@ pub fn redis_connect<'env>(
             .unwrap_or(defaults.retry_interval),
             ..StoreOptions::default()
         };
+        let options = with_access(options, js(username), js(password), js(tls))?;
         let shown_name = master_name.clone();
         let promise = promise::blocking(env.raw(), move || -> Answer {
             let connected = if let Some(master_name) = &master_name {
@@ -239,6 +369,7 @@ pub fn redis_connect<'env>(
                     let (host, port) = p.address();
                     (host.to_owned(), port, p.connect_timeout())
                 });
+                let tls = pipe.as_ref().map(|p| pipe::tls_settings(cx.env, p)).transpose()?.flatten();
                 let target = Arc::new(Store {
                     store: Held::new(store, "this RedisStore"),
                     children: Mutex::new(Vec::new()),
@@ -260,6 +391,9 @@ pub fn redis_connect<'env>(
                         .value(c"pipeHost", crate::js::string(cx.env, &host)?)?
                         .number(c"pipePort", f64::from(port))?
                         .number(c"pipeConnectTimeoutMs", connect_timeout.as_micros() as f64 / 1e3)?;
+                    if let Some(tls) = tls {
+                        binder.value(c"pipeTls", tls)?;
+                    }
                 }
                 Ok(binder.finish())
             })

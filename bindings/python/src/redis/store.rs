@@ -3,12 +3,13 @@
 //! every limiter made from it. The URLs and options are checked here;
 //! connecting blocks (the crate connects only so) with the GIL released.
 
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
-use ratekeeper_redis::{RedisOption, RedisStore, StoreOptions};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
+use ratekeeper_redis::{Pem, RedisOption, RedisStore, StoreOptions, TlsOptions};
 use redis::IntoConnectionInfo;
 
 use super::{Close, Held};
@@ -118,6 +119,71 @@ fn sentinel_master_name(name: &Bound<'_, PyAny>, cluster: bool) -> PyResult<Stri
     Ok(text)
 }
 
+/// A PEM option (`tls_ca`, `tls_cert`, `tls_key`): PEM `bytes` (or
+/// `bytearray`), or the path of a file holding it (`str` or
+/// `os.PathLike`), which the crate reads when it connects.
+fn pem_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Pem> {
+    const EXPECTED: &str = "a path (str or os.PathLike) or PEM bytes";
+    let pem = if let Ok(bytes) = obj.cast::<PyBytes>() {
+        Pem::Bytes(bytes.as_bytes().to_vec())
+    } else if let Ok(bytes) = obj.cast::<PyByteArray>() {
+        Pem::Bytes(bytes.to_vec())
+    } else {
+        // `str`, or what `os.fspath` takes (a `pathlib.Path`).
+        let path: PathBuf = obj.extract().map_err(|_| wrong_type(name, obj, EXPECTED))?;
+        Pem::File(path)
+    };
+    match &pem {
+        Pem::Bytes(bytes) if bytes.is_empty() => Err(invalid_named(name, obj, "must not be empty")),
+        Pem::File(path) if path.as_os_str().is_empty() => Err(invalid_named(name, obj, "must not be empty")),
+        _ => Ok(pem),
+    }
+}
+
+/// A `str` option that may be absent (`None`) but not empty.
+fn name_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<String>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(None) };
+    let text = args::text(obj, name)?;
+    if text.is_empty() {
+        return Err(invalid_named(name, obj, "must not be empty"));
+    }
+    Ok(Some(text))
+}
+
+/// `options` with the ACL credentials and TLS settings of `connect` (and
+/// of every other way to connect a store). TLS is on when any `tls_`
+/// option is given (else only for a `rediss://` URL).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn with_access(
+    options: StoreOptions,
+    username: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    tls_ca: Option<&Bound<'_, PyAny>>,
+    tls_cert: Option<&Bound<'_, PyAny>>,
+    tls_key: Option<&Bound<'_, PyAny>>,
+    tls_server_name: Option<&Bound<'_, PyAny>>,
+    tls_insecure_skip_verify: Option<&Bound<'_, PyAny>>,
+) -> PyResult<StoreOptions> {
+    let username = name_arg(username, "username")?;
+    // An empty password is a password (`requirepass ""` is not, but an
+    // ACL user's may be `nopass`): only its type is checked.
+    let password = password.filter(|o| !o.is_none()).map(|o| args::text(o, "password")).transpose()?;
+    let pem = |obj: Option<&Bound<'_, PyAny>>, name| obj.filter(|o| !o.is_none()).map(|o| pem_arg(o, name)).transpose();
+    let (ca, client_cert, client_key) = (pem(tls_ca, "tls_ca")?, pem(tls_cert, "tls_cert")?, pem(tls_key, "tls_key")?);
+    match (tls_cert, tls_key, &client_cert, &client_key) {
+        (_, Some(key), None, Some(_)) => return Err(invalid_named("tls_key", key, "must come with tls_cert")),
+        (Some(cert), _, Some(_), None) => return Err(invalid_named("tls_cert", cert, "must come with tls_key")),
+        _ => {}
+    }
+    let server_name = name_arg(tls_server_name, "tls_server_name")?;
+    let insecure_skip_verify = tls_insecure_skip_verify
+        .filter(|o| !o.is_none())
+        .map_or(Ok(false), |o| args::boolean(o, "tls_insecure_skip_verify"))?;
+    let given = ca.is_some() || client_cert.is_some() || server_name.is_some() || insecure_skip_verify;
+    let tls = given.then_some(TlsOptions { ca, client_cert, client_key, server_name, insecure_skip_verify });
+    Ok(StoreOptions { username, password, tls, ..options })
+}
+
 /// A store option, `default` when not given; its domain is the crate's.
 fn option(obj: Option<&Bound<'_, PyAny>>, option: RedisOption, default: Duration) -> PyResult<Duration> {
     obj.map_or(Ok(default), |obj| args::redis_option(obj, option))
@@ -134,10 +200,14 @@ impl PyRedisStore {
     ///
     /// With ``master_name``, ``url`` lists the sentinels (one or more) to
     /// ask for that master: prefer ``connect_sentinel``.
-    #[pyo3(signature = (url, *, cluster = None, timeout = None, connect_timeout = None, retry_interval = None, master_name = None))]
-    #[pyo3(
-        text_signature = "(url, *, cluster=False, timeout=None, connect_timeout=None, retry_interval=None, master_name=None)"
-    )]
+    #[pyo3(signature = (
+        url, *, cluster = None, timeout = None, connect_timeout = None, retry_interval = None,
+        username = None, password = None, tls_ca = None, tls_cert = None, tls_key = None,
+        tls_server_name = None, tls_insecure_skip_verify = None, master_name = None,
+    ))]
+    #[pyo3(text_signature = "(url, *, cluster=False, timeout=None, connect_timeout=None, retry_interval=None, \
+                          username=None, password=None, tls_ca=None, tls_cert=None, tls_key=None, \
+                          tls_server_name=None, tls_insecure_skip_verify=False, master_name=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -146,6 +216,13 @@ impl PyRedisStore {
         timeout: Option<&Bound<'_, PyAny>>,
         connect_timeout: Option<&Bound<'_, PyAny>>,
         retry_interval: Option<&Bound<'_, PyAny>>,
+        username: Option<&Bound<'_, PyAny>>,
+        password: Option<&Bound<'_, PyAny>>,
+        tls_ca: Option<&Bound<'_, PyAny>>,
+        tls_cert: Option<&Bound<'_, PyAny>>,
+        tls_key: Option<&Bound<'_, PyAny>>,
+        tls_server_name: Option<&Bound<'_, PyAny>>,
+        tls_insecure_skip_verify: Option<&Bound<'_, PyAny>>,
         master_name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let cluster = cluster.map_or(Ok(false), |c| args::boolean(c, "cluster"))?;
@@ -175,6 +252,16 @@ impl PyRedisStore {
             retry_interval: option(retry_interval, RedisOption::RetryInterval, defaults.retry_interval)?,
             ..StoreOptions::default()
         };
+        let options = with_access(
+            options,
+            username,
+            password,
+            tls_ca,
+            tls_cert,
+            tls_key,
+            tls_server_name,
+            tls_insecure_skip_verify,
+        )?;
         let connect_timeout = options.connect_timeout;
         let connected = py.detach(|| {
             if let Some(master_name) = &master_name {
