@@ -88,11 +88,16 @@ fn the_test_ca_connects_and_every_limiter_decides_over_tls() {
     // The CA as PEM bytes, and a redis:// URL: the options ask for TLS.
     let pem = std::fs::read(&env.ca).unwrap();
     let plain_scheme = env.url.replacen("rediss://", "redis://", 1);
-    let tls = TlsOptions { ca: Some(Pem::Bytes(pem)), ..TlsOptions::default() };
+    let tls = TlsOptions { ca: Some(Pem::Bytes(pem.clone())), ..TlsOptions::default() };
     let store = RedisStore::connect(&plain_scheme, with_tls(tls)).unwrap();
-    // No pipe for a TLS store (it speaks plain TCP): the Node binding
-    // falls back on the store's own connection.
-    assert!(ScriptPipe::<usize>::new(&store).is_none());
+    // A pipe for a TLS store hands its host what a TLS connection needs:
+    // the CA given (read), the URL's host as the name, verification on.
+    let pipe = ScriptPipe::<usize>::new(&store).expect("a TLS store's pipe");
+    let settings = pipe.tls().expect("the pipe's TLS settings");
+    assert_eq!(settings.ca.as_deref(), Some(&pem[..]));
+    assert!(settings.client_cert.is_none() && settings.client_key.is_none());
+    assert!(settings.verify);
+    assert_eq!(settings.server_name, "127.0.0.1");
     let limiter = RedisLimiter::new(&store, "tls-bytes", every_limiter::EXACT[2].1).unwrap();
     assert!(limiter.check("k", 3).unwrap().allowed);
     assert!(!limiter.check("k", 1).unwrap().allowed);
