@@ -126,7 +126,7 @@ stage_release-lint() {
   tests/release/lint.sh
 }
 
-stage cargo-test "rust" "cargo test"
+stage cargo-test "rust" "cargo test, then the Sentinel failover test (with-redis --sentinel)"
 stage_cargo-test() {
   cargo test --workspace --locked
   # Sentinel: the master killed under load (needs the servers with-redis starts).
@@ -165,7 +165,7 @@ stage_c-tests() {
   make_c -C tests/c check
 }
 
-stage c-redis "c redis" "C: the Redis limiters against a private Redis (and one killed, frozen, restarted), then a three-master cluster"
+stage c-redis "c redis" "C: the Redis limiters against a private Redis (and one killed, frozen, restarted), a three-master cluster, TLS servers (and ACL users), a Sentinel-monitored master"
 stage_c-redis() {
   tests/redis/with-redis make -s --no-print-directory -C tests/c redis-check
   tests/redis/with-redis --cluster make -s --no-print-directory -C tests/c redis-cluster-check
@@ -245,7 +245,7 @@ stage_python-ctrl-c() {
   )
 }
 
-stage python-redis "python redis" "python: the limiters shared through Redis, against a private Redis, then a three-master cluster"
+stage python-redis "python redis" "python: the limiters shared through Redis, against a private Redis, a three-master cluster, a Sentinel-monitored master, TLS servers (and ACL users)"
 stage_python-redis() {
   # Each under its own server (tests/redis/with-redis); pytest's exit status
   # 5, no test collected, fails the stage too.
@@ -296,7 +296,7 @@ stage_node-test() {
   (cd node && npm test --silent)
 }
 
-stage node-redis "node redis" "node: Redis tests (a private Redis, then a three-master Redis Cluster)"
+stage node-redis "node redis" "node: Redis tests (a private Redis, a three-master Redis Cluster, a Sentinel-monitored master, TLS servers and ACL users)"
 stage_node-redis() {
   tests/redis/with-redis bash -c 'cd node && npm run --silent test:redis'
   tests/redis/with-redis --cluster bash -c 'cd node && npm run --silent test:redis-cluster'
