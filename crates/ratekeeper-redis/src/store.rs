@@ -27,6 +27,10 @@
 //! involved. The answers, errors, timeouts and the `retry_interval` are the
 //! same as on the multiplexed connection, which serves everything else
 //! (async calls, callbacks, heartbeats, and every call to a cluster).
+//! A Sentinel store, and a store whose TLS `server_name` is not the URL's
+//! host, have no blocking connections: every call of theirs goes through a
+//! reconnecting multiplexed connection of the store's own (see
+//! `reconnect.rs` for why).
 //!
 //! The timeout bounds such a call whole — a new connection, its set-up,
 //! the script, and loading the script after `NOSCRIPT` — because every
@@ -636,6 +640,10 @@ impl RedisStore {
     /// Connects to one server (`redis://host:port/db`), waiting at most
     /// `options.connect_timeout` for the first connection. Options outside
     /// their domains are refused first ([`StoreOptions::checked`]).
+    ///
+    /// With a TLS [`server_name`](TlsOptions::server_name), every call
+    /// goes through the one multiplexed connection, blocking calls
+    /// included (see the module docs).
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
         let dial = crate::tls::client(url, &options)?;

@@ -34,7 +34,12 @@ pub struct TlsOptions {
     /// The client certificate's private key (PEM: PKCS #8, PKCS #1 or SEC1).
     pub client_key: Option<Pem>,
     /// The name the server's certificate must carry, and the one sent in
-    /// SNI. `None`: the URL's host.
+    /// SNI, when it is not the URL's host (connecting by IP address, or
+    /// through a tunnel): the store connects to the URL's host and checks
+    /// this name. `None`: the URL's host. Such a store's blocking calls go
+    /// through its multiplexed connection too (see
+    /// [`RedisStore::connect`](crate::RedisStore::connect)); a cluster
+    /// refuses it ([`Error::Unsupported`]).
     pub server_name: Option<String>,
     /// Encrypt, but verify nothing: any certificate, from anyone, for any
     /// name, expired or not, is accepted. Protects against a passive
