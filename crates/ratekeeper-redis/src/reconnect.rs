@@ -38,6 +38,14 @@
 //! ([`Error::Tls`]) or the credentials ([`Error::Auth`]) — is no outage:
 //! its calls get that error, and the next call tries again.
 //!
+//! A connection the server closed while idle (its `timeout`, a proxy's
+//! idle limit, a restart) is found closed by the next call, which fails as
+//! an unavailability: redis-rs reports a connection closed before the
+//! script was written as it reports one closed after the script ran, and a
+//! script that may have run is never sent again. That is what an async call
+//! on a plain store's `ConnectionManager` meets too; only a plain store's
+//! blocking calls, on connections of their own, can tell the two apart.
+//!
 //! Such a store has no blocking connections of its own (see the module
 //! docs of `store.rs`): for Sentinel, those would be a second set of
 //! connections that must follow the master, and a blocking call that found
