@@ -763,10 +763,7 @@ impl RedisStore {
             tokio::time::timeout(connect_timeout, client.get_async_connection())
                 .await
                 .map_err(|_| Error::Timeout)?
-                .map_err(|e| match crate::tls::handshake_failure_in_text(&e) {
-                    Some(why) => Error::Tls(why),
-                    None => Error::from(e),
-                })
+                .map_err(Error::from)
         })?;
         Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Cluster(connection), options, None)) })
     }

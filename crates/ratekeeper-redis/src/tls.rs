@@ -269,15 +269,17 @@ pub(crate) fn install_crypto_provider() {
 /// a certificate or on the TLS protocol itself (rather than on the
 /// network): `None` for every other error.
 pub(crate) fn handshake_failure(error: &redis::RedisError) -> Option<String> {
-    let failure = rustls_error(error)?;
-    Some(format!("{} ({failure})", cause(failure)))
+    match rustls_error(error) {
+        Some(failure) => Some(format!("{} ({failure})", cause(failure))),
+        None => handshake_failure_in_text(error),
+    }
 }
 
 /// [`handshake_failure`] for an error that holds rustls's error as text
 /// only: a cluster's failure to connect to any of its initial nodes, whose
 /// detail is the last node's error written out (redis-rs 1.8). The words
 /// looked for are rustls's own `Display` of its error.
-pub(crate) fn handshake_failure_in_text(error: &redis::RedisError) -> Option<String> {
+fn handshake_failure_in_text(error: &redis::RedisError) -> Option<String> {
     let text = error.to_string();
     let failure = if let Some(at) = text.find("invalid peer certificate: ") {
         let what = &text[at + "invalid peer certificate: ".len()..];
@@ -401,6 +403,29 @@ mod tests {
             shown.contains("ratekeeper") && shown.contains("/etc/ca.crt") && shown.contains("<redacted>"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn a_handshake_failure_written_out_as_text_is_still_recognised() {
+        // What a cluster's client reports when no initial node connects.
+        let written = |detail: &str| {
+            redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "Failed to create initial connections",
+                format!("Io: {detail}"),
+            ))
+        };
+        for (detail, expected) in [
+            ("invalid peer certificate: UnknownIssuer", "not signed by a trusted CA"),
+            ("invalid peer certificate: NotValidForNameContext { expected: .. }", "for another name"),
+            ("invalid peer certificate: ExpiredContext { time: .. }", "has expired"),
+            ("received fatal alert: CertificateRequired", "requires a client certificate"),
+            ("received fatal alert: BadCertificate", "refused the client certificate"),
+        ] {
+            let why = handshake_failure(&written(detail)).unwrap_or_else(|| panic!("{detail}: not recognised"));
+            assert!(why.contains(expected) && why.contains(detail), "{why}");
+        }
+        assert_eq!(handshake_failure(&written("Connection refused (os error 111)")), None);
     }
 
     #[test]
