@@ -776,14 +776,19 @@ impl RedisStore {
     ///
     /// The store follows a failover: when the master stops answering or
     /// answers `READONLY` (it was demoted), the sentinels are asked again —
-    /// at most once per `retry_interval`, each ask within twice the
+    /// at most once per `retry_interval` while no master is found (a
+    /// master that refuses the certificate or the password is no outage:
+    /// the next call asks again), each ask within twice the
     /// `connect_timeout`, no call waiting past its `timeout` — and the
     /// store connects to the master they name then. Meanwhile decisions
     /// fail as unavailable and their limiter's policy decides. What a
     /// failover can cost (writes the old master acknowledged but had not
     /// replicated are lost) is in `SECURITY.md`, "What a failover can
     /// cost". Every call goes through the one multiplexed connection (no
-    /// blocking connections of its own: see `sentinel.rs`).
+    /// blocking connections of its own: see `reconnect.rs`). The master's
+    /// connection takes the TLS options, a
+    /// [`server_name`](TlsOptions::server_name) included: sentinels name
+    /// masters by address.
     pub fn connect_sentinel(sentinels: &[&str], master_name: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
         let bound = options.connect_timeout * 2;
