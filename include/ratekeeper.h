@@ -1133,8 +1133,10 @@ typedef struct {
    */
   const char *key_file;
   /**
-   * The name the server's certificate must carry. NULL: the URL's host.
-   * (Not supported yet: any other value is `RK_REDIS_TLS_ERROR`.)
+   * The name the server's certificate must carry, when it is not the
+   * URL's host (connecting by IP address, or through a tunnel). NULL:
+   * the URL's host. Not for a cluster: `rk_redis_store_connect_cluster`
+   * refuses it (`RK_UNSUPPORTED`).
    */
   const char *server_name;
   /**

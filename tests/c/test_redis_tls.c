@@ -11,6 +11,9 @@
  * 4. ACL: the least-privilege user decides; a wrong password is
  *    RK_REDIS_AUTH_ERROR (WRONGPASS); the user without EVALSHA gets
  *    RK_REDIS_AUTH_ERROR (NOPERM) from a check.
+ * 5. server_name: 127.0.0.1, whose certificate is for elsewhere.invalid
+ *    only, checked against that name, decides; another name is
+ *    RK_REDIS_TLS_ERROR.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -127,6 +130,17 @@ static void test_acl(void) {
   rk_redis_store_free(s);
 }
 
+static void test_server_name(void) {
+  rk_redis_tls_options tls = {.ca_file = required_env("RATEKEEPER_REDIS_TLS_CA"), .server_name = "elsewhere.invalid"};
+  rk_redis_store_options options = with_tls(&tls);
+  rk_redis_store *s = NULL;
+  CHECK_OK(rk_redis_store_connect(required_env("RATEKEEPER_REDIS_TLS_OTHER_NAME_URL"), &options, &s));
+  decides(s, "tls-server-name");
+  rk_redis_store_free(s);
+  tls.server_name = "localhost";
+  refused(required_env("RATEKEEPER_REDIS_TLS_OTHER_NAME_URL"), &options, RK_REDIS_TLS_ERROR, "for another name");
+}
+
 int main(void) {
   CHECK_STR(rk_status_message(RK_REDIS_AUTH_ERROR), "redis refused access");
   CHECK_STR(rk_status_message(RK_REDIS_TLS_ERROR), "redis TLS error");
@@ -134,5 +148,6 @@ int main(void) {
   test_mutual_tls();
   test_certificates_not_to_trust();
   test_acl();
+  test_server_name();
   return check_summary("test_redis_tls");
 }

@@ -38,6 +38,7 @@ mod leased;
 mod membership;
 mod options;
 mod pipe;
+mod reconnect;
 mod reply;
 mod scripts;
 mod sentinel;

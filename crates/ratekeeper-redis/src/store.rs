@@ -27,6 +27,10 @@
 //! involved. The answers, errors, timeouts and the `retry_interval` are the
 //! same as on the multiplexed connection, which serves everything else
 //! (async calls, callbacks, heartbeats, and every call to a cluster).
+//! A Sentinel store, and a store whose TLS `server_name` is not the URL's
+//! host, have no blocking connections: every call of theirs goes through a
+//! reconnecting multiplexed connection of the store's own (see
+//! `reconnect.rs` for why).
 //!
 //! The timeout bounds such a call whole — a new connection, its set-up,
 //! the script, and loading the script after `NOSCRIPT` — because every
@@ -85,7 +89,8 @@ use tokio::runtime::Runtime;
 use crate::error::Error;
 use crate::options::RedisOption;
 use crate::pipe::PipeTls;
-use crate::sentinel::SentinelConnection;
+use crate::reconnect::{Reconnecting, Server, Target};
+use crate::sentinel::Sentinels;
 use crate::tls::{Redacted, TlsOptions};
 
 /// How a store connects, and how long a decision may take. Each field's
@@ -534,16 +539,21 @@ pub(crate) fn is_unavailability(error: &redis::RedisError) -> bool {
 enum Connection {
     Server(ConnectionManager),
     Cluster(ClusterConnection),
-    /// The master that Redis Sentinel names (see `sentinel.rs`).
-    Sentinel(Arc<SentinelConnection>),
+    /// A connection of the store's own, made again when it fails: to the
+    /// master that Redis Sentinel names, or to a server whose TLS name is
+    /// not the URL's host (see `reconnect.rs`).
+    Reconnecting(Arc<Reconnecting>),
 }
 
 impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.inner.connection {
+        let kind = match &self.inner.connection {
             Connection::Server(_) => "server",
             Connection::Cluster(_) => "cluster",
-            Connection::Sentinel(_) => "sentinel",
+            Connection::Reconnecting(c) => match c.target() {
+                Target::Sentinel(_) => "sentinel",
+                Target::Server(_) => "server",
+            },
         };
         f.debug_struct("RedisStore").field("kind", &kind).field("options", &self.inner.options).finish()
     }
@@ -630,9 +640,18 @@ impl RedisStore {
     /// Connects to one server (`redis://host:port/db`), waiting at most
     /// `options.connect_timeout` for the first connection. Options outside
     /// their domains are refused first ([`StoreOptions::checked`]).
+    ///
+    /// With a TLS [`server_name`](TlsOptions::server_name), every call
+    /// goes through the one multiplexed connection, blocking calls
+    /// included (see the module docs).
     pub fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        let client = crate::tls::client(url, &options)?;
+        let dial = crate::tls::client(url, &options)?;
+        if let Some(reroute) = dial.reroute {
+            let target = Target::Server(Box::new(Server::new(dial.client, reroute)));
+            return Self::connect_reconnecting(target, options.connect_timeout, options);
+        }
+        let client = dial.client;
         let direct = DirectConnections::new(&client)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
@@ -694,14 +713,33 @@ impl RedisStore {
     /// [`connect`](Self::connect).
     ///
     /// [`StoreOptions::username`] and [`password`](StoreOptions::password)
-    /// apply to every node; [`StoreOptions::tls`] is not supported for a
-    /// cluster yet ([`Error::Unsupported`]).
+    /// apply to every node, and so does [`StoreOptions::tls`] (the nodes
+    /// the cluster names are reached over TLS too, with the same CA and
+    /// client certificate), except its
+    /// [`server_name`](TlsOptions::server_name): a cluster's nodes are
+    /// found by the addresses the cluster gives, each checked against its
+    /// own certificate, and redis-rs has no way to check them all against
+    /// another name ([`Error::Unsupported`]). With `rediss://` nodes and
+    /// no `tls`, TLS with the system's roots.
     pub fn connect_cluster(nodes: &[&str], options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
-        if options.tls.is_some() {
-            return Err(Error::Unsupported("TLS options for a Redis Cluster are not supported yet"));
-        }
         let mut builder = redis::cluster::ClusterClient::builder(nodes.iter().copied());
+        if nodes.iter().any(|node| node.starts_with("rediss:")) {
+            crate::tls::install_crypto_provider();
+        }
+        if let Some(tls) = &options.tls {
+            if tls.server_name.is_some() {
+                return Err(Error::Unsupported(
+                    "a TLS server_name for a Redis Cluster (each node is checked against its own address)",
+                ));
+            }
+            crate::tls::install_crypto_provider();
+            let mode = if tls.insecure_skip_verify { redis::TlsMode::Insecure } else { redis::TlsMode::Secure };
+            builder = builder.tls(mode);
+            if let Some(certificates) = crate::tls::certificates(tls)? {
+                builder = builder.certs(certificates);
+            }
+        }
         if let Some(username) = &options.username {
             builder = builder.username(username.clone());
         }
@@ -738,36 +776,43 @@ impl RedisStore {
     ///
     /// The store follows a failover: when the master stops answering or
     /// answers `READONLY` (it was demoted), the sentinels are asked again —
-    /// at most once per `retry_interval`, each ask within twice the
+    /// at most once per `retry_interval` while no master is found (a
+    /// master that refuses the certificate or the password is no outage:
+    /// the next call asks again), each ask within twice the
     /// `connect_timeout`, no call waiting past its `timeout` — and the
     /// store connects to the master they name then. Meanwhile decisions
     /// fail as unavailable and their limiter's policy decides. What a
     /// failover can cost (writes the old master acknowledged but had not
     /// replicated are lost) is in `SECURITY.md`, "What a failover can
     /// cost". Every call goes through the one multiplexed connection (no
-    /// blocking connections of its own: see `sentinel.rs`).
+    /// blocking connections of its own: see `reconnect.rs`). The master's
+    /// connection takes the TLS options, a
+    /// [`server_name`](TlsOptions::server_name) included: sentinels name
+    /// masters by address.
     pub fn connect_sentinel(sentinels: &[&str], master_name: &str, options: StoreOptions) -> Result<Self, Error> {
         let options = options.checked()?;
         let bound = options.connect_timeout * 2;
-        let (urls, name, for_connect) =
-            (sentinels.iter().map(|s| s.to_string()).collect::<Vec<_>>(), master_name.to_owned(), options.clone());
+        let target = Target::Sentinel(Sentinels::new(sentinels, master_name)?);
+        Self::connect_reconnecting(target, bound, options)
+    }
+
+    /// A store on a [`Reconnecting`] connection to `target`, connected once
+    /// within `bound`.
+    fn connect_reconnecting(target: Target, bound: Duration, options: StoreOptions) -> Result<Self, Error> {
+        let for_connect = options.clone();
         let connection = Self::block_on(async move {
-            let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-            tokio::time::timeout(
-                bound + Duration::from_millis(50),
-                SentinelConnection::connect(&urls, &name, for_connect),
-            )
-            .await
-            .map_err(|_| Error::Timeout)?
+            tokio::time::timeout(bound + Duration::from_millis(50), Reconnecting::connect(target, for_connect))
+                .await
+                .map_err(|_| Error::Timeout)?
         })?;
-        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Sentinel(connection), options, None)) })
+        Ok(RedisStore { inner: Arc::new(StoreInner::new(Connection::Reconnecting(connection), options, None)) })
     }
 
     /// The address (`host:port`) of the master a Sentinel store last found;
     /// `None` for another store, or while it looks for the master.
     pub fn sentinel_master(&self) -> Option<String> {
         match &self.inner.connection {
-            Connection::Sentinel(sentinel) => sentinel.master_address(),
+            Connection::Reconnecting(c) if matches!(c.target(), Target::Sentinel(_)) => c.address(),
             _ => None,
         }
     }
@@ -808,11 +853,28 @@ impl RedisStore {
     /// PEM files read now: `None` if one cannot be, and the store's own
     /// connection serves).
     pub(crate) fn pipe_target(&self) -> Option<(String, u16, redis::RedisConnectionInfo, Option<PipeTls>)> {
-        let info = self.inner.direct.as_ref()?.client.get_connection_info();
-        let (host, port, url_verifies) = match info.addr() {
-            redis::ConnectionAddr::Tcp(host, port) => (host.clone(), *port, None),
-            redis::ConnectionAddr::TcpTls { host, port, insecure, .. } => (host.clone(), *port, Some(!*insecure)),
-            _ => return None,
+        let (host, port, settings, url_verifies) = match (&self.inner.direct, &self.inner.connection) {
+            (Some(direct), _) => {
+                let info = direct.client.get_connection_info();
+                let settings = info.redis_settings().clone();
+                match info.addr() {
+                    redis::ConnectionAddr::Tcp(host, port) => (host.clone(), *port, settings, None),
+                    redis::ConnectionAddr::TcpTls { host, port, insecure, .. } => {
+                        (host.clone(), *port, settings, Some(!*insecure))
+                    }
+                    _ => return None,
+                }
+            }
+            // A server name of the TLS options': the URL's host, and the
+            // options' TLS (`tls` is given).
+            (None, Connection::Reconnecting(c)) => match c.target() {
+                Target::Server(server) => {
+                    let (host, port, settings) = server.address();
+                    (host, port, settings, None)
+                }
+                Target::Sentinel(_) => return None,
+            },
+            (None, _) => return None,
         };
         let read = |pem: &Option<crate::tls::Pem>, what| pem.as_ref().map(|p| p.read(what)).transpose().ok();
         let tls = match (&self.inner.options.tls, url_verifies) {
@@ -828,7 +890,7 @@ impl RedisStore {
             }
             (None, None) => None,
         };
-        Some((host, port, info.redis_settings().clone(), tls))
+        Some((host, port, settings, tls))
     }
 
     /// Marks Redis up or down after the outcome of a request sent at `sent`
@@ -867,8 +929,8 @@ impl RedisStore {
             for arg in &args {
                 invocation.arg(arg);
             }
-            if let Connection::Sentinel(sentinel) = &inner.connection {
-                let result = sentinel.eval(invocation, inner.options.timeout).await;
+            if let Connection::Reconnecting(connection) = &inner.connection {
+                let result = connection.eval(invocation, inner.options.timeout).await;
                 inner.note(&result, sent);
                 return result;
             }
@@ -876,7 +938,7 @@ impl RedisStore {
                 match inner.connection.clone() {
                     Connection::Server(mut c) => invocation.invoke_async::<Value>(&mut c).await,
                     Connection::Cluster(c) => inner.invoke_migrating(&invocation, c).await,
-                    Connection::Sentinel(_) => unreachable!("answered above"),
+                    Connection::Reconnecting(_) => unreachable!("answered above"),
                 }
             };
             let result = match tokio::time::timeout(inner.options.timeout, call).await {

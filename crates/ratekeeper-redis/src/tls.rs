@@ -7,12 +7,14 @@
 //! mutual TLS, another name to check, or no verification at all.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Once;
 
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use redis::io::AsyncDNSResolver;
+use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError};
 
 use crate::error::Error;
@@ -32,7 +34,12 @@ pub struct TlsOptions {
     /// The client certificate's private key (PEM: PKCS #8, PKCS #1 or SEC1).
     pub client_key: Option<Pem>,
     /// The name the server's certificate must carry, and the one sent in
-    /// SNI. `None`: the URL's host.
+    /// SNI, when it is not the URL's host (connecting by IP address, or
+    /// through a tunnel): the store connects to the URL's host and checks
+    /// this name. `None`: the URL's host. Such a store's blocking calls go
+    /// through its multiplexed connection too (see
+    /// [`RedisStore::connect`](crate::RedisStore::connect)); a cluster
+    /// refuses it ([`Error::Unsupported`]).
     pub server_name: Option<String>,
     /// Encrypt, but verify nothing: any certificate, from anyone, for any
     /// name, expired or not, is accepted. Protects against a passive
@@ -94,9 +101,64 @@ impl fmt::Debug for Redacted {
     }
 }
 
+/// How a store reaches a server: redis-rs's client, and — when the TLS
+/// [`server_name`](TlsOptions::server_name) is not the URL's host — the
+/// resolver that sends that name to the URL's host (see `reconnect.rs`).
+#[derive(Debug)]
+pub(crate) struct Dial {
+    /// The client: its host is the server name when `reroute` is given.
+    pub(crate) client: redis::Client,
+    pub(crate) reroute: Option<Reroute>,
+}
+
+impl Dial {
+    /// `config` with the resolver, if any, that connections must use.
+    pub(crate) fn config(&self, config: AsyncConnectionConfig) -> AsyncConnectionConfig {
+        match &self.reroute {
+            Some(reroute) => config.set_dns_resolver(reroute.clone()),
+            None => config,
+        }
+    }
+}
+
+/// A DNS resolver that answers for the server name (the only name a
+/// [`Dial`]'s client asks for) with the addresses of the URL's host: the
+/// connection goes where the URL says, and the certificate is checked
+/// against the server name.
+#[derive(Clone, Debug)]
+pub(crate) struct Reroute {
+    host: String,
+    port: u16,
+}
+
+impl Reroute {
+    /// The URL's host.
+    pub(crate) fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The URL's port.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl AsyncDNSResolver for Reroute {
+    fn resolve<'a, 'b: 'a>(
+        &'a self,
+        _server_name: &'b str,
+        port: u16,
+    ) -> redis::RedisFuture<'a, Box<dyn Iterator<Item = SocketAddr> + Send + 'a>> {
+        Box::pin(async move {
+            let addresses: Vec<SocketAddr> = tokio::net::lookup_host((self.host.as_str(), port)).await?.collect();
+            Ok(Box::new(addresses.into_iter()) as Box<dyn Iterator<Item = SocketAddr> + Send>)
+        })
+    }
+}
+
 /// The client a store connects with: `url` with the options' credentials
 /// and TLS settings applied (see [`StoreOptions`]).
-pub(crate) fn client(url: &str, options: &StoreOptions) -> Result<redis::Client, Error> {
+pub(crate) fn client(url: &str, options: &StoreOptions) -> Result<Dial, Error> {
     let info = url.into_connection_info()?;
     let mut settings = info.redis_settings().clone();
     if let Some(username) = &options.username {
@@ -106,10 +168,11 @@ pub(crate) fn client(url: &str, options: &StoreOptions) -> Result<redis::Client,
         settings = settings.set_password(password);
     }
     let info = info.set_redis_settings(settings);
+    let plain = |info| Ok(Dial { client: redis::Client::open(info)?, reroute: None });
     match (info.addr().clone(), &options.tls) {
         (ConnectionAddr::TcpTls { .. }, None) => {
             install_crypto_provider();
-            Ok(redis::Client::open(info)?)
+            plain(info)
         }
         (ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. }, Some(tls)) => {
             install_crypto_provider();
@@ -118,23 +181,39 @@ pub(crate) fn client(url: &str, options: &StoreOptions) -> Result<redis::Client,
         (ConnectionAddr::Unix(_), Some(_)) => {
             Err(Error::Tls("TLS needs a TCP address (redis:// or rediss://), not a Unix socket".into()))
         }
-        _ => Ok(redis::Client::open(info)?),
+        _ => plain(info),
     }
 }
 
 /// `info` at `host:port` over TLS with `tls`'s settings.
-fn with_tls(info: ConnectionInfo, host: String, port: u16, tls: &TlsOptions) -> Result<redis::Client, Error> {
-    if tls.server_name.is_some() {
-        return Err(Error::Tls(
-            "server_name is not supported yet: put the certificate's name in the URL's host".into(),
-        ));
-    }
-    let addr = ConnectionAddr::TcpTls { host, port, insecure: tls.insecure_skip_verify, tls_params: None };
+fn with_tls(info: ConnectionInfo, host: String, port: u16, tls: &TlsOptions) -> Result<Dial, Error> {
+    let (name, reroute) = match &tls.server_name {
+        Some(name) => {
+            ServerName::try_from(name.as_str()).map_err(|_| {
+                Error::Tls(format!("the TLS server_name {name:?} is neither a DNS name nor an IP address"))
+            })?;
+            (name.clone(), Some(Reroute { host, port }))
+        }
+        None => (host, None),
+    };
+    let addr = ConnectionAddr::TcpTls { host: name, port, insecure: tls.insecure_skip_verify, tls_params: None };
     let info = info.set_addr(addr);
+    let client = match certificates(tls)? {
+        None => redis::Client::open(info)?,
+        Some(certificates) => redis::Client::build_with_tls(info, certificates)
+            .map_err(|e| Error::Tls(format!("unusable TLS settings: {e}")))?,
+    };
+    Ok(Dial { client, reroute })
+}
+
+/// The CA and client certificate of `tls`, read and checked, as redis-rs
+/// takes them (for one server's client, and a cluster's); `None` when
+/// neither is given.
+pub(crate) fn certificates(tls: &TlsOptions) -> Result<Option<redis::TlsCertificates>, Error> {
     let root_cert = match &tls.ca {
         Some(ca) => {
             let pem = ca.read("CA")?;
-            certificates(&pem, "CA")?;
+            check_certificates(&pem, "CA")?;
             Some(pem)
         }
         None => None,
@@ -143,7 +222,7 @@ fn with_tls(info: ConnectionInfo, host: String, port: u16, tls: &TlsOptions) -> 
         (None, None) => None,
         (Some(cert), Some(key)) => {
             let client_cert = cert.read("client certificate")?;
-            certificates(&client_cert, "client certificate")?;
+            check_certificates(&client_cert, "client certificate")?;
             let client_key = key.read("client key")?;
             PrivateKeyDer::from_pem_slice(&client_key)
                 .map_err(|e| Error::Tls(format!("the TLS client key holds no usable PEM private key: {e}")))?;
@@ -153,16 +232,15 @@ fn with_tls(info: ConnectionInfo, host: String, port: u16, tls: &TlsOptions) -> 
         (None, Some(_)) => return Err(Error::Tls("a TLS client key needs its client certificate too".into())),
     };
     if root_cert.is_none() && client_tls.is_none() {
-        return Ok(redis::Client::open(info)?);
+        return Ok(None);
     }
-    redis::Client::build_with_tls(info, redis::TlsCertificates { client_tls, root_cert })
-        .map_err(|e| Error::Tls(format!("unusable TLS settings: {e}")))
+    Ok(Some(redis::TlsCertificates { client_tls, root_cert }))
 }
 
 /// Checks that `pem` holds at least one certificate, and only well-formed
 /// ones: a file of something else would otherwise trust nothing, and fail
 /// every handshake with a less helpful message.
-fn certificates(pem: &[u8], what: &str) -> Result<(), Error> {
+fn check_certificates(pem: &[u8], what: &str) -> Result<(), Error> {
     let mut count = 0;
     for certificate in CertificateDer::pem_slice_iter(pem) {
         certificate.map_err(|e| Error::Tls(format!("the TLS {what} holds malformed PEM: {e}")))?;
@@ -177,7 +255,7 @@ fn certificates(pem: &[u8], what: &str) -> Result<(), Error> {
 /// Installs ring's cryptography as rustls's process default, once, unless
 /// the process (the host application, another library) installed one
 /// already: redis-rs builds its TLS configurations from the default.
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if rustls::crypto::CryptoProvider::get_default().is_none() {
@@ -191,8 +269,44 @@ fn install_crypto_provider() {
 /// a certificate or on the TLS protocol itself (rather than on the
 /// network): `None` for every other error.
 pub(crate) fn handshake_failure(error: &redis::RedisError) -> Option<String> {
-    let failure = rustls_error(error)?;
-    let cause = match failure {
+    match rustls_error(error) {
+        Some(failure) => Some(format!("{} ({failure})", cause(failure))),
+        None => handshake_failure_in_text(error),
+    }
+}
+
+/// [`handshake_failure`] for an error that holds rustls's error as text
+/// only: a cluster's failure to connect to any of its initial nodes, whose
+/// detail is the last node's error written out (redis-rs 1.8). The words
+/// looked for are rustls's own `Display` of its error.
+fn handshake_failure_in_text(error: &redis::RedisError) -> Option<String> {
+    let text = error.to_string();
+    let failure = if let Some(at) = text.find("invalid peer certificate: ") {
+        let what = &text[at + "invalid peer certificate: ".len()..];
+        rustls::Error::InvalidCertificate(if what.starts_with("UnknownIssuer") {
+            CertificateError::UnknownIssuer
+        } else if what.starts_with("NotValidForName") {
+            CertificateError::NotValidForName
+        } else if what.starts_with("Expired") {
+            CertificateError::Expired
+        } else if what.starts_with("NotValidYet") {
+            CertificateError::NotValidYet
+        } else {
+            CertificateError::BadEncoding
+        })
+    } else if text.contains("received fatal alert: CertificateRequired") {
+        rustls::Error::AlertReceived(AlertDescription::CertificateRequired)
+    } else if text.contains("received fatal alert: ") {
+        rustls::Error::AlertReceived(AlertDescription::BadCertificate)
+    } else {
+        return None;
+    };
+    Some(format!("{} ({text})", cause(&failure)))
+}
+
+/// Why a handshake failed with `failure`, in words.
+fn cause(failure: &rustls::Error) -> &'static str {
+    match failure {
         rustls::Error::InvalidCertificate(e) => match e {
             CertificateError::UnknownIssuer => "the server's certificate is not signed by a trusted CA",
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
@@ -221,8 +335,7 @@ pub(crate) fn handshake_failure(error: &redis::RedisError) -> Option<String> {
             _ => "the server ended the TLS handshake",
         },
         _ => "the TLS handshake failed (is the server speaking TLS on that port?)",
-    };
-    Some(format!("{cause} ({failure})"))
+    }
 }
 
 /// The rustls error inside `error`, if any: redis-rs wraps it in an I/O
@@ -293,6 +406,29 @@ mod tests {
     }
 
     #[test]
+    fn a_handshake_failure_written_out_as_text_is_still_recognised() {
+        // What a cluster's client reports when no initial node connects.
+        let written = |detail: &str| {
+            redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "Failed to create initial connections",
+                format!("Io: {detail}"),
+            ))
+        };
+        for (detail, expected) in [
+            ("invalid peer certificate: UnknownIssuer", "not signed by a trusted CA"),
+            ("invalid peer certificate: NotValidForNameContext { expected: .. }", "for another name"),
+            ("invalid peer certificate: ExpiredContext { time: .. }", "has expired"),
+            ("received fatal alert: CertificateRequired", "requires a client certificate"),
+            ("received fatal alert: BadCertificate", "refused the client certificate"),
+        ] {
+            let why = handshake_failure(&written(detail)).unwrap_or_else(|| panic!("{detail}: not recognised"));
+            assert!(why.contains(expected) && why.contains(detail), "{why}");
+        }
+        assert_eq!(handshake_failure(&written("Connection refused (os error 111)")), None);
+    }
+
+    #[test]
     fn half_a_client_pair_or_a_file_with_no_pem_is_refused_before_connecting() {
         let with = |tls: TlsOptions| {
             client("redis://127.0.0.1:1/", &StoreOptions { tls: Some(tls), ..StoreOptions::default() })
@@ -302,7 +438,7 @@ mod tests {
             (TlsOptions { client_cert: cert.clone(), ..TlsOptions::default() }, "needs its client key"),
             (TlsOptions { client_key: cert.clone(), ..TlsOptions::default() }, "needs its client certificate"),
             (TlsOptions { ca: cert, ..TlsOptions::default() }, "holds no PEM certificate"),
-            (TlsOptions { server_name: Some("x".into()), ..TlsOptions::default() }, "server_name is not supported"),
+            (TlsOptions { server_name: Some("not a name".into()), ..TlsOptions::default() }, "neither a DNS name"),
         ] {
             match with(tls) {
                 Err(Error::Tls(why)) => assert!(why.contains(expected), "{why}"),

@@ -31,6 +31,8 @@ struct Env {
     acl_password: String,
     noscript_user: String,
     noscript_password: String,
+    /// The TLS cluster's nodes (`rediss://`).
+    cluster: Vec<String>,
 }
 
 fn env(test: &str) -> Option<Env> {
@@ -53,6 +55,7 @@ fn env(test: &str) -> Option<Env> {
         acl_password: required("ACL_PASSWORD"),
         noscript_user: required("NOSCRIPT_USER"),
         noscript_password: required("NOSCRIPT_PASSWORD"),
+        cluster: required("CLUSTER").split(',').map(str::to_owned).collect(),
     })
 }
 
@@ -288,4 +291,128 @@ fn limits_hold_across_tls_stores() {
         stores.iter().map(|s| RedisLimiter::new(s, "tls-shared", spec).unwrap().remember_refusals(false)).collect();
     let admitted = (0..20).filter(|i| limiters[i % 2].check("k", 1).unwrap().allowed).count();
     assert_eq!(admitted, 10);
+}
+
+fn named(ca: &Path, server_name: &str) -> TlsOptions {
+    TlsOptions { server_name: Some(server_name.to_owned()), ..trusting(ca) }
+}
+
+#[test]
+fn server_name_is_the_name_checked_while_the_url_says_where_to_connect() {
+    let Some(env) = env("server_name_is_the_name_checked_while_the_url_says_where_to_connect") else { return };
+    // 127.0.0.1, whose certificate is for elsewhere.invalid only.
+    let store = RedisStore::connect(&env.other_name_url, with_tls(named(&env.ca, "elsewhere.invalid"))).unwrap();
+    every_limiter::every_limiter_decides(&store, "server-name").unwrap();
+    assert_eq!(store.sentinel_master(), None);
+    // Node's pipe connects to the URL's host and checks the server name.
+    let pipe = ScriptPipe::<usize>::new(&store).expect("a pipe");
+    assert_eq!(pipe.address(), ("127.0.0.1", port_of(&env.other_name_url)));
+    let tls = pipe.tls().expect("TLS");
+    assert_eq!((tls.server_name.as_str(), tls.verify), ("elsewhere.invalid", true));
+    assert!(tls.ca.is_some());
+    // A DNS name for the server at 127.0.0.1 whose certificate carries it.
+    let store = RedisStore::connect(&env.url, with_tls(named(&env.ca, "localhost"))).unwrap();
+    let limiter = RedisLimiter::new(&store, "server-name-localhost", every_limiter::EXACT[0].1).unwrap();
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    // A name the certificate does not carry: a TLS error, not an outage.
+    for (url, name) in [(&env.other_name_url, "localhost"), (&env.url, "elsewhere.invalid")] {
+        let result = RedisStore::connect(url, with_tls(named(&env.ca, name)));
+        let error = result.as_ref().err().cloned();
+        let why = tls_error(result);
+        assert!(why.contains("for another name"), "{url} as {name}: {why}");
+        assert!(!error.unwrap().is_unavailability(), "{url} as {name}: not an unavailability");
+    }
+    // Not a name at all: refused before connecting.
+    let why = tls_error(RedisStore::connect(&env.url, with_tls(named(&env.ca, "not a name"))));
+    assert!(why.contains("neither a DNS name nor an IP address"), "{why}");
+}
+
+#[test]
+fn a_server_name_store_reconnects_and_a_refused_name_never_marks_it_down() {
+    let Some(env) = env("a_server_name_store_reconnects_and_a_refused_name_never_marks_it_down") else { return };
+    // Through a proxy to the elsewhere.invalid server, then to the main
+    // one (not elsewhere.invalid), then back.
+    let proxy = SwitchProxy::start(port_of(&env.other_name_url));
+    let retry_interval = Duration::from_secs(1);
+    let options = StoreOptions { retry_interval, ..with_tls(named(&env.ca, "elsewhere.invalid")) };
+    let store = RedisStore::connect(&format!("rediss://127.0.0.1:{}/", proxy.port), options).unwrap();
+    let limiter =
+        RedisLimiter::new(&store, "server-name-reconnect", every_limiter::EXACT[2].1).unwrap().remember_refusals(false);
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    proxy.switch(port_of(&env.url));
+    // The cut connection fails the call that finds it cut (it may have
+    // run: never sent again), as an outage, unless the new connection
+    // was made first.
+    match limiter.check("k", 1) {
+        Err(e) if e.is_unavailability() => std::thread::sleep(retry_interval + Duration::from_millis(100)),
+        Err(Error::Tls(_)) => {}
+        other => panic!("expected an unavailability, or Error::Tls, got {other:?}"),
+    }
+    // A new connection, to a certificate for another name: a TLS error,
+    // the store not down.
+    match limiter.check("k", 1) {
+        Err(Error::Tls(why)) => assert!(why.contains("for another name"), "{why}"),
+        other => panic!("expected Error::Tls, got {other:?}"),
+    }
+    assert!(!store.is_down());
+    // Nor is that refusal kept for the retry interval: back to the right
+    // server, the next call connects and decides at once.
+    proxy.switch(port_of(&env.other_name_url));
+    assert!(limiter.check("k", 1).unwrap().allowed);
+    assert_eq!(store.sentinel_master(), None);
+}
+
+#[test]
+fn a_cluster_over_tls_takes_the_ca_and_the_client_certificate() {
+    let Some(env) = env("a_cluster_over_tls_takes_the_ca_and_the_client_certificate") else { return };
+    let nodes: Vec<&str> = env.cluster.iter().map(String::as_str).collect();
+    let store = RedisStore::connect_cluster(&nodes, with_tls(trusting(&env.ca))).unwrap();
+    every_limiter::every_limiter_decides(&store, "tls-cluster").unwrap();
+    // redis:// nodes and the options: TLS all the same, here mutual.
+    let plain: Vec<String> = env.cluster.iter().map(|node| node.replacen("rediss://", "redis://", 1)).collect();
+    let nodes: Vec<&str> = plain.iter().map(String::as_str).collect();
+    let tls = TlsOptions {
+        client_cert: Some(Pem::File(env.cert.clone())),
+        client_key: Some(Pem::File(env.key.clone())),
+        ..trusting(&env.ca)
+    };
+    let store = RedisStore::connect_cluster(&nodes, with_tls(tls)).unwrap();
+    // Enough names that they land on all three masters.
+    for i in 0..12 {
+        let limiter = RedisLimiter::new(&store, &format!("tls-cluster-{i}"), every_limiter::EXACT[0].1).unwrap();
+        let allowed: Vec<bool> = (0..4).map(|_| limiter.check("k", 1).unwrap().allowed).collect();
+        assert_eq!(allowed, [true, true, true, false], "tls-cluster-{i}");
+    }
+    // Any certificate, unverified.
+    let tls = TlsOptions { insecure_skip_verify: true, ..trusting(&env.wrong_ca) };
+    let store = RedisStore::connect_cluster(&nodes, with_tls(tls)).unwrap();
+    let limiter = RedisLimiter::new(&store, "tls-cluster-insecure", every_limiter::EXACT[0].1).unwrap();
+    assert!(limiter.check("k", 1).unwrap().allowed);
+}
+
+#[test]
+fn a_cluster_refuses_a_certificate_not_to_trust_and_takes_no_server_name() {
+    let Some(env) = env("a_cluster_refuses_a_certificate_not_to_trust_and_takes_no_server_name") else { return };
+    let nodes: Vec<&str> = env.cluster.iter().map(String::as_str).collect();
+    for (tls, cause) in
+        [(Some(trusting(&env.wrong_ca)), "not signed by a trusted CA"), (None, "not signed by a trusted CA")]
+    {
+        let options = StoreOptions { tls, ..with_tls(TlsOptions::default()) };
+        match RedisStore::connect_cluster(&nodes, options) {
+            Err(Error::Tls(why)) => assert!(why.contains(cause), "{why}"),
+            other => panic!("expected Error::Tls, got {other:?}"),
+        }
+    }
+    // A server name: not for a cluster, refused before connecting.
+    let options = with_tls(named(&env.ca, "localhost"));
+    match RedisStore::connect_cluster(&nodes, options) {
+        Err(Error::Unsupported(what)) => assert!(what.contains("server_name"), "{what}"),
+        other => panic!("expected Error::Unsupported, got {other:?}"),
+    }
+    // Half a client pair, or a CA that is not PEM: as for one server.
+    let half = TlsOptions { client_cert: Some(Pem::File(env.cert.clone())), ..trusting(&env.ca) };
+    match RedisStore::connect_cluster(&nodes, with_tls(half)) {
+        Err(Error::Tls(why)) => assert!(why.contains("needs its client key"), "{why}"),
+        other => panic!("expected Error::Tls, got {other:?}"),
+    }
 }

@@ -84,8 +84,10 @@ pub struct rk_redis_tls_options {
     pub cert_file: *const c_char,
     /// A PEM file of the client certificate's private key.
     pub key_file: *const c_char,
-    /// The name the server's certificate must carry. NULL: the URL's host.
-    /// (Not supported yet: any other value is `RK_REDIS_TLS_ERROR`.)
+    /// The name the server's certificate must carry, when it is not the
+    /// URL's host (connecting by IP address, or through a tunnel). NULL:
+    /// the URL's host. Not for a cluster: `rk_redis_store_connect_cluster`
+    /// refuses it (`RK_UNSUPPORTED`).
     pub server_name: *const c_char,
     /// Encrypt but verify nothing: any certificate, for any name, expired
     /// or not, is accepted, so anyone on the path can read and change the
