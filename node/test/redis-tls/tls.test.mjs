@@ -141,6 +141,19 @@ test('a certificate not trusted, for another name, or expired: ERR_RATEKEEPER_RE
   );
 });
 
+test('tls.servername: the name checked, by the store and its pipe, when the URL has an IP address', async () => {
+  // 127.0.0.1, whose certificate is for elsewhere.invalid only.
+  const url = env('OTHER_NAME_URL');
+  const store = await RedisStore.connect(url, { ...SLOW, tls: { ca: readFileSync(CA), servername: 'elsewhere.invalid' } });
+  await decides(store, url);
+  store.close();
+  await rejectsWith(
+    RedisStore.connect(url, { ...SLOW, tls: { ca: readFileSync(CA), servername: 'localhost' } }),
+    codes.redisTls,
+    /another name/,
+  );
+});
+
 test('rejectUnauthorized: false verifies nothing (another name, another CA)', async () => {
   const url = env('OTHER_NAME_URL');
   const store = await RedisStore.connect(url, {

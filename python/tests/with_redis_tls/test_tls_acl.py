@@ -69,6 +69,17 @@ def test_mutual_tls() -> None:
         decides(store)
 
 
+def test_a_server_name_other_than_the_url_host() -> None:
+    """127.0.0.1, whose certificate is for elsewhere.invalid only, checked
+    against that name; another name is a TLS error."""
+    with RedisStore.connect(
+        env("OTHER_NAME_URL"), tls_ca=env("CA"), tls_server_name="elsewhere.invalid", **SLOW
+    ) as store:
+        decides(store)
+    with pytest.raises(RedisTlsError, match="another name"):
+        RedisStore.connect(env("OTHER_NAME_URL"), tls_ca=env("CA"), tls_server_name="localhost", **SLOW)
+
+
 @pytest.mark.parametrize(
     ("url", "ca"),
     [("URL", "WRONG_CA"), ("OTHER_NAME_URL", "CA"), ("EXPIRED_URL", "CA")],
