@@ -156,3 +156,45 @@ fn no_password_for_a_server_that_requires_one_is_noauth() {
     let limiter = RedisLimiter::new(&store, "noauth", every_limiter::EXACT[0].1).unwrap();
     assert!(limiter.check("k", 1).unwrap().allowed);
 }
+
+/// What a Redis Cluster asks of the user beyond a single server's line:
+/// the client learns which master holds which slot (`CLUSTER SLOTS`), and
+/// follows a slot that is moving (`ASKING` before the command it resends;
+/// not reached here — no slot moves — so granted, not tested, as `PING`).
+const CLUSTER_EXTRA: [&str; 2] = ["+cluster|slots", "+asking"];
+
+#[test]
+fn on_a_cluster_the_least_privilege_needs_cluster_slots() {
+    let cluster = support::RedisCluster::start();
+    let urls = cluster.urls();
+    let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+    // ACL users are per node: every node gets both users.
+    let mut with_cluster = rules();
+    with_cluster.extend(CLUSTER_EXTRA);
+    for node in &cluster.nodes {
+        let mut conn = node.connection();
+        for (name, rules) in [("ratekeeper", &with_cluster), ("single-server", &rules())] {
+            let mut command = redis::cmd("ACL");
+            command.arg("SETUSER").arg(name).arg("reset").arg("on").arg(">secret").arg(rules.as_slice());
+            command.query::<()>(&mut conn).unwrap();
+        }
+    }
+    let store = RedisStore::connect_cluster(&nodes, options("ratekeeper", "secret")).unwrap();
+    every_limiter::every_limiter_decides(&store, "acl-cluster").unwrap();
+    // The single server's line alone cannot even learn the slots.
+    let why = match RedisStore::connect_cluster(&nodes, options("single-server", "secret")) {
+        Ok(store) => {
+            let limiter = RedisLimiter::new(&store, "acl-cluster", every_limiter::EXACT[0].1).unwrap();
+            access_error(limiter.check("k", 1))
+        }
+        Err(e) => access_error(Err::<(), _>(e)),
+    };
+    assert!(why.contains("NOPERM") || why.contains("cluster"), "{why}");
+}
+
+#[test]
+fn security_md_gives_the_cluster_grants() {
+    let security = include_str!("../../../SECURITY.md");
+    let grants = CLUSTER_EXTRA.join(" ");
+    assert!(security.contains(&grants), "SECURITY.md should give the cluster's extra grants: {grants}");
+}
