@@ -84,3 +84,8 @@ pub use layer::{LimiterErrorFn, NoKey, RateLimitLayer, RefusalFn, RequestCost};
 pub use limiter::{BoxCheck, BoxError, Checking, KeyedCheck, Named, Verdict, DEFAULT_POLICY_NAME};
 pub use ratekeeper::http::HeaderStyle;
 pub use service::{RateLimit, ResponseFuture};
+
+/// The crate's README, whose Rust block runs as a doctest too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
