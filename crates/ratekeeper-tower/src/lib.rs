@@ -5,8 +5,10 @@
 //! `Service<http::Request<B>>`.
 //!
 //! [`RateLimitLayer`] checks each request with a keyed limiter
-//! ([`KeyedCheck`]: ratekeeper's in-process
-//! [`AnyKeyedLimiter`](ratekeeper::AnyKeyedLimiter), or with
+//! ([`KeyedCheck`]: ratekeeper's in-process ones — built from limits text
+//! such as `"100/minute; 1000/day"` by
+//! [`limiter_from_text`](ratekeeper::http::limiter_from_text), or an
+//! [`AnyKeyedLimiter`](ratekeeper::AnyKeyedLimiter) — or with
 //! the `redis` feature a limiter shared through Redis) under the key an
 //! extractor gives ([`KeyExtractor`]: the client's address by default,
 //! [`ClientAddress`]; a header, [`HeaderKey`]; or any closure
@@ -35,13 +37,14 @@
 //! ```
 //! use std::net::SocketAddr;
 //! use axum::{routing::get, Router};
-//! use ratekeeper::http::TrustedProxies;
-//! use ratekeeper::{AnyClock, AnyKeyedLimiter, KeyedOptions, LimiterSpec};
+//! use ratekeeper::http::{limiter_from_text, TrustedProxies};
+//! use ratekeeper::{Algorithm, AnyClock, KeyedOptions};
 //! use ratekeeper_tower::{ClientAddress, RateLimitLayer};
 //!
-//! // 100 requests a minute per client, for up to 100 000 clients at once.
-//! let spec = LimiterSpec::SlidingWindowCounter { limit: 100, window_micros: 60_000_000 };
-//! let limiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(100_000), AnyClock::default())?;
+//! // 100 requests a minute and 1000 a day per client (both fields sent),
+//! // for up to 100 000 clients at once.
+//! let limiter = limiter_from_text("100/minute; 1000/day", Algorithm::SlidingWindowCounter,
+//!     KeyedOptions::new(100_000), AnyClock::default())?;
 //! // Behind a reverse proxy on this host: its X-Forwarded-For names the client.
 //! let key = ClientAddress::trusting(TrustedProxies::parse(["loopback"])?);
 //! let app: Router = Router::new()

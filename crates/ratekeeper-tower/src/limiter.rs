@@ -6,7 +6,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ratekeeper::{AnyKeyedLimiter, Clock, Decision};
+use ratekeeper::http::{HttpLimiter, KeyedTextLimiter};
+use ratekeeper::{AnyKeyedLimiter, Clock, Decision, KeyedCompositeLimiter};
 
 /// An error of a limiter, boxed (a key too long, Redis unavailable).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -59,8 +60,11 @@ pub enum Checking<F> {
 
 /// A keyed limiter the layer can ask: check `cost` units for `key`.
 ///
-/// Implemented for [`AnyKeyedLimiter`] (answers [`Checking::Ready`]),
-/// for `Arc<L>` of any implementation (to keep a handle on the limiter:
+/// Implemented for the in-process keyed limiters, which answer
+/// [`Checking::Ready`]: [`HttpLimiter`] (from limits text,
+/// [`ratekeeper::http::limiter_from_text`], its policies named by their
+/// items: `"10-in-1min"`), [`AnyKeyedLimiter`] and
+/// [`KeyedCompositeLimiter`]; for `Arc<L>` of any implementation (to keep a handle on the limiter:
 /// to [`remove`](AnyKeyedLimiter::remove) a key, say), for [`Named`]
 /// (policy names), and with the `redis` feature for ratekeeper-redis's
 /// `RedisLimiter` and `RedisLeasedLimiter` (their `check_async`) and
@@ -94,6 +98,54 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for AnyKeyedLimiter<C> {
     fn policy_name(&self, _index: usize) -> &str {
         DEFAULT_POLICY_NAME
     }
+}
+
+impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
+    type Future = std::future::Ready<Result<Verdict, BoxError>>;
+
+    #[inline]
+    fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
+        // One limit: its decision alone, no vector of one part.
+        let verdict = match self.keyed() {
+            KeyedTextLimiter::One(limiter) => limiter.check(key, cost).map(Verdict::single),
+            KeyedTextLimiter::Several(limiter) => {
+                limiter.check(key, cost).map(|(combined, parts)| Verdict { combined, parts })
+            }
+        };
+        Checking::Ready(verdict.map_err(BoxError::from))
+    }
+
+    fn policy_name(&self, index: usize) -> &str {
+        self.policy_names().get(index).map_or(DEFAULT_POLICY_NAME, String::as_str)
+    }
+}
+
+/// A composite's policies unnamed: `"policy-1"`, `"policy-2"`… in the
+/// order of its specs (wrap it in [`Named`] to name them).
+impl<C: Clock + Send + Sync + 'static> KeyedCheck for KeyedCompositeLimiter<C> {
+    type Future = std::future::Ready<Result<Verdict, BoxError>>;
+
+    #[inline]
+    fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
+        let verdict =
+            KeyedCompositeLimiter::check(self, key, cost).map(|(combined, parts)| Verdict { combined, parts });
+        Checking::Ready(verdict.map_err(BoxError::from))
+    }
+
+    fn policy_name(&self, index: usize) -> &str {
+        numbered_policy_name(index)
+    }
+}
+
+/// `"policy-{index + 1}"` for the first 32 policies, `"policy"` after (a
+/// composite of more than 32 limits is best named with [`Named`]).
+fn numbered_policy_name(index: usize) -> &'static str {
+    macro_rules! numbered {
+        ($($n:literal)*) => { [$(concat!("policy-", $n),)*] };
+    }
+    const NAMES: [&str; 32] =
+        numbered!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+    NAMES.get(index).copied().unwrap_or("policy")
 }
 
 impl<L: KeyedCheck + ?Sized> KeyedCheck for Arc<L> {

@@ -13,8 +13,8 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use http::{HeaderName, Method, Request, Response, StatusCode};
-use ratekeeper::http::{response_fields, HeaderStyle, Policy, TrustedProxies};
-use ratekeeper::{AnyClock, AnyKeyedLimiter, Decision, KeyedOptions, LimiterSpec, ManualClock};
+use ratekeeper::http::{limiter_from_text, response_fields, HeaderStyle, Policy, TrustedProxies};
+use ratekeeper::{Algorithm, AnyClock, AnyKeyedLimiter, Decision, KeyedOptions, LimiterSpec, ManualClock};
 use ratekeeper_tower::{ClientAddress, HeaderKey, Named, NoKey, RateLimitLayer};
 use support::{expected_fields, loopback, serve, Client, Reply};
 
@@ -283,4 +283,39 @@ async fn requests_without_a_key_and_limiter_errors() {
     let passed = client.get("/", &[("x-api-key", &too_long)]).await;
     assert_eq!(passed.status, StatusCode::OK, "the hook passed the request on");
     assert!(passed.limit_fields().is_empty());
+}
+
+/// A limiter from limits text with two items: each response carries both
+/// policies under their items' names, exactly as the twin limiter's
+/// `fields` gives them, and the day's limit refuses while the hour's has
+/// room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limiter_from_text_sends_every_policy() {
+    let clock = Arc::new(ManualClock::new());
+    let text_limiter = || {
+        limiter_from_text(
+            "2 per hour; 5/day",
+            Algorithm::FixedWindow,
+            KeyedOptions::new(100),
+            AnyClock::from(Arc::clone(&clock)),
+        )
+        .unwrap()
+    };
+    let server = serve(app().layer(RateLimitLayer::new(text_limiter()))).await;
+    let twin = text_limiter();
+    let mut client = Client::connect(server, loopback(70)).await;
+    let mut refused_by_the_day = 0;
+    for i in 0..10 {
+        let reply = client.get("/", &[]).await;
+        let (combined, parts) = twin.check(b"127.0.0.70", 1).unwrap();
+        assert_eq!(reply.status == StatusCode::OK, combined.allowed, "request {i}");
+        let expected = expected_fields(twin.fields(&combined, &parts, HeaderStyle::Draft8, false, 0).unwrap());
+        assert_eq!(reply.limit_fields(), expected, "request {i}");
+        assert!(reply.header("ratelimit-policy").unwrap().starts_with("\"2-in-1hr\";q=2;w=3600, \"5-in-1day\";q=5;"));
+        if !combined.allowed && parts[0].remaining > 0 {
+            refused_by_the_day += 1;
+        }
+        clock.advance(Duration::from_secs(1_800));
+    }
+    assert!(refused_by_the_day > 0);
 }
