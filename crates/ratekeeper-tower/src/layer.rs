@@ -79,9 +79,14 @@ impl Settings {
     /// a wait can admit), in the configured style, the policies named by
     /// `limiter`.
     pub(crate) fn fields<L: KeyedCheck>(&self, limiter: &L, verdict: &Verdict) -> Result<Fields, BoxError> {
-        let decisions = verdict.policies();
         let settings = self;
-        let now = unix_now_secs();
+        if settings.style == HeaderStyle::None && !settings.legacy && verdict.allowed() {
+            // Nothing to send (an admitted request has no Retry-After).
+            return Ok(Vec::new());
+        }
+        let decisions = verdict.policies();
+        // Only the legacy X-RateLimit-Reset is a time of day.
+        let now = if settings.legacy { unix_now_secs() } else { 0 };
         let text = if let [decision] = decisions {
             let policies = [Policy { name: limiter.policy_name(0), decision: *decision }];
             response_fields(&verdict.combined, &policies, settings.style, settings.legacy, now)?
