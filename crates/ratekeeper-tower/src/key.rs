@@ -155,11 +155,37 @@ impl AddressKey {
             v4 => v4,
         };
         let mut text = [0u8; 45];
-        let mut cursor = std::io::Cursor::new(&mut text[..]);
-        // The longest address is 45 bytes, so this cannot fail.
-        let _ = write!(cursor, "{ip}");
-        let len = cursor.position() as u8;
-        AddressKey { len, text }
+        let len = match ip {
+            // Most clients: the dotted quad by hand, without the
+            // formatting machinery (a third of the layer's own cost).
+            IpAddr::V4(v4) => {
+                let mut len = 0;
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        text[len] = b'.';
+                        len += 1;
+                    }
+                    if octet >= 100 {
+                        text[len] = b'0' + octet / 100;
+                        len += 1;
+                    }
+                    if octet >= 10 {
+                        text[len] = b'0' + octet / 10 % 10;
+                        len += 1;
+                    }
+                    text[len] = b'0' + octet % 10;
+                    len += 1;
+                }
+                len
+            }
+            IpAddr::V6(_) => {
+                let mut cursor = std::io::Cursor::new(&mut text[..]);
+                // The longest address is 45 bytes, so this cannot fail.
+                let _ = write!(cursor, "{ip}");
+                cursor.position() as usize
+            }
+        };
+        AddressKey { len: len as u8, text }
     }
 
     /// The text.
@@ -220,6 +246,8 @@ mod tests {
         let longest: Ipv6Addr = "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255".parse().unwrap();
         for (ip, text) in [
             (IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)), "203.0.113.7"),
+            (IpAddr::V4(Ipv4Addr::new(0, 9, 10, 255)), "0.9.10.255"),
+            (IpAddr::V4(Ipv4Addr::new(100, 101, 199, 250)), "100.101.199.250"),
             (IpAddr::V6("2001:db8::1".parse().unwrap()), "2001:db8::1"),
             (IpAddr::V6("::ffff:192.0.2.1".parse().unwrap()), "192.0.2.1"),
             (IpAddr::V6(longest), "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),

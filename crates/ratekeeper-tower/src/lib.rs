@@ -84,7 +84,7 @@ mod service;
 pub use body::ResponseBody;
 pub use key::{AddressKey, ClientAddress, HeaderKey, KeyExtractor, PeerFn};
 pub use layer::{LimiterErrorFn, NoKey, RateLimitLayer, RefusalFn, RequestCost};
-pub use limiter::{BoxCheck, BoxError, Checking, KeyedCheck, Named, Verdict, DEFAULT_POLICY_NAME};
+pub use limiter::{BoxCheck, BoxError, Checking, KeyedCheck, Named, Never, Verdict, DEFAULT_POLICY_NAME};
 pub use ratekeeper::http::HeaderStyle;
 pub use service::{RateLimit, ResponseFuture};
 

@@ -83,12 +83,25 @@ pub trait KeyedCheck: Send + Sync + 'static {
     fn policy_name(&self, index: usize) -> &str;
 }
 
+/// The future of a limiter that always answers at once: it cannot be
+/// made, so a request's future holds no room for a check in flight.
+#[derive(Debug)]
+pub enum Never {}
+
+impl Future for Never {
+    type Output = Result<Verdict, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        match *self {}
+    }
+}
+
 /// The policy name of a limiter nobody named: `"default"`, as the
 /// `RateLimit` draft's own examples name theirs.
 pub const DEFAULT_POLICY_NAME: &str = "default";
 
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for AnyKeyedLimiter<C> {
-    type Future = std::future::Ready<Result<Verdict, BoxError>>;
+    type Future = Never;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
@@ -101,7 +114,7 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for AnyKeyedLimiter<C> {
 }
 
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
-    type Future = std::future::Ready<Result<Verdict, BoxError>>;
+    type Future = Never;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
@@ -123,7 +136,7 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
 /// A composite's policies unnamed: `"policy-1"`, `"policy-2"`… in the
 /// order of its specs (wrap it in [`Named`] to name them).
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for KeyedCompositeLimiter<C> {
-    type Future = std::future::Ready<Result<Verdict, BoxError>>;
+    type Future = Never;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
@@ -228,7 +241,7 @@ mod redis {
 
     /// Divided mode decides with this node's share, locally: no round trip.
     impl KeyedCheck for RedisDividedLimiter {
-        type Future = std::future::Ready<Result<Verdict, BoxError>>;
+        type Future = Never;
 
         fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
             Checking::Ready(RedisDividedLimiter::check(self, key, cost).map(Verdict::single).map_err(BoxError::from))

@@ -20,6 +20,12 @@ use crate::limiter::{BoxError, Checking, KeyedCheck, Verdict};
 /// The rate-limiting service: made by [`RateLimitLayer`](crate::RateLimitLayer).
 pub struct RateLimit<S, L, E, C> {
     inner: S,
+    /// One reference for all the rest: axum clones the service for every
+    /// request, and each reference counted is a pair of atomic operations.
+    shared: Arc<Shared<L, E, C>>,
+}
+
+struct Shared<L, E, C> {
     limiter: Arc<L>,
     settings: Arc<Settings>,
     key: E,
@@ -28,7 +34,7 @@ pub struct RateLimit<S, L, E, C> {
 
 impl<S, L, E, C> RateLimit<S, L, E, C> {
     pub(crate) fn new(inner: S, limiter: Arc<L>, settings: Arc<Settings>, key: E, cost: C) -> Self {
-        RateLimit { inner, limiter, settings, key, cost }
+        RateLimit { inner, shared: Arc::new(Shared { limiter, settings, key, cost }) }
     }
 
     /// The inner service.
@@ -37,15 +43,9 @@ impl<S, L, E, C> RateLimit<S, L, E, C> {
     }
 }
 
-impl<S: Clone, L, E: Clone, C: Clone> Clone for RateLimit<S, L, E, C> {
+impl<S: Clone, L, E, C> Clone for RateLimit<S, L, E, C> {
     fn clone(&self) -> Self {
-        RateLimit {
-            inner: self.inner.clone(),
-            limiter: Arc::clone(&self.limiter),
-            settings: Arc::clone(&self.settings),
-            key: self.key.clone(),
-            cost: self.cost.clone(),
-        }
+        RateLimit { inner: self.inner.clone(), shared: Arc::clone(&self.shared) }
     }
 }
 
@@ -53,8 +53,8 @@ impl<S: fmt::Debug, L, E: fmt::Debug, C: fmt::Debug> fmt::Debug for RateLimit<S,
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimit")
             .field("inner", &self.inner)
-            .field("key", &self.key)
-            .field("cost", &self.cost)
+            .field("key", &self.shared.key)
+            .field("cost", &self.shared.cost)
             .finish_non_exhaustive()
     }
 }
@@ -75,20 +75,21 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        let settings = &*self.settings;
+        let shared = &*self.shared;
+        let settings = &*shared.settings;
         if settings.exempt(&request) {
             return ResponseFuture::calling(self.inner.call(request), None);
         }
-        let key = self.key.extract(&request);
+        let key = shared.key.extract(&request);
         let key: &[u8] = match (&key, &settings.no_key) {
             (Some(key), _) => key.as_ref(),
             (None, NoKey::Shared(shared)) => shared,
             (None, NoKey::Admit) => return ResponseFuture::calling(self.inner.call(request), None),
         };
-        let cost = self.cost.cost(&request);
-        match self.limiter.check(key, cost) {
+        let cost = shared.cost.cost(&request);
+        match shared.limiter.check(key, cost) {
             Checking::Ready(result) => {
-                ResponseFuture { state: decided(result, &mut self.inner, request, &*self.limiter, settings) }
+                ResponseFuture { state: decided(result, &mut self.inner, request, &*shared.limiter, settings) }
             }
             Checking::Pending(check) => {
                 // The request goes to the inner service once the check
@@ -99,12 +100,14 @@ where
                 ResponseFuture {
                     state: State::Waiting {
                         check,
-                        pending: Some(Pending {
+                        // Boxed: the check is a round trip anyway, and an
+                        // in-process limiter's futures stay small.
+                        pending: Some(Box::new(Pending {
                             service: ready,
                             request,
-                            limiter: Arc::clone(&self.limiter),
-                            settings: Arc::clone(&self.settings),
-                        }),
+                            limiter: Arc::clone(&shared.limiter),
+                            settings: Arc::clone(&shared.settings),
+                        })),
                     },
                 }
             }
@@ -136,7 +139,7 @@ pin_project! {
     #[project = StateProjection]
     enum State<S, Req, L, CheckFuture, CallFuture> {
         // The limiter is deciding (a Redis round trip).
-        Waiting { #[pin] check: CheckFuture, pending: Option<Pending<S, Req, L>> },
+        Waiting { #[pin] check: CheckFuture, pending: Option<Box<Pending<S, Req, L>>> },
         // The inner service is answering; `fields` go on its response.
         Calling { #[pin] future: CallFuture, fields: Option<Fields> },
         // The layer's own response (a refusal, a limiter's error).
@@ -213,7 +216,7 @@ where
                 StateProjection::Waiting { check, pending } => {
                     let result = ready!(check.poll(cx));
                     let Pending { mut service, request, limiter, settings } =
-                        pending.take().expect("ResponseFuture polled after completion");
+                        *pending.take().expect("ResponseFuture polled after completion");
                     let next = decided(result, &mut service, request, &*limiter, &settings);
                     state.set(next);
                 }

@@ -18,6 +18,13 @@
 //! Every limit is out of reach: each request does the limiter's whole
 //! work and is admitted. wrk's one connection address is one key, in every
 //! mode.
+//!
+//! `tower-bench-server --in-process ROUNDS N`: no server, no wrk — each
+//! mode's app called N times in a row as a `tower::Service` (the request
+//! carrying the peer's `ConnectInfo`, as `axum::serve` inserts it), on one
+//! thread, ROUNDS times taking turns; the fastest round of each mode, in
+//! the thread's CPU time, is its time per request. What the middleware adds without the HTTP
+//! connection's work, and far steadier than wrk on a busy machine.
 
 use std::net::SocketAddr;
 
@@ -60,8 +67,67 @@ fn app(mode: &str) -> Router {
     }
 }
 
+const MODES: [&str; 5] = ["none", "ratekeeper", "ratekeeper-bare", "governor", "governor-headers"];
+
+/// This thread's CPU time: what a round cost, whatever else the machine
+/// ran meanwhile (the benchmark shares its cores).
+fn thread_cpu_nanos() -> i128 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given, nothing else.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    i128::from(now.tv_sec) * 1_000_000_000 + i128::from(now.tv_nsec)
+}
+
+/// The fastest of `rounds` rounds of `n` calls of each mode's app, in ns
+/// per request.
+fn in_process(rounds: usize, n: usize, only: &[String]) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("the runtime");
+    let peer = axum::extract::ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000)));
+    // As `axum::serve` does once per connection: the handlers made routes,
+    // the layers applied, once.
+    let mut apps: Vec<Router> = MODES.iter().map(|mode| app(mode).with_state(())).collect();
+    let mut best = [f64::INFINITY; MODES.len()];
+    runtime.block_on(async {
+        for _ in 0..rounds {
+            for (i, app) in apps.iter_mut().enumerate() {
+                if !only.is_empty() && !only.iter().any(|mode| mode == MODES[i]) {
+                    continue;
+                }
+                let start = thread_cpu_nanos();
+                for _ in 0..n {
+                    let mut request = axum::http::Request::new(axum::body::Body::empty());
+                    request.extensions_mut().insert(peer);
+                    std::future::poll_fn(|cx| tower_service::Service::<axum::extract::Request>::poll_ready(app, cx))
+                        .await
+                        .unwrap();
+                    let response = tower_service::Service::call(app, request).await.unwrap();
+                    assert!(response.status().is_success(), "{}: refused", MODES[i]);
+                }
+                best[i] = best[i].min((thread_cpu_nanos() - start) as f64 / n as f64);
+            }
+        }
+    });
+    println!("in process: the fastest of {rounds} rounds of {n} calls per mode, one thread's CPU time");
+    println!("{:<18}{:>12}{:>12}", "mode", "ns/request", "added ns");
+    for (mode, ns) in MODES.iter().zip(best) {
+        println!("{mode:<18}{ns:>12.0}{:>12.0}", ns - best[0]);
+    }
+    let ratio = |ours: usize, peer: usize| (best[ours] - best[0]) / (best[peer] - best[0]);
+    println!(
+        "added cost, ratekeeper-tower / tower-governor: with header fields {:.2}x, without {:.2}x",
+        ratio(1, 4),
+        ratio(2, 3)
+    );
+}
+
 fn main() {
-    let mode = std::env::args().nth(1).unwrap_or_else(|| "none".to_owned());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, rounds, n, only @ ..] = args.as_slice() {
+        if flag == "--in-process" {
+            return in_process(rounds.parse().expect("ROUNDS"), n.parse().expect("N"), only);
+        }
+    }
+    let mode = args.first().cloned().unwrap_or_else(|| "none".to_owned());
     let app = app(&mode);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_io().build().expect("the runtime");
