@@ -98,7 +98,7 @@ impl Settings {
                 .collect();
             response_fields(&verdict.combined, &policies, settings.style, settings.legacy, now)?
         };
-        text.into_iter().map(|(name, value)| Ok((header_name(name)?, HeaderValue::try_from(value)?))).collect()
+        text.into_iter().map(|(name, value)| Ok((header_name(name)?, HeaderValue::from_str(&value)?))).collect()
     }
 
     /// The response to a refused request: the refusal hook's, with the

@@ -19,8 +19,9 @@
 //! work and is admitted. wrk's one connection address is one key, in every
 //! mode.
 //!
-//! `tower-bench-server --in-process ROUNDS N`: no server, no wrk — each
-//! mode's app called N times in a row as a `tower::Service` (the request
+//! `tower-bench-server --in-process ROUNDS N [MODE...]`: no server, no
+//! wrk — each mode's app (or only those named, `none` among them for the
+//! baseline) called N times in a row as a `tower::Service` (the request
 //! carrying the peer's `ConnectInfo`, as `axum::serve` inserts it), on one
 //! thread, ROUNDS times taking turns; the fastest round of each mode, in
 //! the thread's CPU time, is its time per request. What the middleware adds without the HTTP
@@ -109,12 +110,16 @@ fn in_process(rounds: usize, n: usize, only: &[String]) {
     });
     println!("in process: the fastest of {rounds} rounds of {n} calls per mode, one thread's CPU time");
     println!("{:<18}{:>12}{:>12}", "mode", "ns/request", "added ns");
-    for (mode, ns) in MODES.iter().zip(best) {
+    // Modes left out (`only`) have no time: neither a row nor a ratio.
+    for (mode, ns) in MODES.iter().zip(best).filter(|(_, ns)| ns.is_finite()) {
         println!("{mode:<18}{ns:>12.0}{:>12.0}", ns - best[0]);
     }
-    let ratio = |ours: usize, peer: usize| (best[ours] - best[0]) / (best[peer] - best[0]);
+    let ratio = |ours: usize, peer: usize| match (best[ours] - best[0]) / (best[peer] - best[0]) {
+        r if r.is_finite() => format!("{r:.2}x"),
+        _ => "n/a".to_owned(),
+    };
     println!(
-        "added cost, ratekeeper-tower / tower-governor: with header fields {:.2}x, without {:.2}x",
+        "added cost, ratekeeper-tower / tower-governor: with header fields {}, without {}",
         ratio(1, 4),
         ratio(2, 3)
     );
