@@ -13,9 +13,10 @@ markdown files are every `*.md` git tracks or would track. What checks what
 (`KINDS` below is the one list):
 
 * rust: rustdoc. `rust` builds `ratekeeper-redis` (and so `ratekeeper` and
-  `ratekeeper-core`) with cargo, then runs `rustdoc --test` on every
-  markdown file with a Rust block, against those crates: each block is a
-  doctest, as in a crate's docs (`?` and a last `Ok::<(), E>(())` allowed).
+  `ratekeeper-core`) and `ratekeeper-tower` with cargo, then runs
+  `rustdoc --test` on every markdown file with a Rust block, against those
+  crates: each block is a doctest, as in a crate's docs (`?` and a last
+  `Ok::<(), E>(())` allowed).
   A block needing a Redis is `rust no_run redis`: rustdoc compiles it but
   cannot point it at the test's server, and `no_run` is refused without
   `redis`, the one reason a block may not run.
@@ -271,7 +272,7 @@ def c_source(program: Program, redis_url: str | None = None) -> str:
 
 
 # The crates a Rust block may use, as cargo names their packages.
-RUST_CRATES = ("ratekeeper-core", "ratekeeper", "ratekeeper-redis")
+RUST_CRATES = ("ratekeeper-core", "ratekeeper", "ratekeeper-redis", "ratekeeper-tower")
 
 
 def _rust_externs() -> tuple[list[str], str]:

@@ -48,6 +48,8 @@ command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 command -v redis-server >/dev/null 2>&1 || need_pkgs+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_pkgs+=(redis-tools)
+# wrk: the HTTP middleware benchmarks' load (benches/http/*/run).
+command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 # openssl: tests/redis/with-redis --tls makes its CAs and certificates.
 command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)
 command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)

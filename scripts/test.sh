@@ -145,6 +145,13 @@ stage_cargo-test-tls() {
   tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
 }
 
+stage tower-redis "rust redis" "Rust: the tower layer's limit held across two axum servers sharing a Redis (with-redis)"
+stage_tower-redis() {
+  # The whole workspace's feature set, as the cargo-test stage builds it,
+  # plus ratekeeper-tower's `redis` feature: only that crate is rebuilt.
+  tests/redis/with-redis cargo test --workspace --locked -q --features ratekeeper-tower/redis --test redis
+}
+
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
 stage_loom() {
   scripts/loom.sh

@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-PUBLISHED=(ratekeeper-core ratekeeper ratekeeper-redis ratekeeper-cli)
+PUBLISHED=(ratekeeper-core ratekeeper ratekeeper-redis ratekeeper-cli ratekeeper-tower)
 
 [ $# -eq 0 ] || { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 

@@ -1,0 +1,237 @@
+//! [`RateLimit`]: the service the layer wraps around the inner one, and its
+//! [`ResponseFuture`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use bytes::Bytes;
+use http::{Request, Response};
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use crate::body::ResponseBody;
+use crate::key::KeyExtractor;
+use crate::layer::{insert_fields, Fields, NoKey, RequestCost, Settings};
+use crate::limiter::{BoxError, Checking, KeyedCheck, Verdict};
+
+/// The rate-limiting service: made by [`RateLimitLayer`](crate::RateLimitLayer).
+pub struct RateLimit<S, L, E, C> {
+    inner: S,
+    /// One reference for all the rest: axum clones the service for every
+    /// request, and each reference counted is a pair of atomic operations.
+    shared: Arc<Shared<L, E, C>>,
+}
+
+struct Shared<L, E, C> {
+    limiter: Arc<L>,
+    settings: Arc<Settings>,
+    key: E,
+    cost: C,
+}
+
+impl<S, L, E, C> RateLimit<S, L, E, C> {
+    pub(crate) fn new(inner: S, limiter: Arc<L>, settings: Arc<Settings>, key: E, cost: C) -> Self {
+        RateLimit { inner, shared: Arc::new(Shared { limiter, settings, key, cost }) }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: Clone, L, E, C> Clone for RateLimit<S, L, E, C> {
+    fn clone(&self) -> Self {
+        RateLimit { inner: self.inner.clone(), shared: Arc::clone(&self.shared) }
+    }
+}
+
+impl<S: fmt::Debug, L, E: fmt::Debug, C: fmt::Debug> fmt::Debug for RateLimit<S, L, E, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimit")
+            .field("inner", &self.inner)
+            .field("key", &self.shared.key)
+            .field("cost", &self.shared.cost)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, L, E, C, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimit<S, L, E, C>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
+    L: KeyedCheck,
+    E: KeyExtractor<ReqBody>,
+    C: RequestCost<ReqBody>,
+{
+    type Response = Response<ResponseBody<ResBody>>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S, ReqBody, L>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let shared = &*self.shared;
+        let settings = &*shared.settings;
+        if settings.exempt(&request) {
+            return ResponseFuture::calling(self.inner.call(request), None);
+        }
+        let key = shared.key.extract(&request);
+        let key: &[u8] = match (&key, &settings.no_key) {
+            (Some(key), _) => key.as_ref(),
+            (None, NoKey::Shared(shared)) => shared,
+            (None, NoKey::Admit) => return ResponseFuture::calling(self.inner.call(request), None),
+        };
+        let cost = shared.cost.cost(&request);
+        match shared.limiter.check(key, cost) {
+            Checking::Ready(result) => {
+                ResponseFuture { state: decided(result, &mut self.inner, request, &*shared.limiter, settings) }
+            }
+            Checking::Pending(check) => {
+                // The request goes to the inner service once the check
+                // answers: the one that was driven ready goes with it, and
+                // a clone takes its place here (tower's usual hand-over).
+                let fresh = self.inner.clone();
+                let ready = std::mem::replace(&mut self.inner, fresh);
+                ResponseFuture {
+                    state: State::Waiting {
+                        check,
+                        // Boxed: the check is a round trip anyway, and an
+                        // in-process limiter's futures stay small.
+                        pending: Some(Box::new(Pending {
+                            service: ready,
+                            request,
+                            limiter: Arc::clone(&shared.limiter),
+                            settings: Arc::clone(&shared.settings),
+                        })),
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// What a request waiting for its check holds until the answer.
+struct Pending<S, Req, L> {
+    service: S,
+    request: Req,
+    limiter: Arc<L>,
+    settings: Arc<Settings>,
+}
+
+pin_project! {
+    /// The future of a [`RateLimit`] service's response.
+    pub struct ResponseFuture<S, ReqBody, L>
+    where
+        S: Service<Request<ReqBody>>,
+        L: KeyedCheck,
+    {
+        #[pin]
+        state: State<S, Request<ReqBody>, L, L::Future, S::Future>,
+    }
+}
+
+pin_project! {
+    #[project = StateProjection]
+    enum State<S, Req, L, CheckFuture, CallFuture> {
+        // The limiter is deciding (a Redis round trip).
+        Waiting { #[pin] check: CheckFuture, pending: Option<Box<Pending<S, Req, L>>> },
+        // The inner service is answering; `fields` go on its response.
+        Calling { #[pin] future: CallFuture, fields: Option<Fields> },
+        // The layer's own response (a refusal, a limiter's error).
+        Own { response: Option<Response<Bytes>> },
+    }
+}
+
+impl<S, ReqBody, L> ResponseFuture<S, ReqBody, L>
+where
+    S: Service<Request<ReqBody>>,
+    L: KeyedCheck,
+{
+    fn calling(future: S::Future, fields: Option<Fields>) -> Self {
+        ResponseFuture { state: State::Calling { future, fields } }
+    }
+}
+
+impl<S, ReqBody, L> fmt::Debug for ResponseFuture<S, ReqBody, L>
+where
+    S: Service<Request<ReqBody>>,
+    L: KeyedCheck,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Waiting { .. } => "waiting for the limiter",
+            State::Calling { .. } => "calling the inner service",
+            State::Own { .. } => "answering",
+        };
+        f.debug_struct("ResponseFuture").field("state", &state).finish()
+    }
+}
+
+/// What follows a check's `result`: the inner service called (with the
+/// fields to add to its response), or the layer's own response.
+fn decided<S, Req, L, CheckFuture>(
+    result: Result<Verdict, BoxError>,
+    service: &mut S,
+    request: Req,
+    limiter: &L,
+    settings: &Settings,
+) -> State<S, Req, L, CheckFuture, S::Future>
+where
+    S: Service<Req>,
+    L: KeyedCheck,
+{
+    let answer = result.and_then(|verdict| {
+        if verdict.allowed() {
+            settings.fields(limiter, &verdict).map(Ok)
+        } else {
+            settings.refused(limiter, &verdict).map(Err)
+        }
+    });
+    match answer {
+        Ok(Ok(fields)) => State::Calling { future: service.call(request), fields: Some(fields) },
+        Ok(Err(refusal)) => State::Own { response: Some(refusal) },
+        Err(error) => match (settings.limiter_error)(&error) {
+            Some(response) => State::Own { response: Some(response) },
+            None => State::Calling { future: service.call(request), fields: None },
+        },
+    }
+}
+
+impl<S, ReqBody, ResBody, L> Future for ResponseFuture<S, ReqBody, L>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    L: KeyedCheck,
+{
+    type Output = Result<Response<ResponseBody<ResBody>>, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut state = self.project().state;
+        loop {
+            match state.as_mut().project() {
+                StateProjection::Waiting { check, pending } => {
+                    let result = ready!(check.poll(cx));
+                    let Pending { mut service, request, limiter, settings } =
+                        *pending.take().expect("ResponseFuture polled after completion");
+                    let next = decided(result, &mut service, request, &*limiter, &settings);
+                    state.set(next);
+                }
+                StateProjection::Calling { future, fields } => {
+                    let mut response = ready!(future.poll(cx))?.map(ResponseBody::inner);
+                    if let Some(fields) = fields.take() {
+                        insert_fields(response.headers_mut(), fields);
+                    }
+                    return Poll::Ready(Ok(response));
+                }
+                StateProjection::Own { response } => {
+                    let response = response.take().expect("ResponseFuture polled after completion");
+                    return Poll::Ready(Ok(response.map(ResponseBody::own)));
+                }
+            }
+        }
+    }
+}
