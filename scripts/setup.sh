@@ -52,6 +52,8 @@ command -v redis-cli >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)
 command -v go >/dev/null 2>&1 || need_pkgs+=(golang-go)
 [ -f /usr/share/gocode/src/golang.org/x/time/rate/rate.go ] || need_pkgs+=(golang-golang-x-time-dev)
+# wrk: the HTTP middleware benchmarks (benches/http/python/run).
+command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt_install "${need_pkgs[@]}"
 fi
