@@ -1,6 +1,6 @@
 //! The native part of `ratekeeper.http`: the Rust core [`ratekeeper::http`]
 //! (limits as text, the response's header fields, the client's address
-//! behind trusted proxies) and limits text as one keyed limiter.
+//! behind trusted proxies, limits text as one keyed limiter).
 //!
 //! Thin: each function converts its arguments, calls the core and maps its
 //! errors. A limits text error becomes `InvalidArgumentError` with the
@@ -13,8 +13,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use ratekeeper::http::{self, HeaderStyle, Policy, RateItem, TrustedProxies};
-use ratekeeper::keyed::{AnyKeyedLimiter, KeyedOptions, WhenFull};
+use ratekeeper::http::{self, HeaderStyle, HttpLimiter, LimiterTextError, Policy, RateItem, TrustedProxies};
+use ratekeeper::keyed::{KeyedOptions, WhenFull};
 use ratekeeper::{Algorithm, Argument, Decision, Error, LimiterSpec};
 
 use crate::admission::{
@@ -285,14 +285,10 @@ pub fn combine_decisions(decisions: &Bound<'_, PyAny>) -> PyResult<PyDecision> {
         .ok_or_else(|| from_rust(decisions.py(), Error::invalid_int(Argument::Limits, 0)))
 }
 
-/// The keyed limiter of a limits text.
-#[derive(Debug)]
-enum Engine {
-    One(AnyKeyedLimiter),
-}
-
 /// Limits as text, one keyed limiter for all of them: per key, every limit
-/// admits a request or none takes anything. Each limit runs ``algorithm``
+/// admits a request or none takes anything (the core's
+/// ``limiter_from_text``: a keyed limiter for one limit, the keyed
+/// composite for several). Each limit runs ``algorithm``
 /// (``"sliding_window_counter"`` by default); at most ``max_keys`` keys, as
 /// ``KeyedLimiter``'s options say. ``check`` answers the combined
 /// ``Decision`` and one per limit, in the text's order, their names in
@@ -300,10 +296,13 @@ enum Engine {
 #[pyclass(frozen, module = "ratekeeper._ratekeeper", name = "KeyedLimits")]
 #[derive(Debug)]
 pub struct PyKeyedLimits {
-    engine: Engine,
-    items: Vec<RateItem>,
+    limiter: HttpLimiter,
     algorithm: Algorithm,
     clock: Option<Py<PyManualClock>>,
+}
+
+fn decisions_out((combined, parts): (Decision, Vec<Decision>)) -> (PyDecision, Vec<PyDecision>) {
+    (PyDecision(combined), parts.into_iter().map(PyDecision).collect())
 }
 
 #[pymethods]
@@ -322,7 +321,7 @@ impl PyKeyedLimits {
         clock: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let py = limits.py();
-        let items = items(limits)?;
+        let text = limits.cast::<PyString>().map_err(|_| wrong_type("limits", limits, "limits as text (a str)"))?;
         let algorithm = self::algorithm(algorithm)?;
         let max = match max_keys.filter(|m| !m.is_none()) {
             None => 100_000,
@@ -339,19 +338,11 @@ impl PyKeyedLimits {
         }
         options = options.max_key_bytes(args::max_key_bytes(max_key_bytes)?);
         let (any_clock, clock) = clock::clock_arg(clock)?;
-        let specs = items.iter().map(|item| item.spec(algorithm)).collect::<Result<Vec<_>, _>>();
-        let specs = specs.map_err(|e| from_rust(py, e))?;
-        let engine = match specs.as_slice() {
-            [spec] => Engine::One(AnyKeyedLimiter::new(spec, options, any_clock).map_err(|e| from_rust(py, e))?),
-            _ => {
-                return Err(invalid_named(
-                    "limits",
-                    limits,
-                    "must hold one limit here (several need the keyed composite of ratekeeper::http)",
-                ))
-            }
-        };
-        Ok(PyKeyedLimits { engine, items, algorithm, clock })
+        let limiter = http::limiter_from_text(&text.to_cow()?, algorithm, options, any_clock).map_err(|e| match e {
+            LimiterTextError::Text(e) => invalid_at("limits", limits, e.to_string(), e.position),
+            LimiterTextError::Invalid(e) => from_rust(py, e),
+        })?;
+        Ok(PyKeyedLimits { limiter, algorithm, clock })
     }
 
     /// Admits a request of ``cost`` units for ``key`` when every limit
@@ -361,12 +352,7 @@ impl PyKeyedLimits {
     fn check(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<(PyDecision, Vec<PyDecision>)> {
         let py = key.py();
         let key = args::key(key)?;
-        match &self.engine {
-            Engine::One(limiter) => {
-                let decision = limiter.check(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?;
-                Ok((PyDecision(decision), vec![PyDecision(decision)]))
-            }
-        }
+        self.limiter.check(key.as_bytes(), cost.0).map(decisions_out).map_err(|e| from_rust(py, e))
     }
 
     /// What ``check`` would answer now, taking nothing.
@@ -374,39 +360,30 @@ impl PyKeyedLimits {
     fn peek(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<(PyDecision, Vec<PyDecision>)> {
         let py = key.py();
         let key = args::key(key)?;
-        match &self.engine {
-            Engine::One(limiter) => {
-                let decision = limiter.peek(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))?;
-                Ok((PyDecision(decision), vec![PyDecision(decision)]))
-            }
-        }
+        self.limiter.peek(key.as_bytes(), cost.0).map(decisions_out).map_err(|e| from_rust(py, e))
     }
 
     /// Forgets ``key`` (its quota whole again); ``True`` if it was held.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = key.py();
         let key = args::key(key)?;
-        match &self.engine {
-            Engine::One(limiter) => limiter.remove(key.as_bytes()).map_err(|e| from_rust(py, e)),
-        }
+        self.limiter.remove(key.as_bytes()).map_err(|e| from_rust(py, e))
     }
 
     fn __len__(&self) -> usize {
-        match &self.engine {
-            Engine::One(limiter) => limiter.len(),
-        }
+        self.limiter.len()
     }
 
     /// The limits, in the text's order.
     #[getter]
     fn items(&self) -> Vec<PyRateItem> {
-        self.items.iter().copied().map(PyRateItem).collect()
+        self.limiter.items().iter().copied().map(PyRateItem).collect()
     }
 
     /// Each limit's policy name (``"10-in-1min"``), in order.
     #[getter]
     fn policies(&self) -> Vec<String> {
-        self.items.iter().map(RateItem::policy_name).collect()
+        self.limiter.policy_names().to_vec()
     }
 
     #[getter]
@@ -420,7 +397,7 @@ impl PyKeyedLimits {
     }
 
     fn __repr__(&self) -> String {
-        let text: Vec<String> = self.items.iter().map(ToString::to_string).collect();
+        let text: Vec<String> = self.limiter.items().iter().map(ToString::to_string).collect();
         format!("KeyedLimits({:?}, {:?})", text.join("; "), self.algorithm.wire_name())
     }
 }

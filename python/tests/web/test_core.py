@@ -155,6 +155,23 @@ def test_keyed_limits_decides_per_key() -> None:
     assert "2 per 1 minute" in repr(limits)
 
 
+def test_keyed_limits_of_several_limits_are_all_or_nothing() -> None:
+    clock = ManualClock()
+    limits = KeyedLimits("2/minute; 3/hour", "fixed_window", clock=clock)
+    assert limits.policies == ["2-in-1min", "3-in-1hr"]
+    assert [limits.check("a")[0].allowed for _ in range(3)] == [True, True, False]
+    # The refusal by the minute took nothing from the hour.
+    assert limits.peek("a", 0)[1][1].remaining == 1
+    clock.advance(60.0)
+    combined, parts = limits.check("a")
+    assert combined.allowed
+    assert [p.remaining for p in parts] == [1, 0]
+    combined, parts = limits.check("a")
+    assert not combined.allowed
+    assert combined.retry_after > 60.0  # the hour's, the longer wait
+    assert len(limits) == 1
+
+
 class FakeRequest(Request):
     __slots__ = ("_headers", "_method", "_path", "_peer", "_user")
 

@@ -92,10 +92,11 @@ def test_every_response_carries_the_fields_of_its_decision(
 ) -> None:
     # On a ManualClock that does not move, a twin limiter fed the same
     # requests makes the same decisions: each response's fields must be
-    # exactly what its decision writes, admitted or refused.
+    # exactly what its decisions write (two limits: the combined one and
+    # each part's), admitted or refused.
     clock = ManualClock()
     clock.advance(1000.0)
-    text = "3 per 10 minutes"
+    text = "3 per 10 minutes; 50/day"
     rule = RateLimit(text, header_style=style, legacy_headers=legacy, clock=clock)
     twin = KeyedLimits(text, clock=clock)
     with serve(kind, rule) as port:
@@ -121,7 +122,7 @@ def test_every_response_carries_the_fields_of_its_decision(
             assert sorted(got) == sorted(want)
     # And what they say, written out once: draft-8 names the policy.
     if style == "draft-8":
-        assert ("ratelimit-policy", '"3-in-10min";q=3;w=600') in want
+        assert ("ratelimit-policy", '"3-in-10min";q=3;w=600, "50-in-1day";q=50;w=86400') in want
 
 
 @pytest.mark.parametrize("kind", KINDS)
