@@ -4,14 +4,21 @@ worker thread) share one limit, whichever a client reaches."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from web.servers import request
+
+from ratekeeper import RedisStore
+from ratekeeper.http import RateLimit
+from ratekeeper.http.asgi import RateLimitMiddleware
+from with_redis.servers import PrivateRedis
 
 SERVER = Path(__file__).resolve().parent.parent / "web" / "shared_server.py"
 
@@ -37,6 +44,7 @@ def shared_server(kind: str, url: str, name: str, limits: str) -> Iterator[int]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
 
 def test_a_redis_limit_holds_across_two_server_processes(redis_url: str, name: str) -> None:
     limit, keys, clients, each = 6, 2, 4, 5
@@ -75,3 +83,59 @@ def test_several_limits_through_redis(redis_url: str, name: str) -> None:
     last = replies[2].header("RateLimit") or ""
     assert last.startswith('"2-in-1hr";r=0;')
     assert '"3-in-1day";r=1;' in last
+
+
+def test_the_asgi_middleware_awaits_redis_without_blocking_the_loop(
+    private_redis: PrivateRedis, name: str
+) -> None:
+    # Redis answers nobody for 0.4 s: the request waits that long, while
+    # another task on the same event loop goes on ticking.
+    store = RedisStore.connect(private_redis.url, timeout=2.0, retry_interval=0.0)
+    rule = RateLimit("5/hour", store=store, name=name)
+    sent: list[MutableMapping[str, object]] = []
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        sent.append({"type": "app called"})
+
+    async def receive() -> MutableMapping[str, object]:
+        return {"type": "http.request"}
+
+    async def send(message: MutableMapping[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "client": ("127.0.0.1", 1),
+        "headers": [],
+    }
+    ticks = 0
+
+    async def main() -> float:
+        nonlocal ticks
+        done = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0.01)
+        private_redis.stall(0.4)
+        started = time.monotonic()
+        await RateLimitMiddleware(app, rule)(scope, receive, send)
+        took = time.monotonic() - started
+        done.set()
+        await task
+        return took
+
+    took = asyncio.run(main())
+    store.close()
+    assert sent == [{"type": "app called"}]  # admitted, once Redis answered
+    assert took >= 0.25
+    # About one tick per 5 ms while the request waited; a blocked loop
+    # would have ticked once or twice.
+    assert ticks >= 20
