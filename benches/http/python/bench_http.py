@@ -37,7 +37,7 @@ OUT_OF_REACH = "1000000000/hour"
 
 
 def fastapi_app(contender: str) -> Any:
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from fastapi.responses import PlainTextResponse
 
     app = FastAPI()
@@ -60,7 +60,7 @@ def fastapi_app(contender: str) -> Any:
         app.add_middleware(SlowAPIMiddleware)
 
     @app.get("/", response_class=PlainTextResponse)
-    async def ok(request: Request) -> str:
+    async def ok() -> str:
         return "ok"
 
     return app
@@ -171,6 +171,94 @@ def measure(framework: str, contender: str, seconds: float, connections: int) ->
         server.wait(20)
 
 
+def in_process(framework: str, contender: str, seconds: float) -> dict[str, float]:
+    """Time per request with no server and no socket: the application
+    called as its server would call it, from one thread, for ``seconds``
+    (best of three rounds) — the middleware's CPU cost without the
+    network's noise."""
+    if framework == "fastapi":
+        import asyncio
+
+        app = fastapi_app(contender)
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": "/",
+            "raw_path": b"/",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"host", b"127.0.0.1")],
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+        }
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        statuses: list[int] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        async def rounds() -> float:
+            best = float("inf")
+            for _ in range(3):
+                count, started = 0, time.perf_counter()
+                while time.perf_counter() - started < seconds / 3:
+                    for _ in range(100):
+                        await app(dict(scope), receive, send)
+                    count += 100
+                best = min(best, (time.perf_counter() - started) / count)
+            return best
+
+        per_request = asyncio.run(rounds())
+    else:
+        app = flask_app(contender)
+        environ = {
+            "REQUEST_METHOD": "GET",
+            "SCRIPT_NAME": "",
+            "PATH_INFO": "/",
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": "127.0.0.1",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": None,
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        statuses = []
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc: Any = None) -> Any:
+            statuses.append(int(status.split()[0]))
+            return None
+
+        best = float("inf")
+        for _ in range(3):
+            count, started = 0, time.perf_counter()
+            while time.perf_counter() - started < seconds / 3:
+                for _ in range(100):
+                    import io
+
+                    e = dict(environ)
+                    e["wsgi.input"] = io.BytesIO()
+                    b"".join(app(e, start_response))
+                count += 100
+            best = min(best, (time.perf_counter() - started) / count)
+        per_request = best
+    if set(statuses) != {200}:
+        raise SystemExit(f"{framework}/{contender}: answered {sorted(set(statuses))}")
+    return {"rps": 1 / per_request, "us_per_request": per_request * 1e6}
+
+
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "serve":
         serve(sys.argv[2], sys.argv[3])
@@ -179,11 +267,21 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--json", help="write the results here too")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="call the applications directly (no server, no wrk): the CPU cost alone",
+    )
     options = parser.parse_args()
     results: dict[str, dict[str, dict[str, float]]] = {}
     for framework, contenders in FRAMEWORKS.items():
         results[framework] = {
-            c: measure(framework, c, options.seconds, options.connections) for c in contenders
+            c: (
+                in_process(framework, c, options.seconds)
+                if options.in_process
+                else measure(framework, c, options.seconds, options.connections)
+            )
+            for c in contenders
         }
         base = results[framework]["none"]["us_per_request"]
         for figures in results[framework].values():
