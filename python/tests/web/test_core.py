@@ -29,6 +29,7 @@ from ratekeeper.http import (
     by_header,
     by_user,
     combine_decisions,
+    identity,
     parse_limits,
     response_fields,
 )
@@ -354,3 +355,30 @@ def test_importing_ratekeeper_http_imports_no_framework(tmp_path: Any) -> None:
     assert not frameworks & imported_after("import ratekeeper.http.wsgi", tmp_path)
     assert "ratekeeper.http" not in imported_after("import ratekeeper", tmp_path)
     assert ratekeeper.__name__ == "ratekeeper"
+
+
+def test_the_authenticated_user_of_each_framework() -> None:
+    from starlette.authentication import SimpleUser, UnauthenticatedUser
+
+    trusted = TrustedProxies()
+    key = by_user()
+
+    def scope(user: object) -> dict[str, Any]:
+        return {"type": "http", "client": ("192.0.2.9", 1), "headers": [], "user": user}
+
+    assert key(AsgiRequest(scope(SimpleUser("ada")), trusted)) == "user:ada"
+    assert key(AsgiRequest(scope(UnauthenticatedUser()), trusted)) == "192.0.2.9"
+
+    class DjangoUser:  # what django.contrib.auth's user answers
+        is_authenticated = True
+        pk = 42
+
+    class AnonymousUser:
+        is_authenticated = False
+        pk = None
+
+    assert identity(DjangoUser()) == "42"
+    assert identity(AnonymousUser()) is None
+    assert identity(None) is None
+    wsgi = WsgiRequest({"REMOTE_ADDR": "192.0.2.9", "REMOTE_USER": "grace"}, trusted)
+    assert key(wsgi) == "user:grace"
