@@ -1,4 +1,9 @@
-"""Per-view limits for Django::
+"""Django: a middleware for ``settings.MIDDLEWARE`` and per-view limits::
+
+    # settings.py: every view, behind AuthenticationMiddleware (so that
+    # by_user() sees request.user)
+    RATEKEEPER_RATE_LIMIT = RateLimit("100/minute", key=by_user())
+    MIDDLEWARE = [..., "ratekeeper.http.django.RateLimitMiddleware"]
 
     from ratekeeper.http.django import limit
 
@@ -115,3 +120,35 @@ def limit(limits: RateLimit | Limits, /, **options: Any) -> Callable[[_F], _F]:
         return cast(_F, limited)
 
     return decorate
+
+
+class RateLimitMiddleware:
+    """Django middleware limiting every view by ``settings.RATEKEEPER_RATE_LIMIT``
+    (a ``RateLimit``); place it after ``AuthenticationMiddleware`` for
+    ``by_user()``. A refused request is answered 429 and no view runs."""
+
+    sync_capable = True
+    async_capable = False
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        from django.conf import settings  # type: ignore[import-untyped, unused-ignore]
+        from django.core.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+            ImproperlyConfigured,
+        )
+
+        rule = getattr(settings, "RATEKEEPER_RATE_LIMIT", None)
+        if not isinstance(rule, RateLimit):
+            raise ImproperlyConfigured(
+                "RATEKEEPER_RATE_LIMIT must be a ratekeeper.http.RateLimit, "
+                f"not {type(rule).__name__}"
+            )
+        self.get_response = get_response
+        self.rule = rule
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        rule = self.rule
+        seen = DjangoRequest(request, rule.trusted_proxies)
+        outcome = rule.decide(seen)
+        if outcome is not None and not outcome.allowed:
+            return _refused(rule, seen, outcome)
+        return _with_fields(self.get_response(request), outcome)

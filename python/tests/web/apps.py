@@ -25,6 +25,7 @@ KINDS = [
     "flask-decorator",
     "django",
     "django-decorator",
+    "django-settings",
 ]
 
 
@@ -115,7 +116,9 @@ def flask_app(rule: RateLimit, *, decorator: bool) -> Any:
 _django_urls = itertools.count()
 
 
-def django_app(rule: RateLimit, *, decorator: bool) -> Any:
+def django_app(rule: RateLimit, *, how: str) -> Any:
+    """``how``: "wsgi" (the WSGI middleware), "decorator" (each view),
+    "settings" (ratekeeper.http.django.RateLimitMiddleware in MIDDLEWARE)."""
     from django.conf import settings
 
     if not settings.configured:
@@ -137,7 +140,7 @@ def django_app(rule: RateLimit, *, decorator: bool) -> Any:
     from ratekeeper.http.django import limit
     from ratekeeper.http.wsgi import RateLimitMiddleware
 
-    wrap: Callable[[Any], Any] = limit(rule) if decorator else (lambda view: view)
+    wrap: Callable[[Any], Any] = limit(rule) if how == "decorator" else (lambda view: view)
 
     @wrap
     def ok(request: HttpRequest) -> HttpResponse:
@@ -152,9 +155,13 @@ def django_app(rule: RateLimit, *, decorator: bool) -> Any:
     urls.urlpatterns = [path("", ok), path("health", ok), path("upload", upload)]  # type: ignore[attr-defined]
     sys.modules[urls.__name__] = urls
     settings.ROOT_URLCONF = urls.__name__
+    settings.RATEKEEPER_RATE_LIMIT = rule
+    settings.MIDDLEWARE = (
+        ["ratekeeper.http.django.RateLimitMiddleware"] if how == "settings" else []
+    )
     clear_url_caches()
     handler = WSGIHandler()
-    return handler if decorator else RateLimitMiddleware(handler, rule)
+    return RateLimitMiddleware(handler, rule) if how == "wsgi" else handler
 
 
 def serve(kind: str, rule: RateLimit) -> AbstractContextManager[int]:
@@ -170,7 +177,9 @@ def serve(kind: str, rule: RateLimit) -> AbstractContextManager[int]:
     if kind == "flask-decorator":
         return waitress_server(flask_app(rule, decorator=True))
     if kind == "django":
-        return waitress_server(django_app(rule, decorator=False))
+        return waitress_server(django_app(rule, how="wsgi"))
     if kind == "django-decorator":
-        return waitress_server(django_app(rule, decorator=True))
+        return waitress_server(django_app(rule, how="decorator"))
+    if kind == "django-settings":
+        return waitress_server(django_app(rule, how="settings"))
     raise ValueError(kind)
