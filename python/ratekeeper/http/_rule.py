@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from ratekeeper._ratekeeper import (
     ArgumentTypeError,
@@ -223,7 +223,10 @@ class RateLimit:
     (one ``RedisLimiter`` per limit, named ``"{name}:{policy}"``); or any
     ratekeeper limiter: a ``KeyedLimiter``, a Redis keyed limiter (awaited
     on ASGI: the event loop never blocks), or an unkeyed ``Limiter`` (one
-    budget for every request), whose policy is named ``policy``.
+    budget for every request), whose policy is named ``policy``. In this
+    process, ``when_full`` says what happens to a new key when ``max_keys``
+    are held and none can be forgotten yet: refused (the default: memory
+    stays bounded and nothing is over-admitted) or ``"evict_soonest_full"``.
 
     ``key``: a function of the ``Request`` (``by_client_address``, the
     default; ``by_header(name)``; ``by_user()``; any callable); ``None``
@@ -275,6 +278,7 @@ class RateLimit:
         name: str = "http",
         policy: str = "default",
         max_keys: int = 100_000,
+        when_full: Literal["refuse_new_keys", "evict_soonest_full"] = "refuse_new_keys",
         clock: ManualClock | None = None,
     ) -> None:
         if not callable(key):
@@ -301,7 +305,9 @@ class RateLimit:
         self._exempt_methods = frozenset(
             m.upper() for m in _strings("exempt_methods", exempt_methods)
         )
-        backend, names = _backend(limits, algorithm, store, name, policy, max_keys, clock)
+        backend, names = _backend(
+            limits, algorithm, store, name, policy, max_keys, when_full, clock
+        )
         self._backend: _Backend = backend
         self._names: tuple[str, ...] = names
         # A bad policy name fails here, not on the first request.
@@ -503,6 +509,7 @@ def _backend(
     name: str,
     policy: str,
     max_keys: int,
+    when_full: Literal["refuse_new_keys", "evict_soonest_full"],
     clock: ManualClock | None,
 ) -> tuple[_Backend, tuple[str, ...]]:
     if isinstance(limits, str):
@@ -515,7 +522,7 @@ def _backend(
                 for item in items
             ]
             return _Shared(shared), tuple(item.policy_name for item in items)
-        native = KeyedLimits(limits, algorithm, max_keys=max_keys, clock=clock)
+        native = KeyedLimits(limits, algorithm, max_keys=max_keys, when_full=when_full, clock=clock)
         return _Native(native), tuple(native.policies)
     if store is not None:
         raise _type_error("store", store, "None when limits is a limiter (it has its own store)")

@@ -382,3 +382,34 @@ def test_the_authenticated_user_of_each_framework() -> None:
     assert identity(None) is None
     wsgi = WsgiRequest({"REMOTE_ADDR": "192.0.2.9", "REMOTE_USER": "grace"}, trusted)
     assert key(wsgi) == "user:grace"
+
+
+def test_async_views_are_limited_too() -> None:
+    import flask
+
+    from ratekeeper.http.flask import limit
+
+    app = flask.Flask("rk_async_view")
+
+    @app.get("/")
+    @limit("1/hour", clock=ManualClock())
+    async def view() -> str:
+        return "ok"
+
+    client = app.test_client()
+    first, second = client.get("/"), client.get("/")
+    assert first.status_code == 200
+    assert first.headers["RateLimit"].startswith('"1-in-1hr";r=0;')
+    assert second.status_code == 429
+    assert int(second.headers["Retry-After"]) >= 3600
+
+
+def test_when_full_decides_for_new_keys() -> None:
+    clock = ManualClock()
+    refusing = RateLimit("5/hour", max_keys=1, clock=clock)
+    evicting = RateLimit("5/hour", max_keys=1, when_full="evict_soonest_full", clock=clock)
+    for rule, admitted in ((refusing, False), (evicting, True)):
+        assert rule.decide(FakeRequest(peer="192.0.2.1")) is not None
+        second = rule.decide(FakeRequest(peer="192.0.2.2"))
+        assert second is not None
+        assert second.allowed is admitted
