@@ -39,7 +39,7 @@ from ratekeeper._ratekeeper import (
 if TYPE_CHECKING:
     from typing_extensions import TypeAlias
 
-    from ratekeeper._ratekeeper import _Algorithm, _HeaderStyle
+    from ratekeeper._ratekeeper import _Algorithm, _HeaderStyle, _WhenUnavailable
 
 
 class Request:
@@ -220,7 +220,9 @@ class RateLimit:
     ``"100/hour; 1000/day"``: several are all or nothing), with
     ``algorithm`` (``sliding_window_counter`` by default), in this process
     (at most ``max_keys`` keys) or, with ``store``, shared through Redis
-    (one ``RedisLimiter`` per limit, named ``"{name}:{policy}"``); or any
+    (one ``RedisLimiter`` per limit, named ``"{name}:{policy}"``: give each
+    application its own ``name``; ``when_unavailable`` as
+    ``RedisLimiter``'s: ``"error"``, the default, fails the request); or any
     ratekeeper limiter: a ``KeyedLimiter``, a Redis keyed limiter (awaited
     on ASGI: the event loop never blocks), or an unkeyed ``Limiter`` (one
     budget for every request), whose policy is named ``policy``. In this
@@ -276,6 +278,7 @@ class RateLimit:
         algorithm: _Algorithm = "sliding_window_counter",
         store: RedisStore | None = None,
         name: str = "http",
+        when_unavailable: _WhenUnavailable = "error",
         policy: str = "default",
         max_keys: int = 100_000,
         when_full: Literal["refuse_new_keys", "evict_soonest_full"] = "refuse_new_keys",
@@ -306,7 +309,7 @@ class RateLimit:
             m.upper() for m in _strings("exempt_methods", exempt_methods)
         )
         backend, names = _backend(
-            limits, algorithm, store, name, policy, max_keys, when_full, clock
+            limits, algorithm, (store, name, when_unavailable), policy, max_keys, when_full, clock
         )
         self._backend: _Backend = backend
         self._names: tuple[str, ...] = names
@@ -505,20 +508,25 @@ class _Shared(_Backend):
 def _backend(
     limits: Limits,
     algorithm: _Algorithm,
-    store: RedisStore | None,
-    name: str,
+    redis: tuple[RedisStore | None, str, _WhenUnavailable],
     policy: str,
     max_keys: int,
     when_full: Literal["refuse_new_keys", "evict_soonest_full"],
     clock: ManualClock | None,
 ) -> tuple[_Backend, tuple[str, ...]]:
+    store, name, when_unavailable = redis
     if isinstance(limits, str):
         if store is not None:
             items = parse_limits(limits)
             from ratekeeper import RedisLimiter as Shared
 
             shared = [
-                Shared(store, f"{name}:{item.policy_name}", item.template(algorithm))
+                Shared(
+                    store,
+                    f"{name}:{item.policy_name}",
+                    item.template(algorithm),
+                    when_unavailable=when_unavailable,
+                )
                 for item in items
             ]
             return _Shared(shared), tuple(item.policy_name for item in items)

@@ -13,11 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
 from web.servers import request
 
-from ratekeeper import RedisStore
-from ratekeeper.http import RateLimit
-from ratekeeper.http.asgi import RateLimitMiddleware
+from ratekeeper import RedisStore, RedisUnavailableError
+from ratekeeper.http import RateLimit, TrustedProxies
+from ratekeeper.http.asgi import AsgiRequest, RateLimitMiddleware
 from with_redis.servers import PrivateRedis
 
 SERVER = Path(__file__).resolve().parent.parent / "web" / "shared_server.py"
@@ -139,3 +140,25 @@ def test_the_asgi_middleware_awaits_redis_without_blocking_the_loop(
     # About one tick per 5 ms while the request waited; a blocked loop
     # would have ticked once or twice.
     assert ticks >= 20
+
+
+def test_when_redis_is_down_the_rule_follows_its_policy(
+    private_redis: PrivateRedis, name: str
+) -> None:
+    store = RedisStore.connect(private_redis.url, timeout=0.5, retry_interval=0.0)
+    scope = {"type": "http", "method": "GET", "path": "/", "client": ("127.0.0.1", 1)}
+    request = AsgiRequest(scope, TrustedProxies())
+    rules = {
+        policy: RateLimit("5/hour", store=store, name=f"{name}-{policy}", when_unavailable=policy)
+        for policy in ("error", "fail_open", "fail_closed")
+    }
+    private_redis.kill()
+    with pytest.raises(RedisUnavailableError):
+        rules["error"].decide(request)
+    admitted = rules["fail_open"].decide(request)
+    assert admitted is not None
+    assert admitted.allowed
+    refused = asyncio.run(rules["fail_closed"].decide_async(request))
+    assert refused is not None
+    assert not refused.allowed
+    store.close()
