@@ -112,8 +112,12 @@ def serve(framework: str, contender: str) -> None:
         print(port, flush=True)
         server.run(sockets=[sock])
     else:
+        import logging
+
         import waitress
 
+        # Under load its queue is deep by design: not worth a line each time.
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)
         sock.listen(1024)
         app = flask_app(contender)
         print(port, flush=True)
@@ -136,7 +140,13 @@ def check(port: int, contender: str) -> None:
 
 def wrk(port: int, seconds: float, connections: int) -> dict[str, float]:
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", f"http://127.0.0.1:{port}/"],
+        [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            f"http://127.0.0.1:{port}/",
+        ],
         check=True,
         capture_output=True,
         text=True,
