@@ -213,7 +213,7 @@ stage_python-build() {
 
 stage ruff "python lint" "python: ruff"
 stage_ruff() {
-  local paths=(. ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/report.py
+  local paths=(. ../tests/conformance/python ../benches/python ../benches/redis/python ../benches/http/python ../benches/report.py
     ../benches/test_report.py ../benches/install ../benches/install/run ../examples/python ../scripts/doc_snippets.py)
   (cd python && "$RK_VENV"/bin/ruff format --config pyproject.toml --check "${paths[@]}")
   (cd python && "$RK_VENV"/bin/ruff check --config pyproject.toml "${paths[@]}")

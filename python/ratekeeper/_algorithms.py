@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any, Callable, Protocol, TypeVar, overload
 
 from ratekeeper import _ratekeeper
-from ratekeeper._limited import Admission, LimitedCalls, Timeout
+from ratekeeper._limited import Admission, LimitedCalls, Timeout, WaitsInBlocks
 from ratekeeper._ratekeeper import Decision
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -69,7 +69,7 @@ class CheckedCalls(LimitedCalls):
         return self.check(amount), None
 
 
-class TokenBucket(_ratekeeper.TokenBucket, LimitedCalls):
+class TokenBucket(_ratekeeper.TokenBucket, WaitsInBlocks):
     """A token bucket with the semantics of Go's ``golang.org/x/time/rate``:
     ``burst`` tokens, full at creation, refilled at ``rate`` per second::
 
@@ -78,6 +78,13 @@ class TokenBucket(_ratekeeper.TokenBucket, LimitedCalls):
             ...
         bucket.wait(timeout=0.5)                # waits for a token (GIL released)
         await bucket.wait_async()               # never blocks the event loop
+        with bucket:                            # waits for one token, then runs
+            ...
+        async with bucket:                      # the same, for asyncio
+            ...
+
+    A block whose token no wait can bring (a burst of 0) raises
+    ``RateLimitExceeded`` on entering.
     """
 
     __slots__ = ()
@@ -146,7 +153,7 @@ class LeakyBucketMeter(_ratekeeper.LeakyBucketMeter, CheckedCalls):
     __doc__ = _ratekeeper.LeakyBucketMeter.__doc__
 
 
-class LeakyBucketQueue(_ratekeeper.LeakyBucketQueue, LimitedCalls):
+class LeakyBucketQueue(_ratekeeper.LeakyBucketQueue, WaitsInBlocks):
     """The leaky bucket as a queue (a shaper): one unit leaves every
     ``interval``; each admitted request waits for its slot::
 
@@ -154,6 +161,8 @@ class LeakyBucketQueue(_ratekeeper.LeakyBucketQueue, LimitedCalls):
         queue.acquire()                         # sleeps until the slot (GIL released)
         await queue.acquire_async()             # never blocks the event loop
         decision = queue.check()                # takes the slot, says how long to wait
+        async with queue:                       # waits for one slot, then runs
+            ...
 
     With ``slack``, uber-go/ratelimit's ``WithSlack``, up to ``slack`` slots
     left unused while idle are handed out late (none before the first

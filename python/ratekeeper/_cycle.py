@@ -8,7 +8,10 @@ waiting callers of ``metrics()`` while it sleeps.
 
 from __future__ import annotations
 
+from types import TracebackType
+
 from ratekeeper import _ratekeeper
+from ratekeeper._ratekeeper import RateLimitExceeded
 
 
 class CycleLimiter(_ratekeeper.CycleLimiter):
@@ -23,10 +26,16 @@ class CycleLimiter(_ratekeeper.CycleLimiter):
         if limiter.acquire_permission():       # blocks (GIL released) if need be
             call_the_service()
         wait = limiter.reserve_permission(2)   # seconds to wait, or None
+        with limiter:                          # acquire_permission(), or raise
+            call_the_service()
+        async with limiter:                    # the same, for asyncio
+            await call_the_service_async()
 
     Durations are seconds or a ``datetime.timedelta``, in whole
     microseconds; ``clock=ManualClock()`` makes it deterministic. Safe to
-    share between threads and tasks.
+    share between threads and tasks. A ``with`` (``async with``) block
+    whose permit is not had within ``timeout_duration`` raises
+    ``RateLimitExceeded`` on entering, after that wait, and does not run.
     """
 
     __slots__ = ()
@@ -51,3 +60,33 @@ class CycleLimiter(_ratekeeper.CycleLimiter):
             finally:
                 self._count_waiting(False)
         return acquired
+
+    def __enter__(self) -> None:
+        if not self.acquire_permission():
+            raise self._refused_block()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def __aenter__(self) -> None:
+        if not await self.acquire_permission_async():
+            raise self._refused_block()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    def _refused_block(self) -> RateLimitExceeded:
+        return RateLimitExceeded(
+            f"CycleLimiter: 1 permit not available within {self.timeout_duration} s "
+            "on entering the block"
+        )

@@ -28,6 +28,7 @@ import inspect
 from collections.abc import Awaitable
 from contextlib import AbstractContextManager
 from datetime import timedelta
+from types import TracebackType
 from typing import Any, Callable, NoReturn, Optional, TypeVar, Union, cast, overload
 
 from ratekeeper._ratekeeper import ArgumentTypeError, Decision, RateLimitExceeded
@@ -137,6 +138,56 @@ class LimitedCalls:
                 message += " (no wait can admit them)"
             elif decision.retry_after > 0.0:
                 message += f" (retry after {decision.retry_after} s)"
+        exceeded = RateLimitExceeded(message)
+        exceeded.decision = decision
+        return exceeded
+
+
+class WaitsInBlocks(LimitedCalls):
+    """``with limiter:`` and ``async with limiter:``, aiolimiter's idiom:
+    entering the block waits for one unit (a permit, a token, a slot) as
+    the undecorated ``limited`` does, ``async with`` without blocking the
+    event loop; leaving it does nothing (what was taken is spent). A unit
+    no wait can bring (a queue that is full, more than the burst) raises
+    ``RateLimitExceeded`` on entering, with the ``Decision`` when there is
+    one, and the block does not run.
+
+    Only on the limiters that wait: those that admit now or refuse have
+    ``check``, which a block would only hide."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        answer, _ = self._admit_call(1, None)
+        if not answer:
+            raise self._refused_block(answer)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def __aenter__(self) -> None:
+        answer, _ = await self._admit_call_async(1, None)
+        if not answer:
+            raise self._refused_block(answer)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    def _refused_block(self, answer: Decision | bool) -> RateLimitExceeded:
+        decision = answer if isinstance(answer, Decision) else None
+        message = f"{type(self).__name__}: 1 {self._UNIT} refused on entering the block"
+        if decision is not None and decision.is_never:
+            message += " (no wait can admit it)"
         exceeded = RateLimitExceeded(message)
         exceeded.decision = decision
         return exceeded

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ratekeeper import _ratekeeper
-from ratekeeper._limited import Admission, LimitedCalls, Timeout
+from ratekeeper._limited import Admission, Timeout, WaitsInBlocks
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-class RateLimiter(_ratekeeper.RateLimiter, LimitedCalls):
+class RateLimiter(_ratekeeper.RateLimiter, WaitsInBlocks):
     """Guava's ``RateLimiter``: hands out permits at a configurable rate.
 
     Safe to share between threads and tasks. Build one with ``create``::
@@ -32,6 +32,9 @@ class RateLimiter(_ratekeeper.RateLimiter, LimitedCalls):
         limiter = RateLimiter.create(10.0)                # SmoothBursty, 10/s
         limiter = RateLimiter.create(10.0, warmup=5.0)    # SmoothWarmingUp
         limiter = RateLimiter.create(10.0, clock=ManualClock())   # for tests
+
+    ``with limiter:`` (``async with limiter:``) waits for one permit before
+    the block runs, as ``acquire()`` (``acquire_async()``) does.
 
     Like Guava's, it pre-consumes: a request of any size is granted as soon
     as the limiter is free, and the *next* request pays for it.

@@ -33,12 +33,14 @@ __all__ = [
     "GradientPolicy",
     "InvalidArgumentError",
     "KeyedLimiter",
+    "KeyedLimits",
     "LeakyBucketMeter",
     "LeakyBucketQueue",
     "Limiter",
     "ManualClock",
     "ManualLoad",
     "Membership",
+    "RateItem",
     "RateLimitError",
     "RateLimitExceeded",
     "RateLimiter",
@@ -64,14 +66,18 @@ __all__ = [
     "SystemStats",
     "TokenBucket",
     "TrTcm",
+    "TrustedProxies",
     "UnsupportedError",
     "_FlowPermitHandle",
     "_LoadPermitHandle",
     "_PermitHandle",
     "__version__",
     "_settle_future",
+    "combine_decisions",
+    "parse_limits",
     "ratelimit_header",
     "ratelimit_policy_header",
+    "response_fields",
 ]
 
 __version__: str
@@ -82,6 +88,7 @@ class RateLimitError(Exception): ...
 class InvalidArgumentError(RateLimitError, ValueError):
     argument: str | None
     value: object
+    position: int | None
 
 class ArgumentTypeError(RateLimitError, TypeError):
     argument: str | None
@@ -969,3 +976,83 @@ class RedisRateLimiterState:
     def time_until_available(self) -> float: ...
 
 def _settle_future(future: Future[object], result: object, error: BaseException | None) -> None: ...
+
+# ratekeeper.http's native part (bindings/python/src/http.rs).
+_Algorithm: TypeAlias = Literal[
+    "token_bucket",
+    "gcra",
+    "leaky_bucket_meter",
+    "leaky_bucket_queue",
+    "fixed_window",
+    "sliding_window",
+    "sliding_log",
+    "sliding_window_counter",
+]
+_HeaderStyle: TypeAlias = Literal["draft-6", "draft-7", "draft-8", "none"]
+
+def parse_limits(limits: str) -> list[RateItem]: ...
+
+@final
+class RateItem:
+    @property
+    def amount(self) -> int: ...
+    @property
+    def multiples(self) -> int: ...
+    @property
+    def unit(self) -> Literal["second", "minute", "hour", "day", "month", "year"]: ...
+    @property
+    def window(self) -> float: ...
+    @property
+    def window_micros(self) -> int: ...
+    @property
+    def policy_name(self) -> str: ...
+    def template(
+        self, algorithm: _Algorithm = "sliding_window_counter", *, clock: ManualClock | None = None
+    ) -> Limiter: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class TrustedProxies:
+    def __new__(cls, entries: Iterable[str] | None = ()) -> Self: ...
+    def contains(self, address: str) -> bool: ...
+    @property
+    def empty(self) -> bool: ...
+    def client_address(
+        self, peer: str, forwarded: str | None = None, x_forwarded_for: str | None = None
+    ) -> str: ...
+
+def response_fields(
+    decision: Decision,
+    parts: Sequence[Decision],
+    names: Sequence[str],
+    style: _HeaderStyle | None = "draft-8",
+    legacy: bool = False,
+    now: int | None = None,
+) -> list[tuple[str, str]]: ...
+def combine_decisions(decisions: Iterable[Decision]) -> Decision: ...
+
+@final
+class KeyedLimits:
+    def __new__(
+        cls,
+        limits: str,
+        algorithm: _Algorithm | None = "sliding_window_counter",
+        *,
+        max_keys: int | None = 100000,
+        when_full: Literal["refuse_new_keys", "evict_soonest_full"] | None = "refuse_new_keys",
+        max_key_bytes: int | None = 256,
+        clock: ManualClock | None = None,
+    ) -> Self: ...
+    def check(self, key: str | bytes, cost: int = 1) -> tuple[Decision, list[Decision]]: ...
+    def peek(self, key: str | bytes, cost: int = 1) -> tuple[Decision, list[Decision]]: ...
+    def remove(self, key: str | bytes) -> bool: ...
+    def __len__(self) -> int: ...
+    @property
+    def items(self) -> list[RateItem]: ...
+    @property
+    def policies(self) -> list[str]: ...
+    @property
+    def algorithm(self) -> _Algorithm: ...
+    @property
+    def clock(self) -> ManualClock | None: ...

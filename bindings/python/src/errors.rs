@@ -89,8 +89,10 @@ fn invalid_argument_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
                 bases,
                 "An argument's value is outside what the operation accepts (a rate that is not positive, \
                  0 permits, a NaN timeout, ...). Also a ValueError.\n\n\
-                 `argument` is the parameter's name and `value` the value passed. Nothing was changed.",
-                &["argument", "value"],
+                 `argument` is the parameter's name and `value` the value passed. Nothing was changed. \
+                 `position` is the byte offset at fault in a text argument (limits as text, a trusted \
+                 proxy's index in its list), else None.",
+                &["argument", "value", "position"],
             )
         })
         .map(|t| t.bind(py))
@@ -430,6 +432,17 @@ pub fn from_rust_passed(py: Python<'_>, error: Error, passed: &[(Argument, &Boun
 /// worded like [`from_rust`]'s: `invalid argument NAME = VALUE: REQUIREMENT`.
 pub fn invalid_value(argument: Argument, value: &Bound<'_, PyAny>, requirement: &str) -> PyErr {
     invalid_named(argument.name(), value, requirement)
+}
+
+/// An [`InvalidArgumentError`](invalid_argument_error) about a text (limits
+/// as text, a list of trusted proxies) whose `message` names the place at
+/// fault, also given as its `position` attribute.
+pub fn invalid_at(name: &str, value: &Bound<'_, PyAny>, message: String, position: usize) -> PyErr {
+    let error = argument_error(invalid_argument_error(value.py()), message, name, value.clone());
+    if let Err(e) = error.value(value.py()).setattr("position", position) {
+        return e;
+    }
+    error
 }
 
 /// [`invalid_value`] for an argument the library does not check itself

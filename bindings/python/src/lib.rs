@@ -22,7 +22,9 @@
 //!   `RedisLeasedLimiter`, `RedisDividedLimiter`, `Membership`,
 //!   `RedisRateLimiter`) in [`redis`];
 //! * `CycleLimiter` (Resilience4j's) and `CycleMetrics` in [`cycle`];
-//! * `ManualClock` in [`clock`].
+//! * `ManualClock` in [`clock`];
+//! * the native part of `ratekeeper.http` (limits as text, the response's
+//!   header fields, the client behind trusted proxies) in [`http`].
 //!
 //! Nothing here may panic: a panic would reach Python as a
 //! `pyo3_runtime.PanicException`. Conversions saturate or return errors,
@@ -36,6 +38,7 @@ mod cycle;
 mod decision;
 mod errors;
 mod flow;
+mod http;
 mod keyed;
 mod limiter;
 mod load;
@@ -86,6 +89,7 @@ fn _ratekeeper(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<cycle::PyCycleMetrics>()?;
     module.add_class::<keyed::PyKeyedLimiter>()?;
     redis::register(module)?;
+    http::register(module)?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
