@@ -120,6 +120,28 @@ impl Decision {
         }
     }
 
+    /// The `t` of `RateLimit` (and every draft's reset): whole seconds until
+    /// the limiter is whole again, rounded up; `None` when it never refills.
+    pub const fn reset_after_secs(&self) -> Option<u64> {
+        if self.reset_after_micros == NEVER {
+            None
+        } else {
+            Some(ceil_secs(self.reset_after_micros))
+        }
+    }
+
+    /// The `w` of `RateLimit-Policy` (every draft's window): whole seconds,
+    /// rounded up and at least 1 as the draft requires; `None` when the
+    /// window is [`NEVER`] or empty.
+    pub const fn window_secs(&self) -> Option<u64> {
+        if self.window_micros == NEVER || self.window_micros <= 0 {
+            None
+        } else {
+            let secs = ceil_secs(self.window_micros);
+            Some(if secs == 0 { 1 } else { secs })
+        }
+    }
+
     /// Writes this decision as one Service Limit Item of the `RateLimit`
     /// field: `"name";r=REMAINING;t=SECONDS`, `t` rounded up and left out
     /// when the limiter never refills.
@@ -131,8 +153,8 @@ impl Decision {
         check_policy_name(name).map_err(|_| fmt::Error)?;
         write_sf_string(out, name)?;
         write!(out, ";r={}", self.remaining)?;
-        if self.reset_after_micros != NEVER {
-            write!(out, ";t={}", ceil_secs(self.reset_after_micros))?;
+        if let Some(t) = self.reset_after_secs() {
+            write!(out, ";t={t}")?;
         }
         Ok(())
     }
@@ -147,8 +169,8 @@ impl Decision {
         check_policy_name(name).map_err(|_| fmt::Error)?;
         write_sf_string(out, name)?;
         write!(out, ";q={}", self.limit)?;
-        if self.window_micros != NEVER && self.window_micros > 0 {
-            write!(out, ";w={}", ceil_secs(self.window_micros).max(1))?;
+        if let Some(w) = self.window_secs() {
+            write!(out, ";w={w}")?;
         }
         Ok(())
     }

@@ -39,6 +39,7 @@ mod cycle;
 mod flow;
 mod gcra;
 pub mod headers;
+pub mod http;
 pub mod keyed;
 mod leaky_bucket;
 pub mod load;
