@@ -278,6 +278,16 @@ typedef struct rk_cycle_limiter rk_cycle_limiter;
 typedef struct rk_flow_controller rk_flow_controller;
 
 /**
+ * A keyed limiter built from limits text: one limiter per key (a client
+ * address, a user id), each admitting a request only when every limit of
+ * the text does (all or nothing), in bounded memory as `rk_keyed_limiter`.
+ *
+ * Thread safety: as `rk_keyed_limiter`; only `rk_http_limiter_free()`
+ * must not race with other calls on the handle.
+ */
+typedef struct rk_http_limiter rk_http_limiter;
+
+/**
  * One limiter per key, all alike: `rk_keyed_limiter_check()` decides a
  * request for a key as that key's own limiter would (one made from the
  * template at its first request), with the same `rk_decision`.
@@ -525,6 +535,15 @@ typedef struct rk_system_permit rk_system_permit;
  * with other calls on the handle.
  */
 typedef struct rk_trtcm rk_trtcm;
+
+/**
+ * The proxies whose `Forwarded` and `X-Forwarded-For` fields
+ * `rk_http_client_address()` believes.
+ *
+ * Immutable once made: any number of threads may use it at once; only
+ * `rk_trusted_proxies_free()` must not race with other calls on it.
+ */
+typedef struct rk_trusted_proxies rk_trusted_proxies;
 
 /**
  * What an admission-style limiter answered to one request: the same facts
@@ -1106,6 +1125,36 @@ typedef struct {
 } rk_flow_stats;
 
 /**
+ * The unit of a limit's window: one of the `RK_TIME_UNIT_*` constants.
+ */
+typedef uint32_t rk_time_unit;
+
+/**
+ * One limit of limits text: `amount` units per `multiples` × `unit`
+ * (`"10/2 minutes"` is 10, 2, `RK_TIME_UNIT_MINUTE`).
+ */
+typedef struct {
+  /**
+   * Units the window admits: 1 to `INT64_MAX`.
+   */
+  int64_t amount;
+  /**
+   * How many units the window lasts: at least 1.
+   */
+  int64_t multiples;
+  /**
+   * An `RK_TIME_UNIT_*`.
+   */
+  rk_time_unit unit;
+} rk_rate_item;
+
+/**
+ * Which version of the `RateLimit` header fields to write: one of the
+ * `RK_HEADER_STYLE_*` constants.
+ */
+typedef uint32_t rk_header_style;
+
+/**
  * TLS settings of a store (`rk_redis_store_options.tls`). Every string is
  * NULL for unset, else a NUL-terminated UTF-8 string read during the call:
  *
@@ -1416,6 +1465,60 @@ typedef struct {
  * Warm up, queueing.
  */
 #define RK_CONTROL_BEHAVIOR_WARM_UP_RATE_LIMITER 3
+
+/**
+ * One second.
+ */
+#define RK_TIME_UNIT_SECOND 1
+
+/**
+ * 60 seconds.
+ */
+#define RK_TIME_UNIT_MINUTE 2
+
+/**
+ * 3,600 seconds.
+ */
+#define RK_TIME_UNIT_HOUR 3
+
+/**
+ * 86,400 seconds.
+ */
+#define RK_TIME_UNIT_DAY 4
+
+/**
+ * 30 days, as the Python `limits` library counts a month.
+ */
+#define RK_TIME_UNIT_MONTH 5
+
+/**
+ * 365 days.
+ */
+#define RK_TIME_UNIT_YEAR 6
+
+/**
+ * No `RateLimit` fields (`Retry-After` and, when asked for, the legacy
+ * `X-RateLimit-*` fields still go out).
+ */
+#define RK_HEADER_STYLE_NONE 0
+
+/**
+ * `RateLimit-Limit`, `-Remaining`, `-Reset` and `RateLimit-Policy`
+ * (draft-ietf-httpapi-ratelimit-headers-06).
+ */
+#define RK_HEADER_STYLE_DRAFT_6 6
+
+/**
+ * `RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`
+ * (draft-07).
+ */
+#define RK_HEADER_STYLE_DRAFT_7 7
+
+/**
+ * Named policies in `RateLimit` and `RateLimit-Policy` (draft-08, the
+ * shape of the current revision): the one to choose without a reason.
+ */
+#define RK_HEADER_STYLE_DRAFT_8 8
 
 /**
  * Return the failure (`RK_UNAVAILABLE`, `RK_TIMEOUT`) and let the caller
@@ -3497,6 +3600,294 @@ rk_status rk_flow_controller_rule(const rk_flow_controller *flow,
  */
 rk_status rk_flow_controller_stats(const rk_flow_controller *flow,
                                    rk_flow_stats *out_stats);
+
+/**
+ * Parses limits text — the forms of the Python `limits` library, as
+ * slowapi and Flask-Limiter users write them: `"10/minute"`, `"10 per
+ * minute"`, `"10/2 minutes"`, `"100/hour; 1000/day"` (items separated by
+ * `;`, `,` or `|`; units second, minute, hour, day, month (30 days), year
+ * (365 days), singular or plural, any case) — into `out_items[0 ..
+ * *out_count]`.
+ *
+ * `items_len` 0 asks for the count only (`out_items` may then be NULL);
+ * a non-zero `items_len` below the count gets nothing and
+ * `RK_BUFFER_TOO_SMALL`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the text does not parse; then, the
+ * one exception to "out-parameters are written only on RK_OK", the byte
+ * offset where it went wrong goes to `*out_error_position` (when not
+ * NULL), and the message says what was expected there ("invalid rate
+ * limit text at position 3: expected a unit (second, minute, …)").
+ * `RK_NULL_POINTER` when `text` or `out_count` is NULL, or `out_items` is
+ * NULL with an `items_len` above 0.
+ *
+ * # Safety
+ * `text` is NULL or a NUL-terminated string; `out_items` is NULL or valid
+ * for writing `items_len` items; `out_count` and `out_error_position` are
+ * NULL or valid for a write.
+ */
+rk_status rk_http_parse_limits(const char *text,
+                               rk_rate_item *out_items,
+                               size_t items_len,
+                               size_t *out_count,
+                               size_t *out_error_position);
+
+/**
+ * Writes an item's policy name — what express-rate-limit names a quota
+ * policy in the draft-8 fields: `"10-in-1min"`, `"100-in-2hrs"` — into
+ * `buf` (the buffer protocol of every string this library writes).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the item's `amount` or `multiples`
+ * is below 1 or its `unit` not an `RK_TIME_UNIT_*`; `RK_NULL_POINTER`
+ * when `item` or `out_len` is NULL, or `buf` is NULL with a `buf_len`
+ * above 0.
+ *
+ * # Safety
+ * `item` is NULL or valid for reading; `buf` is NULL or valid for writing
+ * `buf_len` bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_rate_item_policy_name(const rk_rate_item *item,
+                                   char *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * Creates the keyed limiter of limits text (`rk_http_parse_limits()`'s
+ * forms), each limit enforced by `algorithm` (`RK_ALGORITHM_*`;
+ * `RK_ALGORITHM_SLIDING_WINDOW_COUNTER` is what the `limits` library's
+ * users expect), holding at most `options->max_keys` keys, in
+ * `*out_limiter`. Free it with `rk_http_limiter_free()`. `clock`: a
+ * manual clock, or NULL for the monotonic clock.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the text does not parse (the byte
+ * offset then goes to `*out_error_position` when not NULL, as
+ * `rk_http_parse_limits()` does), `algorithm` is not an
+ * `RK_ALGORITHM_*`, a limit is out of the algorithm's range (a sliding
+ * log holds at most 1048576), or the options are invalid (as
+ * `rk_keyed_limiter_new()` says); `RK_NULL_POINTER` when `text`,
+ * `options` or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `text` is NULL or a NUL-terminated string; `options` is NULL or valid
+ * for reading; `clock` is NULL or a live clock; `out_limiter` is NULL or
+ * valid for writing a pointer; `out_error_position` is NULL or valid for
+ * a write.
+ */
+rk_status rk_http_limiter_new(const char *text,
+                              rk_algorithm algorithm,
+                              const rk_keyed_options *options,
+                              const rk_manual_clock *clock,
+                              rk_http_limiter **out_limiter,
+                              size_t *out_error_position);
+
+/**
+ * Frees a limiter made by `rk_http_limiter_new()`. `NULL` does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter that no other call is using.
+ */
+void rk_http_limiter_free(rk_http_limiter *limiter);
+
+/**
+ * How many limits the text had, in `*out_len`: the length of the
+ * `out_parts` arrays `rk_http_limiter_check()` fills.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_len` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_len` is NULL or valid for a
+ * write.
+ */
+rk_status rk_http_limiter_len(const rk_http_limiter *limiter,
+                              size_t *out_len);
+
+/**
+ * Admits a request of `cost` units for the key of `key_len` bytes at
+ * `key` in every limit, or in none, storing the combined decision (the
+ * strictest limit's) in `*out_decision` and, when `parts_len` is not 0,
+ * each limit's own decision in `out_parts[0 .. len]` (`len` from
+ * `rk_http_limiter_len()`; a limit that would have admitted a refused
+ * request shows its state untouched) — what
+ * `rk_http_limiter_write_fields()` needs. A refusal consumes nothing and
+ * is not an error.
+ *
+ * Returns `RK_BUFFER_TOO_SMALL`, consuming nothing, when `parts_len` is
+ * not 0 and below the number of limits; `RK_INVALID_ARGUMENT` when `cost`
+ * is negative or the key longer than the options' `max_key_bytes`;
+ * `RK_NULL_POINTER` when `limiter` or `out_decision` is NULL, `key` is
+ * NULL with a `key_len` above 0, or `out_parts` is NULL with a
+ * `parts_len` above 0.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_decision` is NULL or valid for a write;
+ * `out_parts` is NULL or valid for writing `parts_len` decisions.
+ */
+rk_status rk_http_limiter_check(const rk_http_limiter *limiter,
+                                const char *key,
+                                size_t key_len,
+                                int64_t cost,
+                                rk_decision *out_decision,
+                                rk_decision *out_parts,
+                                size_t parts_len);
+
+/**
+ * The decisions `rk_http_limiter_check()` would make now; consumes
+ * nothing and creates no key. Arguments and statuses as
+ * `rk_http_limiter_check()`.
+ *
+ * # Safety
+ * As `rk_http_limiter_check()`.
+ */
+rk_status rk_http_limiter_peek(const rk_http_limiter *limiter,
+                               const char *key,
+                               size_t key_len,
+                               int64_t cost,
+                               rk_decision *out_decision,
+                               rk_decision *out_parts,
+                               size_t parts_len);
+
+/**
+ * Forgets a key (its next request starts whole); stores in
+ * `*out_removed` (when not NULL) whether it was held.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when the key is too long;
+ * `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_removed` is NULL or valid for a write.
+ */
+rk_status rk_http_limiter_remove(const rk_http_limiter *limiter,
+                                 const char *key,
+                                 size_t key_len,
+                                 bool *out_removed);
+
+/**
+ * Writes every header field of a response to a request `rk_http_limiter_check()`
+ * decided — `decision` and its `parts_len` parts, each limit named by its
+ * policy name — as `Name: value\r\n` lines into `buf` (the buffer
+ * protocol of every string this library writes).
+ *
+ * `style` chooses the `RateLimit` fields (`RK_HEADER_STYLE_*`, the texts
+ * express-rate-limit sends for each draft); `legacy` adds
+ * `X-RateLimit-Limit`, `-Remaining` and `-Reset` (the reset as Unix
+ * seconds: `unix_now_secs` is the caller's clock); `Retry-After` (whole
+ * seconds, rounded up) goes out on every refusal a wait can admit,
+ * whatever the style. For example, draft 8 and one limit of 10 per
+ * minute:
+ *
+ * ```text
+ * RateLimit-Policy: "10-in-1min";q=10;w=60
+ * RateLimit: "10-in-1min";r=9;t=60
+ * ```
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `parts_len` is not the number of
+ * limits (naming `limits_len`), `style` is not an `RK_HEADER_STYLE_*` or
+ * `unix_now_secs` is negative; `RK_NULL_POINTER` when `limiter`,
+ * `decision`, `parts` or `out_len` is NULL, or `buf` is NULL with a
+ * `buf_len` above 0.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `decision` is NULL or valid for
+ * reading; `parts` is NULL or valid for reading `parts_len` decisions;
+ * `buf` is NULL or valid for writing `buf_len` bytes; `out_len` is NULL or
+ * valid for a write.
+ */
+rk_status rk_http_limiter_write_fields(const rk_http_limiter *limiter,
+                                       const rk_decision *decision,
+                                       const rk_decision *parts,
+                                       size_t parts_len,
+                                       rk_header_style style,
+                                       bool legacy,
+                                       int64_t unix_now_secs,
+                                       char *buf,
+                                       size_t buf_len,
+                                       size_t *out_len);
+
+/**
+ * `rk_http_limiter_write_fields()` for decisions of any limiter: `parts[i]`
+ * named `names[i]` (printable ASCII), `parts_len` at least 1. Statuses as
+ * `rk_http_limiter_write_fields()`, and `RK_INVALID_ARGUMENT` naming
+ * `names` for a name that is not printable ASCII.
+ *
+ * # Safety
+ * `decision` is NULL or valid for reading; `parts` and `names` are NULL
+ * or valid for reading `parts_len` elements, each name NULL or a
+ * NUL-terminated string; `buf` is NULL or valid for writing `buf_len`
+ * bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_http_write_fields(const rk_decision *decision,
+                               const rk_decision *parts,
+                               const char *const *names,
+                               size_t parts_len,
+                               rk_header_style style,
+                               bool legacy,
+                               int64_t unix_now_secs,
+                               char *buf,
+                               size_t buf_len,
+                               size_t *out_len);
+
+/**
+ * Creates the list of trusted proxies from `entries_len` strings: an
+ * address (`"::1"`, `"192.168.1.7"`), a CIDR block (`"10.0.0.0/8"`), or
+ * `"loopback"` (127.0.0.0/8, ::1) or `"private"` (RFC 1918 and
+ * fc00::/7), in `*out_proxies`. `entries_len` 0 trusts no proxy. Free it
+ * with `rk_trusted_proxies_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` for an entry that is none of those (the
+ * message names it: `entries[1]: …`); `RK_NULL_POINTER` when `entries`
+ * (with an `entries_len` above 0), one of its strings, or `out_proxies`
+ * is NULL.
+ *
+ * # Safety
+ * `entries` is NULL or valid for reading `entries_len` pointers, each
+ * NULL or a NUL-terminated string; `out_proxies` is NULL or valid for
+ * writing a pointer.
+ */
+rk_status rk_trusted_proxies_new(const char *const *entries,
+                                 size_t entries_len,
+                                 rk_trusted_proxies **out_proxies);
+
+/**
+ * Frees a list made by `rk_trusted_proxies_new()`. `NULL` does nothing.
+ *
+ * # Safety
+ * `proxies` is NULL or a live list that no other call is using.
+ */
+void rk_trusted_proxies_free(rk_trusted_proxies *proxies);
+
+/**
+ * Writes the client's address — the TCP peer `peer`, or, while the
+ * current hop is a trusted proxy, the hop before it named by `forwarded`
+ * (the `Forwarded` field, RFC 7239, preferred) or `x_forwarded_for` — as
+ * text (`"203.0.113.9"`, `"2001:db8::1"`) into `buf` (the buffer protocol
+ * of every string this library writes; 46 bytes always suffice).
+ *
+ * `forwarded` and `x_forwarded_for` are the fields' values (several field
+ * lines joined by `", "`), or NULL when absent. `trusted` NULL trusts no
+ * proxy: the peer is the client. An untrusted peer's fields are never
+ * read, so a forged `X-Forwarded-For` changes nothing; a malformed entry
+ * stops the walk at the last good hop; IPv4-mapped IPv6 addresses are
+ * written as IPv4.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `peer` is not an IP address (the
+ * server's own input, so an error); `RK_NULL_POINTER` when `peer` or
+ * `out_len` is NULL, or `buf` is NULL with a `buf_len` above 0.
+ *
+ * # Safety
+ * `peer`, `forwarded` and `x_forwarded_for` are NULL or NUL-terminated
+ * strings; `trusted` is NULL or a live list; `buf` is NULL or valid for
+ * writing `buf_len` bytes; `out_len` is NULL or valid for a write.
+ */
+rk_status rk_http_client_address(const char *peer,
+                                 const char *forwarded,
+                                 const char *x_forwarded_for,
+                                 const rk_trusted_proxies *trusted,
+                                 char *buf,
+                                 size_t buf_len,
+                                 size_t *out_len);
 
 /**
  * Connects to one Redis server at `url` (`"redis://host:port/db"`,

@@ -148,7 +148,7 @@ unsafe fn policy_name<'a>(name: *const c_char, argument: &'static str) -> Result
 /// # Safety
 /// `decisions` and `names` are NULL or valid for reading `count` elements,
 /// each name NULL or a NUL-terminated string.
-unsafe fn named<'a>(
+pub(crate) unsafe fn named<'a>(
     decisions: *const rk_decision,
     names: *const *const c_char,
     count: usize,

@@ -65,7 +65,7 @@ pub struct rk_keyed_options {
 }
 
 impl rk_keyed_options {
-    fn to_options(self) -> Result<KeyedOptions, Failure> {
+    pub(crate) fn to_options(self) -> Result<KeyedOptions, Failure> {
         let max_keys = unsigned_from_i64(Argument::MaxKeys, self.max_keys)?;
         let max_keys =
             usize::try_from(max_keys).map_err(|_| ratekeeper::Error::invalid_uint(Argument::MaxKeys, max_keys))?;

@@ -73,6 +73,8 @@ pub mod cycle;
 
 pub mod flow;
 
+pub mod http;
+
 pub mod redis;
 
 mod text;

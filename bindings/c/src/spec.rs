@@ -103,7 +103,7 @@ pub(crate) const fn code(algorithm: Algorithm) -> rk_algorithm {
 }
 
 /// The algorithm an `RK_ALGORITHM_*` names, if any.
-fn algorithm_of_code(value: rk_algorithm) -> Option<Algorithm> {
+pub(crate) fn algorithm_of_code(value: rk_algorithm) -> Option<Algorithm> {
     Algorithm::ALL.iter().copied().find(|a| code(*a) == value)
 }
 

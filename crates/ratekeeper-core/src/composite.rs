@@ -52,7 +52,10 @@ pub fn peek_all<A: Admission>(parts: &[A], cost: u64, now_micros: i64) -> Decisi
     peek_all_each(parts, cost, now_micros, |_, _| {})
 }
 
-fn peek_all_each<A: Admission>(
+/// [`peek_all`], also handing each part's decision (with its index) to
+/// `each`: in a refusal, the parts that would have admitted show their
+/// state untouched, as [`check_all_each`] shows them.
+pub fn peek_all_each<A: Admission>(
     parts: &[A],
     cost: u64,
     now_micros: i64,

@@ -14,7 +14,7 @@ use ratekeeper_core::sliding_log::SlidingLog as CoreLog;
 use ratekeeper_core::sliding_window::SlidingWindow as CoreSliding;
 use ratekeeper_core::sliding_window_counter::SlidingWindowCounter as CoreCounter;
 use ratekeeper_core::token_bucket::TokenBucket as CoreTokenBucket;
-use ratekeeper_core::{Admission, Algorithm, Decision, Error, LimiterSpec};
+use ratekeeper_core::{Admission, Algorithm, Decision, Error, Full, LimiterSpec};
 
 use crate::clock::{Clock, MonotonicClock};
 use crate::windows::new_log;
@@ -46,6 +46,16 @@ macro_rules! any_algorithm {
                 }
             }
 
+            /// The most heap bytes the state can hold: a sliding log's
+            /// entries (16 bytes each, up to its limit); 0 for the others.
+            pub(crate) fn max_heap_bytes(&self) -> usize {
+                match self {
+                    AnyCore::SlidingLog(log) => usize::try_from(log.limit())
+                        .map_or(usize::MAX, |limit| limit.saturating_mul(size_of::<ratekeeper_core::sliding_log::LogEntry>())),
+                    _ => 0,
+                }
+            }
+
             fn as_admission(&self) -> &dyn Admission {
                 match self {
                     $(AnyCore::$variant(a) => a,)*
@@ -55,6 +65,27 @@ macro_rules! any_algorithm {
             fn as_admission_mut(&mut self) -> &mut dyn Admission {
                 match self {
                     $(AnyCore::$variant(a) => a,)*
+                }
+            }
+        }
+
+        /// Full when the algorithm's state is: see [`Full`].
+        impl Full for AnyCore {
+            fn fresh(&self) -> Self {
+                match self {
+                    $(AnyCore::$variant(a) => AnyCore::$variant(a.fresh()),)*
+                }
+            }
+
+            fn is_full_at(&self, now_micros: i64) -> bool {
+                match self {
+                    $(AnyCore::$variant(a) => a.is_full_at(now_micros),)*
+                }
+            }
+
+            fn full_at_micros(&self, now_micros: i64) -> i64 {
+                match self {
+                    $(AnyCore::$variant(a) => a.full_at_micros(now_micros),)*
                 }
             }
         }

@@ -62,7 +62,7 @@ pub use concurrency::{ConcurrencyLimiter, PermitGuard};
 pub use cycle::{cycle_config, CycleLimiter, CycleLimiterMetrics};
 pub use flow::{FlowController, FlowEntry};
 pub use gcra::Gcra;
-pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedLimiter, KeyedOptions, WhenFull};
+pub use keyed::{AnyKeyedLimiter, AtCapacity, KeyedCompositeLimiter, KeyedLimiter, KeyedOptions, WhenFull};
 pub use leaky_bucket::{LeakyBucketMeter, LeakyBucketQueue};
 pub use load::{LoadSignal, ManualLoad, SamplerOptions, SystemLoad};
 pub use load_driven::{Bbr, BbrGuard, SystemGuard, SystemPermitGuard};

@@ -12,6 +12,9 @@
 //! * [`response_fields`] — the `RateLimit`/`RateLimit-Policy` fields in the
 //!   draft versions express-rate-limit sends ([`HeaderStyle`]), its legacy
 //!   `X-RateLimit-*` fields, and `Retry-After`.
+//! * [`limiter_from_text`] — the keyed limiter for limits text: one
+//!   [`AnyKeyedLimiter`](crate::AnyKeyedLimiter) for one item, a
+//!   [`KeyedCompositeLimiter`](crate::KeyedCompositeLimiter) for several.
 //! * [`client_address`] — the client behind `Forwarded` ([RFC 7239]) and
 //!   `X-Forwarded-For`, believing only [`TrustedProxies`].
 //!
@@ -37,8 +40,10 @@
 
 mod client;
 mod fields;
+mod limiter;
 mod limits;
 
 pub use client::{client_address, TrustedProxies, TrustedProxyError};
 pub use fields::{response_fields, HeaderStyle, Policy};
+pub use limiter::{limiter_from_text, HttpLimiter, KeyedTextLimiter, LimiterTextError};
 pub use limits::{parse_limits, LimitsTextError, RateItem, TimeUnit};

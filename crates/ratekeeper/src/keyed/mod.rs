@@ -7,6 +7,9 @@
 //! origin. [`AnyKeyedLimiter`] is the same built from a
 //! [`LimiterSpec`](ratekeeper_core::LimiterSpec) and keyed by bytes
 //! ([`KeyBytes`]: short keys inline): what the language bindings wrap.
+//! [`KeyedCompositeLimiter`] holds several limits per key, all or nothing
+//! per key ("10 per second and 1,000 per hour, per client"), in the same
+//! bounded memory.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -150,6 +153,7 @@
 
 mod algorithm;
 mod any;
+mod composite;
 mod gcra_state;
 mod hash;
 mod huge_pages;
@@ -162,6 +166,7 @@ mod table;
 
 pub use algorithm::KeyedAlgorithm;
 pub use any::AnyKeyedLimiter;
+pub use composite::KeyedCompositeLimiter;
 pub use gcra_state::GcraKeyState;
 pub use hash::{AesHasher, DefaultKeyHasher, RandomAesHash, RandomSipHash, SipHasher13};
 pub use key_bytes::{KeyBytes, MaxKeyBytes, INLINE as INLINE_KEY_BYTES};
