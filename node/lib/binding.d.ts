@@ -59,6 +59,11 @@ export interface AdmissionMethods {
   tryAcquireOne: () => boolean
   /** The decision `check` would make, consuming nothing (to `scratch`). */
   peek: (cost?: number | bigint) => boolean
+  /**
+   * Gives back `cost` units admitted earlier that should not count
+   * (`Admission::refund`; the queue gives nothing back).
+   */
+  refund: (cost?: number | bigint) => void
   /** The decision record (see `bound::DECISION_WORDS`). */
   scratch: Float64Array
   /** Whether the limiter runs on a `ManualClock` (whose waits need no timer). */
@@ -149,6 +154,8 @@ export interface CompositeMethods {
   peek: (cost?: number | bigint) => boolean
   /** `check`, with each part's decision after the combined one in `scratch`. */
   checkEach: (cost?: number | bigint) => boolean
+  /** Gives back `cost` units to every part (`CompositeLimiter::refund`). */
+  refund: (cost?: number | bigint) => void
   /** How many parts. */
   parts: number
   /** Decision records: the combined one, then one per part. */
@@ -508,6 +515,11 @@ export interface KeyedMethods {
   peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /** `peek`, throwing `ERR_RATEKEEPER_AT_CAPACITY` as `tryCheck` does. */
   tryPeek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /**
+   * Gives back `cost` units admitted for `key` that should not count;
+   * whether the key was held (`AnyKeyedLimiter::refund`).
+   */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /** Forgets `key`; whether it was held. */
   remove: (key: string | Uint8Array) => boolean
   /** Drops every key whose state is full; how many. */

@@ -427,6 +427,33 @@ mod tests {
         }
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+            /// Whatever the fields say, the answer is the peer or an
+            /// address they hold, and an untrusted peer is always the
+            /// answer.
+            #[test]
+            fn the_answer_is_the_peer_or_an_entry(
+                peer in any::<[u8; 4]>(),
+                forwarded in proptest::option::of("[0-9a-f.:\\[\\]\"=;, _forFOR]{0,48}"),
+                xff in proptest::option::of("[0-9a-f.:, \\[\\]]{0,48}"),
+            ) {
+                let peer = IpAddr::from(peer);
+                let everything = trusted(&["0.0.0.0/0", "::/0"]);
+                let got = client_address(peer, forwarded.as_deref(), xff.as_deref(), &everything);
+                let seen = format!("{} {}", forwarded.as_deref().unwrap_or(""), xff.as_deref().unwrap_or(""));
+                prop_assert!(got == peer || got.is_ipv6() || seen.contains(&got.to_string()), "{got} from {seen:?}");
+                let untrusted = client_address(peer, forwarded.as_deref(), xff.as_deref(), &TrustedProxies::none());
+                prop_assert_eq!(untrusted, peer);
+            }
+        }
+    }
+
     #[test]
     fn ipv4_mapped_addresses_compare_and_return_as_ipv4() {
         let t = trusted(&["10.0.0.0/8"]);

@@ -114,6 +114,21 @@ impl<C: Clock> HttpLimiter<C> {
         }
     }
 
+    /// [`check`](Self::check) into the caller's `parts` (cleared, then one
+    /// decision per item): a server deciding request after request on one
+    /// thread reuses one vector rather than allocating one per request.
+    pub fn check_into(&self, key: &[u8], cost: u64, parts: &mut Vec<Decision>) -> Result<Decision, Error> {
+        match &self.keyed {
+            KeyedTextLimiter::One(l) => {
+                let d = l.check(key, cost)?;
+                parts.clear();
+                parts.push(d);
+                Ok(d)
+            }
+            KeyedTextLimiter::Several(l) => l.check_into(key, cost, parts),
+        }
+    }
+
     /// The decisions [`check`](Self::check) would make now, consuming
     /// nothing.
     pub fn peek(&self, key: &[u8], cost: u64) -> Result<(Decision, Vec<Decision>), Error> {
@@ -197,7 +212,9 @@ mod tests {
         assert!(l.check(b"a", 1).unwrap().0.allowed);
         let (d, parts) = l.check(b"a", 1).unwrap();
         assert_eq!((d.allowed, d.remaining, parts), (true, 0, vec![d]));
-        assert!(!l.check(b"a", 1).unwrap().0.allowed);
+        let mut reused = vec![d; 3];
+        let refused = l.check_into(b"a", 1, &mut reused).unwrap();
+        assert_eq!((refused.allowed, reused), (false, vec![refused]));
         assert!(l.peek(b"b", 1).unwrap().0.allowed);
         assert_eq!(l.len(), 1);
         assert!(l.remove(b"a").unwrap());
@@ -210,7 +227,8 @@ mod tests {
         assert!(matches!(l.keyed(), KeyedTextLimiter::Several(k) if k.specs().len() == 2));
         assert_eq!(l.items()[1].to_string(), "4 per 1 hour");
         assert!(l.check(b"a", 3).unwrap().0.allowed);
-        let (refused, parts) = l.check(b"a", 1).unwrap();
+        let mut parts = Vec::new();
+        let refused = l.check_into(b"a", 1, &mut parts).unwrap();
         assert!(!refused.allowed);
         assert_eq!(parts[1].remaining, 1, "the hour gave nothing to the refused request");
         let fields = l.fields(&refused, &parts, HeaderStyle::Draft6, false, 0).unwrap();

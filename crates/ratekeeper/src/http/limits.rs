@@ -466,6 +466,42 @@ mod tests {
         assert!(item(0, 1, TimeUnit::Second).spec(Algorithm::LeakyBucketQueue).is_err());
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn unit() -> impl Strategy<Value = TimeUnit> {
+            proptest::sample::select(TimeUnit::ALL.to_vec())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+            /// Any item whose window fits reads back from its Display, and
+            /// several joined by any separator read back in order.
+            #[test]
+            fn display_round_trips(
+                items in proptest::collection::vec((1..=i64::MAX as u64, 1..=292_471u64, unit()), 1..5),
+                separator in proptest::sample::select(vec![";", ",", "|", " ; ", "\t|\t"]),
+            ) {
+                let items: Vec<RateItem> =
+                    items.into_iter().map(|(amount, multiples, unit)| RateItem { amount, multiples, unit }).collect();
+                let text = items.iter().map(ToString::to_string).collect::<Vec<_>>().join(separator);
+                prop_assert_eq!(parse_limits(&text), Ok(items));
+            }
+
+            /// Any text: a list of items or an error at a byte inside it
+            /// (or at its end), never a panic.
+            #[test]
+            fn any_text_parses_or_names_a_byte_in_it(text in "[0-9a-zA-Z /;,|\\-é]{0,40}") {
+                match parse_limits(&text) {
+                    Ok(items) => prop_assert!(!items.is_empty()),
+                    Err(e) => prop_assert!(e.position <= text.len()),
+                }
+            }
+        }
+    }
+
     /// Every algorithm's spec from text builds a limiter that admits exactly
     /// `amount` at once (the burst the text promises), shows `amount` as its
     /// limit, and then refuses.

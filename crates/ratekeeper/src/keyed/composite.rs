@@ -161,20 +161,40 @@ impl<C: Clock> KeyedCompositeLimiter<C> {
         &self,
         decide: impl FnOnce() -> Result<Decision, AtCapacity>,
     ) -> Result<(Decision, Vec<Decision>), AtCapacity> {
+        let mut parts = Vec::with_capacity(self.specs.len());
+        self.decide_into(decide, &mut parts).map(|combined| (combined, parts))
+    }
+
+    /// Runs one decision of the inner limiter and copies the parts'
+    /// decisions it recorded into `parts` (cleared first), leaving the
+    /// thread-local's room for the next decision.
+    fn decide_into(
+        &self,
+        decide: impl FnOnce() -> Result<Decision, AtCapacity>,
+        parts: &mut Vec<Decision>,
+    ) -> Result<Decision, AtCapacity> {
         LAST_PARTS.with_borrow_mut(Vec::clear);
-        let decided = decide();
-        let mut parts = LAST_PARTS.with_borrow_mut(std::mem::take);
-        match decided {
-            Ok(combined) => {
-                parts.resize(self.specs.len(), combined);
-                Ok((combined, parts))
-            }
-            Err(full) => Err(full),
-        }
+        let combined = decide()?;
+        parts.clear();
+        LAST_PARTS.with_borrow(|last| parts.extend_from_slice(last));
+        parts.resize(self.specs.len(), combined);
+        Ok(combined)
     }
 
     fn at_capacity_parts(&self, full: AtCapacity) -> (Decision, Vec<Decision>) {
         (full.decision(), vec![full.decision(); self.specs.len()])
+    }
+
+    /// [`check`](Self::check) into the caller's `parts` (cleared, then one
+    /// decision per spec), so that a server deciding request after request
+    /// on one thread reuses one vector instead of allocating one each.
+    pub fn check_into(&self, key: &[u8], cost: u64, parts: &mut Vec<Decision>) -> Result<Decision, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(self.decide_into(|| self.inner.try_check(key, cost), parts).unwrap_or_else(|full| {
+            parts.clear();
+            parts.resize(self.specs.len(), full.decision());
+            full.decision()
+        }))
     }
 
     /// Admits `cost` units for `key` in every part, or in none: the
@@ -357,6 +377,14 @@ mod tests {
         assert!(!keyed.remove(b"a").unwrap());
         assert!(keyed.check(b"a", 2).unwrap().0.allowed);
         assert!(keyed.check(&[b'x'; 257], 1).is_err());
+        // check_into decides as check does, into a reused vector.
+        let mut parts = vec![Decision::allowed(9, 9, 9, 9); 5];
+        let combined = keyed.check_into(b"d", 2, &mut parts).unwrap();
+        assert!(combined.allowed);
+        assert_eq!((parts.len(), parts[0].remaining, parts[1].remaining), (2, 0, 1));
+        let refused = keyed.check_into(b"d", 1, &mut parts).unwrap();
+        assert_eq!((refused, parts.clone()), keyed.peek(b"d", 1).unwrap());
+        assert!(keyed.check_into(&[b'x'; 257], 1, &mut parts).is_err());
         assert!(keyed.peek(&[b'x'; 257], 1).is_err());
         assert_eq!(keyed.specs(), &[SECOND, TEN_SECONDS]);
     }
