@@ -38,6 +38,13 @@ const {
   RedisConcurrencyLimiter,
   ConcurrencyLease,
 } = require('./lib/redis.js');
+const { parseLimits, RateItem } = require('./lib/http/limits.js');
+const { responseFields } = require('./lib/http/fields.js');
+const { TrustedProxies } = require('./lib/http/client.js');
+const { HttpLimiter } = require('./lib/http/limiter.js');
+const { rateLimit } = require('./lib/http/express.js');
+const { fastifyRateLimit } = require('./lib/http/fastify.js');
+const { RatekeeperStore } = require('./lib/http/store.js');
 
 /**
  * The `code` of each kind of error ratekeeper throws: `RangeError`s have
@@ -115,6 +122,14 @@ function version() {
 /** @typedef {import('./lib/redis.js').RedisRateLimiterOptions} RedisRateLimiterOptions */
 /** @typedef {import('./lib/redis.js').ConcurrencyOptions} ConcurrencyOptions */
 /** @typedef {import('./lib/redis.js').Acquired} Acquired */
+/** @typedef {import('./lib/http/limits.js').TimeUnit} TimeUnit */
+/** @typedef {import('./lib/http/fields.js').HeaderStyle} HeaderStyle */
+/** @typedef {import('./lib/http/fields.js').FieldOptions} FieldOptions */
+/** @typedef {import('./lib/http/limiter.js').HttpLimiterOptions} HttpLimiterOptions */
+/** @template Req @typedef {import('./lib/http/engine.js').RateLimitOptions<Req>} RateLimitOptions */
+/** @typedef {import('./lib/http/fastify.js').FastifyRateLimitOptions} FastifyRateLimitOptions */
+/** @typedef {import('./lib/http/store.js').RatekeeperStoreOptions} RatekeeperStoreOptions */
+/** @typedef {import('./lib/http/store.js').ClientRateLimitInfo} ClientRateLimitInfo */
 
 module.exports = {
   RateLimiter,
@@ -156,4 +171,12 @@ module.exports = {
   RedisRateLimiter,
   RedisConcurrencyLimiter,
   ConcurrencyLease,
+  parseLimits,
+  RateItem,
+  responseFields,
+  TrustedProxies,
+  HttpLimiter,
+  rateLimit,
+  fastifyRateLimit,
+  RatekeeperStore,
 };

@@ -42,6 +42,14 @@ export {
   RedisRateLimiter,
   RedisConcurrencyLimiter,
   ConcurrencyLease,
+  parseLimits,
+  RateItem,
+  responseFields,
+  TrustedProxies,
+  HttpLimiter,
+  rateLimit,
+  fastifyRateLimit,
+  RatekeeperStore,
 } from './index.js';
 export default ratekeeper;
 
@@ -96,3 +104,11 @@ export default ratekeeper;
 /** @typedef {import('./index.js').RedisRateLimiterOptions} RedisRateLimiterOptions */
 /** @typedef {import('./index.js').ConcurrencyOptions} ConcurrencyOptions */
 /** @typedef {import('./index.js').Acquired} Acquired */
+/** @typedef {import('./index.js').TimeUnit} TimeUnit */
+/** @typedef {import('./index.js').HeaderStyle} HeaderStyle */
+/** @typedef {import('./index.js').FieldOptions} FieldOptions */
+/** @typedef {import('./index.js').HttpLimiterOptions} HttpLimiterOptions */
+/** @template Req @typedef {import('./index.js').RateLimitOptions<Req>} RateLimitOptions */
+/** @typedef {import('./index.js').FastifyRateLimitOptions} FastifyRateLimitOptions */
+/** @typedef {import('./index.js').RatekeeperStoreOptions} RatekeeperStoreOptions */
+/** @typedef {import('./index.js').ClientRateLimitInfo} ClientRateLimitInfo */

@@ -137,6 +137,25 @@ class AdmissionLimiter {
     this.#native.peek(cost);
     return decisionAt(this.#f, this.#big, 0);
   }
+
+  /**
+   * Gives back `cost` units admitted earlier that should not count — a
+   * request skipped or failed before doing any work (express-rate-limit's
+   * `decrement`) — now. A token bucket gets its tokens back (capped at its
+   * burst; while reservations hold it in debt, only what exceeds the
+   * debt), GCRA moves its theoretical arrival time back, a meter lowers its
+   * level, a fixed window or sliding window counter counts fewer in the
+   * current window (nothing once it has rolled), a sliding window takes
+   * them off its newest sub-windows, a sliding log drops its newest units,
+   * a composite gives back to every part. Never more than a fresh limiter
+   * holds. A `LeakyBucketQueue` gives nothing back: it hands out slots,
+   * and a refund cannot tell whose it returns.
+   * @param {number | bigint} [cost=1]
+   * @returns {void}
+   */
+  refund(cost) {
+    this.#native.refund(cost);
+  }
 }
 
 /**

@@ -59,6 +59,11 @@ export interface AdmissionMethods {
   tryAcquireOne: () => boolean
   /** The decision `check` would make, consuming nothing (to `scratch`). */
   peek: (cost?: number | bigint) => boolean
+  /**
+   * Gives back `cost` units admitted earlier that should not count
+   * (`Admission::refund`; the queue gives nothing back).
+   */
+  refund: (cost?: number | bigint) => void
   /** The decision record (see `bound::DECISION_WORDS`). */
   scratch: Float64Array
   /** Whether the limiter runs on a `ManualClock` (whose waits need no timer). */
@@ -149,6 +154,8 @@ export interface CompositeMethods {
   peek: (cost?: number | bigint) => boolean
   /** `check`, with each part's decision after the combined one in `scratch`. */
   checkEach: (cost?: number | bigint) => boolean
+  /** Gives back `cost` units to every part (`CompositeLimiter::refund`). */
+  refund: (cost?: number | bigint) => void
   /** How many parts. */
   parts: number
   /** Decision records: the combined one, then one per part. */
@@ -391,6 +398,100 @@ export interface HeaderFields {
 }
 
 /**
+ * A header style's name as the library reads it, `undefined` meaning the
+ * default (`draft-8`): its number, which the other functions take.
+ */
+export declare function httpHeaderStyle(style: unknown, argument: 'style' | 'standardHeaders'): number
+
+/**
+ * Throws the `TypeError` (`ERR_RATEKEEPER_INVALID_OPTION`) with `message`:
+ * for the middleware's options that exclude each other, or a store used
+ * before it was set up, found by the package's JavaScript.
+ */
+export declare function httpInvalidOption(message: string): never
+
+/**
+ * Creates the keyed limiter of limits `text` with `algorithm` (default
+ * `slidingWindowCounter`) and a keyed limiter's options (`maxKeys`
+ * default 100,000): one item is a keyed limiter, several a keyed
+ * composite, all or nothing per key. Returns its bound functions.
+ */
+export declare function httpLimiterCreate(text: unknown, algorithm: unknown, maxKeys: unknown, whenFull: unknown, maxKeyBytes: unknown, clock: unknown): HttpLimiterMethods
+
+/** The object `httpLimiterCreate` returns. */
+export interface HttpLimiterMethods {
+  /**
+   * Admits `cost` for `key` in every item or none; the decisions to
+   * `scratch`, `allowed` returned.
+   */
+  check: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** The decisions `check` would make, consuming nothing (to `scratch`). */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /**
+   * `check`, returning the response fields `[name, value, …]` in a style
+   * of `httpHeaderStyle`.
+   */
+  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string[]
+  /**
+   * Gives back `cost` units admitted for `key` that should not count;
+   * whether the key was held.
+   */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /** Forgets `key`; whether it was held. */
+  remove: (key: string | Uint8Array) => boolean
+  /** How many keys are held. */
+  len: () => number
+  /** How many items (limits) the text has. */
+  parts: number
+  /** The bound. */
+  maxKeys: number
+  /** The algorithm, camelCase. */
+  algorithm: string
+  /** Decision records: the combined one, then one per item. */
+  scratch: Float64Array
+}
+
+/**
+ * The limiter options (`{ algorithm, limit, windowMicros }`, …) that
+ * enforce the one item of `text` with `algorithm`: the library's choice of
+ * parameters ([`RateItem::spec`]) written out by name, durations as
+ * bigint microseconds, for a `KeyedLimiter` or a `RedisLimiter`.
+ */
+export declare function httpLimitOptions(text: string, algorithm: unknown): Record<string, unknown>
+
+/**
+ * express-rate-limit's `limit` and `windowMs` as limits text: `limit`
+ * units per `windowMs / 1000` seconds (an integer `limit` of at least 1, a
+ * window of whole seconds).
+ */
+export declare function httpLimitsOfWindow(limit: unknown, windowMs: unknown): string
+
+/**
+ * Throws the `RangeError` for limits text of several items where one
+ * Redis limiter must enforce it.
+ */
+export declare function httpOneItemForRedis(text: unknown): never
+
+/**
+ * The items of limits `text`, in order; bad text throws the `RangeError`
+ * whose `position` is the byte where it went wrong.
+ */
+export declare function httpParseLimits(text: unknown): Array<RateItemRecord>
+
+/**
+ * Every response field for decisions (`records`: the combined one, then
+ * one per policy of `names`), in `style` (a code of `httpHeaderStyle`),
+ * with the legacy fields if `legacy`: `[name, value, …]`.
+ */
+export declare function httpResponseFields(style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array): string[]
+
+/**
+ * The trusted proxies of `entries` (an array of strings); an entry the
+ * library refuses throws the `RangeError` naming it (`entries[1]`).
+ */
+export declare function httpTrustedProxiesCreate(entries: unknown): TrustedProxiesMethods
+
+/**
  * Creates a keyed limiter of `limit` (an options object with `algorithm`)
  * and returns its bound functions.
  */
@@ -414,6 +515,11 @@ export interface KeyedMethods {
   peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /** `peek`, throwing `ERR_RATEKEEPER_AT_CAPACITY` as `tryCheck` does. */
   tryPeek: (key: string | Uint8Array, cost?: number | bigint) => boolean
+  /**
+   * Gives back `cost` units admitted for `key` that should not count;
+   * whether the key was held (`AnyKeyedLimiter::refund`).
+   */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /** Forgets `key`; whether it was held. */
   remove: (key: string | Uint8Array) => boolean
   /** Drops every key whose state is full; how many. */
@@ -544,6 +650,22 @@ export interface PipeTls {
   serverName: string
   /** Whether to verify the server's certificate at all. */
   rejectUnauthorized: boolean
+}
+
+/** One item of limits text, as JavaScript's `RateItem` is made from. */
+export interface RateItemRecord {
+  /** Units per window. */
+  amount: number
+  /** Units of time per window. */
+  multiples: number
+  /** `'second'`, `'minute'`, `'hour'`, `'day'`, `'month'` or `'year'`. */
+  unit: string
+  /** The window in milliseconds. */
+  windowMs: number
+  /** The draft-8 policy name: `'10-in-1min'`. */
+  policyName: string
+  /** The item as canonical text: `'10 per 1 minute'`. */
+  text: string
 }
 
 /**
@@ -955,6 +1077,14 @@ export declare function throwWrongType(argument: string, value: unknown, expecte
  * burst `pbs`, committed rate `cir` and burst `cbs`.
  */
 export declare function trtcmCreate(pir: unknown, pbs: unknown, cir: unknown, cbs: unknown, clock: unknown): MarkerMethods
+
+/** The object `httpTrustedProxiesCreate` returns. */
+export interface TrustedProxiesMethods {
+  /** Whether an address is trusted. */
+  contains: (address: string) => boolean
+  /** The client's address: peer, `Forwarded`, `X-Forwarded-For`. */
+  clientAddress: (peer: string, forwarded: string | undefined, xForwardedFor: string | undefined) => string
+}
 
 /**
  * The version this module was built from: the workspace's, which the npm

@@ -156,3 +156,8 @@ export const NEVER: 9223372036854775807n;
  */
 export let decisionAt: (f: Float64Array, big: BigInt64Array, at: number) => Decision;
 export const DECISION_WORDS: number;
+/**
+ * Decisions as `formatField` takes them: a record of exact integers each.
+ * @type {(decisions: Decision[]) => BigInt64Array}
+ */
+export let records: (decisions: Decision[]) => BigInt64Array;

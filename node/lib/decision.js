@@ -328,4 +328,4 @@ function exactMicros(ms, exact, word) {
   return ms === Infinity ? NEVER : BigInt(Math.round(ms * 1000));
 }
 
-module.exports = { Decision, NEVER, decisionAt, DECISION_WORDS };
+module.exports = { Decision, NEVER, decisionAt, DECISION_WORDS, records };

@@ -133,6 +133,17 @@ export class KeyedLimiter {
      */
     tryPeek(key: import("./keyed.js").Key, cost?: number | bigint): import("./decision.js").Decision;
     /**
+     * Gives back `cost` units admitted for `key` that should not count — a
+     * request skipped or failed (express-rate-limit's `decrement`) — now, as
+     * `refund` of the key's own limiter would (see `AdmissionLimiter`).
+     * Whether the key was held: a key not held is fresh, with nothing to
+     * give back, and a refund creates no key.
+     * @param {import('./keyed.js').Key} key
+     * @param {number | bigint} [cost=1]
+     * @returns {boolean}
+     */
+    refund(key: import("./keyed.js").Key, cost?: number | bigint): boolean;
+    /**
      * Forgets `key` (it starts afresh if it comes back). Whether it was held.
      * @param {import('./keyed.js').Key} key
      * @returns {boolean}

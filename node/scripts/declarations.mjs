@@ -31,6 +31,9 @@ function tscOutputs(dir) {
   for (const file of readdirSync(path.join(dir, 'lib')).sort()) {
     if (file.endsWith('.js') && file !== 'binding.js') outputs.push(`lib/${file.slice(0, -3)}.d.ts`);
   }
+  for (const file of readdirSync(path.join(dir, 'lib', 'http')).sort()) {
+    if (file.endsWith('.js')) outputs.push(`lib/http/${file.slice(0, -3)}.d.ts`);
+  }
   return outputs;
 }
 
@@ -71,7 +74,8 @@ function check() {
 
     const expected = ['lib/binding.d.ts', ...tscOutputs(work)];
     const committed = ['index.d.ts', 'index.d.mts', ...readdirSync(path.join(root, 'lib'))
-      .filter((f) => f.endsWith('.d.ts')).map((f) => `lib/${f}`)];
+      .filter((f) => f.endsWith('.d.ts')).map((f) => `lib/${f}`), ...readdirSync(path.join(root, 'lib', 'http'))
+      .filter((f) => f.endsWith('.d.ts')).map((f) => `lib/http/${f}`)];
     let stale = 0;
     for (const file of new Set([...expected, ...committed])) {
       const mine = path.join(root, file);

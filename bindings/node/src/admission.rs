@@ -54,6 +54,10 @@ pub struct AdmissionMethods {
     /// The decision `check` would make, consuming nothing (to `scratch`).
     #[napi(ts_type = "(cost?: number | bigint) => boolean")]
     pub peek: (),
+    /// Gives back `cost` units admitted earlier that should not count
+    /// (`Admission::refund`; the queue gives nothing back).
+    #[napi(ts_type = "(cost?: number | bigint) => void")]
+    pub refund: (),
     /// The decision record (see `bound::DECISION_WORDS`).
     #[napi(ts_type = "Float64Array")]
     pub scratch: (),
@@ -125,6 +129,11 @@ fn peek(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
     let decision = a.limiter.peek(cost(args, 0)?);
     a.scratch.write_decision(0, &decision);
     Ok(Returned::Bool(decision.allowed))
+}
+
+fn refund(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
+    a.limiter.refund(cost(args, 0)?);
+    Ok(Returned::Undefined)
 }
 
 fn token_bucket(a: &Admit) -> Result<&TokenBucket<AnyClock>, Failure> {
@@ -260,7 +269,7 @@ fn acquire(a: &Arc<Admit>, args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Bool(decision.allowed))
 }
 
-const COMMON: &[Named<Admit>] = &[(c"peek", 1, peek)];
+const COMMON: &[Named<Admit>] = &[(c"peek", 1, peek), (c"refund", 1, refund)];
 
 const TOKEN_BUCKET: &[Named<Admit>] = &[
     (c"reserve", 1, reserve),

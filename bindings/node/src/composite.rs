@@ -49,6 +49,9 @@ pub struct CompositeMethods {
     /// `check`, with each part's decision after the combined one in `scratch`.
     #[napi(ts_type = "(cost?: number | bigint) => boolean")]
     pub check_each: (),
+    /// Gives back `cost` units to every part (`CompositeLimiter::refund`).
+    #[napi(ts_type = "(cost?: number | bigint) => void")]
+    pub refund: (),
     /// How many parts.
     #[napi(ts_type = "number")]
     pub parts: (),
@@ -91,7 +94,12 @@ fn check_each(c: &Arc<Composite>, args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Bool(decision.allowed))
 }
 
-const METHODS: &[Named<Composite>] = &[(c"peek", 1, peek), (c"checkEach", 1, check_each)];
+fn refund(c: &Arc<Composite>, args: &Args) -> Result<Returned, Boxed> {
+    c.limiter.refund(args::cost_or_one(args.passed(0))?);
+    Ok(Returned::Undefined)
+}
+
+const METHODS: &[Named<Composite>] = &[(c"peek", 1, peek), (c"checkEach", 1, check_each), (c"refund", 1, refund)];
 
 /// Creates a composite of `limits`, an array of options objects each with
 /// an `algorithm`, and returns its bound functions.

@@ -18,7 +18,7 @@ use crate::layout::{FIELD, RECORD};
 
 /// The decisions in `records` (a `BigInt64Array` of records laid out as
 /// `layout::RECORD`).
-fn decisions(records: Js) -> Result<Vec<Decision>, Failure> {
+pub(crate) fn decisions(records: Js) -> Result<Vec<Decision>, Failure> {
     let (mut kind, mut len, mut data) = (0, 0usize, ptr::null_mut());
     // SAFETY: a live value of the running call; fails without side effects
     // when it is not a typed array.

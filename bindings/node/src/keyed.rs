@@ -52,6 +52,10 @@ pub struct KeyedMethods {
     /// `peek`, throwing `ERR_RATEKEEPER_AT_CAPACITY` as `tryCheck` does.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub try_peek: (),
+    /// Gives back `cost` units admitted for `key` that should not count;
+    /// whether the key was held (`AnyKeyedLimiter::refund`).
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
+    pub refund: (),
     /// Forgets `key`; whether it was held.
     #[napi(ts_type = "(key: string | Uint8Array) => boolean")]
     pub remove: (),
@@ -123,6 +127,7 @@ const METHODS: &[Named<Keyed>] = &[
     (c"tryCheck", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_check(key, cost))??)),
     (c"peek", 2, |k, args| written(k, Ok(keyed(args, |key, cost| k.limiter.peek(key, cost))??))),
     (c"tryPeek", 2, |k, args| written(k, keyed(args, |key, cost| k.limiter.try_peek(key, cost))??)),
+    (c"refund", 2, |k, args| Ok(Returned::Bool(keyed(args, |key, cost| k.limiter.refund(key, cost))??))),
     (c"remove", 1, |k, args| Ok(Returned::Bool(args::with_key(args.get(0), |key| k.limiter.remove(key))??))),
     (c"evictFull", 0, |k, _| Ok(Returned::Number(k.limiter.evict_full() as f64))),
     (c"len", 0, |k, _| Ok(Returned::Number(k.limiter.len() as f64))),

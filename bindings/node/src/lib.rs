@@ -31,6 +31,7 @@
 //! | `promise` | Promises settled from other threads (the Redis calls), without blocking or holding the event loop |
 //! | `redis` | the distributed limiters of `ratekeeper-redis`: store, exact, leased and divided modes, membership, Guava shared |
 //! | `headers` | the HTTP fields of decisions |
+//! | `http` | HTTP middleware's core (`node/lib/http/`): limits text, each header style's fields, the client behind trusted proxies, the keyed limiter of limits text |
 //! | `layout` | the words results and records are shared in with `node/lib`, laid out once and exported to it |
 //! | `js` | raw JavaScript values for the above |
 //!
@@ -55,6 +56,7 @@ mod cycle;
 mod error;
 mod flow;
 mod headers;
+mod http;
 mod js;
 mod keyed;
 mod layout;

@@ -73,6 +73,14 @@ pub fn peek_all_each<A: Admission>(
     decision::combine(decisions).unwrap_or(Decision::allowed(0, 0, 0, 0))
 }
 
+/// Gives `cost` units back to every one of `parts` at `now_micros`: what
+/// [`check_all`] admitted, it admitted in all of them.
+pub fn refund_all<A: Admission>(parts: &mut [A], cost: u64, now_micros: i64) {
+    for part in parts {
+        part.refund(cost, now_micros);
+    }
+}
+
 /// `K` limits of one kind as one, all or nothing: an [`Admission`] itself,
 /// with no allocation. (The std layer's `CompositeLimiter` holds any mix of
 /// algorithms.)
@@ -102,6 +110,12 @@ impl<A: Admission, const K: usize> Admission for Composite<A, K> {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         peek_all(&self.parts, cost, now_micros)
+    }
+
+    /// [`refund_all`]: every part gives back what it can.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        refund_all(&mut self.parts, cost, now_micros);
     }
 }
 

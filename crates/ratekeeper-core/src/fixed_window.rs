@@ -150,6 +150,17 @@ impl Admission for FixedWindow {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
+
+    /// Counts `cost` fewer units in `now_micros`'s window, saturating at
+    /// 0: express-rate-limit's memory store's `decrement`. Once the window
+    /// has rolled, the units admitted in an earlier one are gone already,
+    /// and nothing is given back.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let (index, count) = self.current(now_micros);
+        self.index = index;
+        self.count = count.saturating_sub(cost);
+    }
 }
 
 /// Full when nothing is counted in now's window (and the state has not seen

@@ -141,6 +141,19 @@ impl Gcra {
         self.decide(*tat, cost, now_micros, tat)
     }
 
+    /// [`refund`](Admission::refund) of a TAT kept outside the limiter, as
+    /// [`check_tat`](Self::check_tat) decides on one: the TAT moved back by
+    /// `cost` emission intervals, never before now.
+    #[inline]
+    pub fn refund_tat(&self, tat: &mut i128, cost: u64, now_micros: i64) {
+        let now = self.ticks(now_micros);
+        if *tat <= now {
+            return;
+        }
+        let back = self.emission_interval().saturating_mul(i128::from(cost));
+        *tat = tat.saturating_sub(back).max(now);
+    }
+
     /// The emission interval in ticks (the period in microseconds).
     #[inline]
     fn emission_interval(&self) -> i128 {
@@ -317,6 +330,18 @@ impl Admission for Gcra {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(self.tat, cost, now_micros, &mut self.tat.clone())
+    }
+
+    /// Moves the theoretical arrival time back by `cost` emission
+    /// intervals, never before now: the TAT is "when the limiter is idle
+    /// again", and an idle limiter (TAT at or before now) has nothing to
+    /// give back. A check and a refund of the same cost at the same time
+    /// leave `max(TAT, now)`, all a decision reads, as it was.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let mut tat = self.tat;
+        self.refund_tat(&mut tat, cost, now_micros);
+        self.tat = tat;
     }
 }
 

@@ -338,6 +338,34 @@ impl<S: LogStorage> Admission for SlidingLog<S> {
         let (skip, expired_units) = self.expired(t);
         self.decide(cost, t, skip, expired_units)
     }
+
+    /// Drops the newest `cost` logged units still in the window (a check
+    /// logs its units as the newest, so a check and a refund at the same
+    /// time cancel out): the units that slid out are gone already, and a
+    /// refund of more than the log holds empties it.
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        if cost == 0 {
+            return;
+        }
+        self.advance(now_micros);
+        let mut left = cost;
+        while left > 0 && self.len > 0 {
+            let capacity = self.capacity();
+            let newest = (self.head + self.len - 1) % capacity;
+            let entry = &mut self.entries.slots_mut()[newest];
+            let taken = entry.units.min(left);
+            entry.units -= taken;
+            left -= taken;
+            self.total -= taken;
+            if entry.units == 0 {
+                self.len -= 1;
+            }
+        }
+        if self.len == 0 {
+            self.head = 0;
+        }
+        self.shrink_if_unused();
+    }
 }
 
 /// Full when every logged unit has slid out by now (and the log has not seen

@@ -206,6 +206,28 @@ impl Admission for SlidingWindow {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
+
+    /// Takes `cost` units off the sub-windows still in `now_micros`'s
+    /// window, newest first (a check's units go to the current sub-window,
+    /// so a check and a refund at the same time cancel out), saturating:
+    /// the sub-windows that slid out are gone, and give nothing back.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let (index, mut slot, mut counts) = self.advanced(now_micros);
+        let n = self.n() as usize;
+        let mut left = cost;
+        for _ in 0..n {
+            if left == 0 {
+                break;
+            }
+            let taken = u64::from(counts[slot]).min(left);
+            counts[slot] -= taken as u32;
+            left -= taken;
+            slot = if slot == 0 { n - 1 } else { slot - 1 };
+        }
+        self.current = index;
+        self.counts = counts;
+    }
 }
 
 /// Full when every sub-window of now's window is empty (and the state has

@@ -165,6 +165,18 @@ impl Admission for SlidingWindowCounter {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
+
+    /// Counts `cost` fewer units in `now_micros`'s window, saturating at
+    /// 0. The previous window's count is left alone: once a window has
+    /// rolled, its units are history the estimate weighs, and a refund
+    /// after the roll gives back nothing.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let (index, previous, current, _) = self.at(now_micros);
+        self.index = index;
+        self.previous = previous;
+        self.current = current.saturating_sub(cost);
+    }
 }
 
 /// Full when both counters are 0 as of now (and the state has not seen a

@@ -454,6 +454,33 @@ impl Admission for TokenBucket {
         let mut copy = *self;
         copy.check(cost, now_micros)
     }
+
+    /// Puts `cost` tokens back at `now_micros`, capped at the burst: what
+    /// `Reservation.CancelAt` restores for a reservation that has already
+    /// acted (an [`allow_n`](TokenBucket::allow_n) or a `check`), reckoned
+    /// the way it reckons it. x/time/rate keeps the tokens that reservations
+    /// made after it depend on; an anonymous refund cannot tell which
+    /// reservation it gives back, so it takes every outstanding one as
+    /// made after it: while reservations hold the bucket in debt, only what
+    /// exceeds the debt comes back (never more than Go would restore).
+    /// Under an infinite rate there is nothing to give back.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        if self.limit == INF || cost == 0 {
+            return;
+        }
+        let t = self.clamp(nanos(now_micros));
+        let available = self.advance(t);
+        let debt = if available < 0.0 { -available } else { 0.0 };
+        let restore = cost as f64 - debt;
+        if restore <= 0.0 {
+            return;
+        }
+        let burst = self.burst as f64;
+        let tokens = available + restore;
+        self.tokens = if tokens > burst { burst } else { tokens };
+        self.last = t;
+    }
 }
 
 /// Full when the bucket has refilled to its burst (Go's `advance` caps the

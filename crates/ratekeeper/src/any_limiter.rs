@@ -137,6 +137,17 @@ macro_rules! any_algorithm {
                 }
             }
 
+            /// Gives back `cost` units admitted earlier that should not
+            /// count (a request skipped or failed: express-rate-limit's
+            /// `decrement`), now. What each algorithm gives back is in
+            /// [`Admission::refund`]'s table; a leaky bucket queue gives
+            /// nothing back.
+            pub fn refund(&self, cost: u64) {
+                match self {
+                    $(AnyLimiter::$variant(l) => l.refund(cost),)*
+                }
+            }
+
             /// The algorithm, from the registry.
             pub fn kind(&self) -> Algorithm {
                 match self {
@@ -195,6 +206,10 @@ impl Admission for AnyCore {
 
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.as_admission().peek(cost, now_micros)
+    }
+
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        self.as_admission_mut().refund(cost, now_micros)
     }
 }
 
@@ -272,6 +287,29 @@ mod tests {
             assert!(!refused.allowed, "{spec:?}");
             assert_eq!(limiter.peek(1), refused, "{spec:?}");
             assert_eq!(limiter.check(3).retry_after_micros, crate::NEVER, "{spec:?}");
+        }
+    }
+
+    /// Every algorithm but the queue gives a refunded unit back, through
+    /// the thread-safe wrapper of each; the queue keeps its slots.
+    #[test]
+    fn every_algorithm_but_the_queue_takes_a_refund() {
+        for spec in every_spec() {
+            let limiter = AnyLimiter::with_clock(&spec, Arc::new(ManualClock::new())).unwrap();
+            assert!(limiter.check(2).allowed, "{spec:?}");
+            let before = limiter.peek(1);
+            assert!(!before.allowed, "{spec:?}");
+            limiter.refund(0);
+            assert_eq!(limiter.peek(1), before, "{spec:?}: a refund of 0 gives nothing back");
+            limiter.refund(1);
+            let after = limiter.peek(1);
+            if spec.kind() == Algorithm::LeakyBucketQueue {
+                assert_eq!(after, before, "{spec:?}: no refund");
+            } else {
+                assert!(after.allowed, "{spec:?}");
+                limiter.refund(u64::MAX);
+                assert_eq!(limiter.peek(0).remaining, 2, "{spec:?}: never more than a fresh limiter");
+            }
         }
     }
 

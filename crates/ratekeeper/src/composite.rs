@@ -87,6 +87,13 @@ impl<C: Clock> CompositeLimiter<C> {
         self.with_parts(|parts, now| composite::peek_all(parts, cost, now))
     }
 
+    /// Gives back `cost` units to every part
+    /// ([`composite::refund_all`]): what a check admitted, it admitted in
+    /// all of them. Each part gives back what its algorithm can.
+    pub fn refund(&self, cost: u64) {
+        self.with_parts(|parts, now| composite::refund_all(parts, cost, now))
+    }
+
     /// The parts' specs, in order.
     pub fn specs(&self) -> &[LimiterSpec] {
         &self.specs
@@ -124,6 +131,27 @@ mod tests {
         assert_eq!((refused.allowed, refused.limit, refused.retry_after_micros), (false, 3, 9_000_000));
         assert_eq!(parts[0].remaining, 1, "the admitting part shows nothing taken");
         assert_eq!(limiter.peek(1), refused);
+    }
+
+    #[test]
+    fn a_refund_gives_back_to_every_part() {
+        let clock = Arc::new(ManualClock::new());
+        let specs = [
+            LimiterSpec::FixedWindow { limit: 2, window_micros: 1_000_000 },
+            LimiterSpec::SlidingLog { limit: 3, window_micros: 10_000_000 },
+        ];
+        let limiter = CompositeLimiter::with_clock(&specs, Arc::clone(&clock)).unwrap();
+        assert!(limiter.check(2).allowed);
+        assert!(!limiter.check(1).allowed);
+        limiter.refund(1);
+        let (d, parts) = limiter.check_each(1);
+        assert!(d.allowed);
+        assert_eq!((parts[0].remaining, parts[1].remaining), (0, 1));
+        // The second window still holds two units after the first rolled:
+        // a refund there gives one back.
+        clock.advance(Duration::from_secs(1));
+        limiter.refund(1);
+        assert_eq!(limiter.check_each(0).1[1].remaining, 2);
     }
 
     #[test]

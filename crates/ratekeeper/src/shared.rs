@@ -108,6 +108,16 @@ macro_rules! admission_limiter {
                 self.inner.read(|s, now| s.peek(cost, now))
             }
 
+            /// Gives back `cost` units admitted earlier that should not
+            /// count (a request skipped or failed), now: what each algorithm
+            /// gives back is in [`Admission::refund`](ratekeeper_core::Admission::refund)'s
+            /// table (a leaky bucket queue gives nothing back).
+            #[inline]
+            pub fn refund(&self, cost: u64) {
+                use ratekeeper_core::Admission;
+                self.inner.decide(|s, now| s.refund(cost, now))
+            }
+
             /// A copy of the core state machine.
             pub fn snapshot(&self) -> $core {
                 self.inner.get()

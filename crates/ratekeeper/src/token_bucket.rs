@@ -71,6 +71,15 @@ impl<C: Clock> TokenBucket<C> {
         self.inner.read(|b, now| b.peek(cost, now))
     }
 
+    /// Puts back `cost` tokens taken by [`check`](Self::check) that should
+    /// not count, capped at the burst (while reservations hold the bucket
+    /// in debt, only what exceeds the debt:
+    /// [`Admission::refund`](ratekeeper_core::Admission::refund)). A
+    /// reservation is given back with [`cancel`](Self::cancel).
+    pub fn refund(&self, cost: u64) {
+        self.inner.decide(|b, now| b.refund(cost, now))
+    }
+
     /// Go's `ReserveN(now, n)`: takes `n` tokens, possibly from the future.
     /// Act after [`delay`](Self::delay), or give them back with
     /// [`cancel`](Self::cancel). Refused (`!ok()`) when `n` is above the

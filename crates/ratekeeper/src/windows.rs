@@ -193,6 +193,12 @@ impl<C: Clock> SlidingLog<C> {
         self.with_log(|log, now| log.peek(cost, now))
     }
 
+    /// Drops the newest `cost` units still in the window: units admitted
+    /// that should not count (a request skipped or failed).
+    pub fn refund(&self, cost: u64) {
+        self.with_log(|log, now| log.refund(cost, now))
+    }
+
     /// Units per window.
     pub fn limit(&self) -> u64 {
         self.log.lock().unwrap_or_else(PoisonError::into_inner).limit()

@@ -82,6 +82,9 @@ fn build(env: sys::napi_env, d: &Described) -> Result<sys::napi_value, Failure> 
     if let Some(value) = d.value {
         js::set(env, error, c"value", value)?;
     }
+    if let Some(position) = d.position() {
+        js::set(env, error, c"position", js::number(env, position as f64)?)?;
+    }
     Ok(error)
 }
 

@@ -69,6 +69,10 @@ pub(crate) enum Failure {
     OutOfRangeLater { argument: &'static str, value: Primitive, requirement: &'static str },
     /// A keyed limiter's new key refused at its bound.
     AtCapacity(ratekeeper::AtCapacity),
+    /// Text the library refused (limits text, a trusted proxy): the
+    /// invalid-argument error with the library's own message, naming
+    /// `argument`, with the byte `position` where it went wrong if known.
+    BadText { argument: Cow<'static, str>, value: Js, message: String, position: Option<usize> },
     /// A call on something closed: `what` names it ("this RedisStore").
     Closed(&'static str),
     /// An error of a Redis limiter (`Invalid` ones are mapped as
@@ -169,6 +173,9 @@ pub(super) struct Described {
 enum Message {
     Argument(String),
     Whole(String),
+    /// Whole, and the byte of the text it is about (the error's
+    /// `position`).
+    Positioned(String, usize),
 }
 
 impl Described {
@@ -176,7 +183,15 @@ impl Described {
         match (&self.message, &self.argument) {
             (Message::Argument(rest), Some(name)) => format!("invalid argument {name}{rest}"),
             (Message::Argument(rest), None) => format!("invalid argument{rest}"),
-            (Message::Whole(message), _) => message.clone(),
+            (Message::Whole(message) | Message::Positioned(message, _), _) => message.clone(),
+        }
+    }
+
+    /// The byte of the text the error is about, if it names one.
+    pub(super) fn position(&self) -> Option<usize> {
+        match self.message {
+            Message::Positioned(_, position) => Some(position),
+            _ => None,
         }
     }
 }
@@ -282,6 +297,16 @@ pub(super) fn describe(env: sys::napi_env, failure: Failure) -> Result<Option<De
             message: Message::Whole(full.to_string()),
             argument: None,
             value: None,
+        },
+        Failure::BadText { argument, value, message, position } => Described {
+            class: Class::Range,
+            code: INVALID_ARGUMENT,
+            message: match position {
+                Some(position) => Message::Positioned(message, position),
+                None => Message::Whole(message),
+            },
+            argument: Some(argument),
+            value: Some(value.raw),
         },
         Failure::Closed(what) => Described {
             class: Class::Plain,

@@ -407,6 +407,15 @@ impl Admission for CycleLimiter {
         let mut copy = *self;
         copy.acquire_permission(cost, now_micros)
     }
+
+    /// Gives nothing back (a documented no-op), as Resilience4j's
+    /// `RateLimiter` has no refund: its permits may be reserved in cycles
+    /// ahead, and a refund cannot tell which cycle's permits it returns, so
+    /// adding them to the count could let a later request into a cycle
+    /// already full. Keeping the state never over-admits.
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let _ = (cost, now_micros);
+    }
 }
 
 #[cfg(test)]

@@ -132,6 +132,19 @@ impl Admission for LeakyBucketMeter {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
     }
+
+    /// Takes `cost` units of water out at `now_micros` (the level as
+    /// drained by then), floored at empty.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        if cost == 0 {
+            return;
+        }
+        let unit = i128::from(self.period_micros.max(1));
+        let (level, now) = self.drained(now_micros);
+        self.level = level.saturating_sub(unit.saturating_mul(i128::from(cost))).max(0);
+        self.last = now;
+    }
 }
 
 /// Full when the water has drained away by now, measured no earlier than
@@ -346,6 +359,18 @@ impl Admission for LeakyBucketQueue {
     #[inline]
     fn peek(&self, cost: u64, now_micros: i64) -> Decision {
         self.decide(cost, now_micros).0
+    }
+
+    /// Gives nothing back (a documented no-op): the queue hands out slots,
+    /// and a refund cannot tell whose. Moving the first free slot back by
+    /// `cost` intervals is right only for the request that took the last
+    /// slots; for any other, the next request would get a slot overlapping
+    /// those already handed out after it, and requests would no longer
+    /// leave evenly spaced — what a shaper promises. Keeping the state
+    /// never over-admits.
+    #[inline]
+    fn refund(&mut self, cost: u64, now_micros: i64) {
+        let _ = (cost, now_micros);
     }
 }
 

@@ -63,6 +63,9 @@ pub trait KeyedAlgorithm: Full + Send + Sync + sealed::Sealed {
     /// [`Admission::peek`] on a key's state.
     fn peek_state(&self, state: &Self::State, cost: u64, now_micros: i64) -> Decision;
 
+    /// [`Admission::refund`] on a key's state.
+    fn refund_state(&self, state: &mut Self::State, cost: u64, now_micros: i64);
+
     /// [`Admission::peek`] on a fresh key's state (without making one).
     fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision;
 
@@ -186,6 +189,13 @@ macro_rules! keyed_by_hot_words {
             }
 
             #[inline]
+            fn refund_state(&self, state: &mut [u64; $hot], cost: u64, now_micros: i64) {
+                let mut value = with_hot::<$core, $words, $hot>(self, state);
+                Admission::refund(&mut value, cost, now_micros);
+                *state = hot_of::<$core, $words, $hot>(&value);
+            }
+
+            #[inline]
             fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision {
                 Admission::peek(&Full::fresh(self), cost, now_micros)
             }
@@ -232,6 +242,10 @@ impl KeyedAlgorithm for SlidingLog<HeapLogStorage> {
         Admission::peek(state, cost, now_micros)
     }
 
+    fn refund_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) {
+        Admission::refund(state, cost, now_micros)
+    }
+
     fn peek_fresh(&self, cost: u64, now_micros: i64) -> Decision {
         // The template is kept fresh (see `KeyedLimiter::with_clock_and_hasher`).
         Admission::peek(self, cost, now_micros)
@@ -268,6 +282,11 @@ mod tests {
                 assert_eq!(template.peek_state(&state, cost + 1, now), whole.peek(cost + 1, now));
                 let d = template.check_state(&mut state, cost, now);
                 assert_eq!(d, whole.check(cost, now), "{} at {now}", template.name());
+                if i % 4 == 3 {
+                    template.refund_state(&mut state, cost + 1, now);
+                    whole.refund(cost + 1, now);
+                    assert_eq!(template.peek_state(&state, 1, now), whole.peek(1, now), "refund at {now}");
+                }
                 assert_eq!(template.state_is_full_at(&state, now), whole.is_full_at(now));
                 assert_eq!(template.state_full_at_micros(&state, now), whole.full_at_micros(now));
             }

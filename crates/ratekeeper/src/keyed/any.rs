@@ -6,7 +6,7 @@
 //! [`KeyedOptions`] and a clock; then [`check`](AnyKeyedLimiter::check)
 //! (or [`try_check`](AnyKeyedLimiter::try_check), which tells a refusal at
 //! the bound apart), [`peek`](AnyKeyedLimiter::peek),
-//! [`remove`](AnyKeyedLimiter::remove) and [`len`](AnyKeyedLimiter::len).
+//! [`refund`](AnyKeyedLimiter::refund), [`remove`](AnyKeyedLimiter::remove) and [`len`](AnyKeyedLimiter::len).
 //! Keys are bytes ([`KeyBytes`]: up to 22 bytes inline in the table,
 //! looked up by `&[u8]` without an allocation): a binding passes a string's
 //! UTF-8 or a buffer as it is. A key longer than the limiter's
@@ -162,6 +162,13 @@ impl<C: Clock> AnyKeyedLimiter<C> {
     pub fn try_peek(&self, key: &[u8], cost: u64) -> Result<Result<Decision, AtCapacity>, Error> {
         let key = self.max_key_bytes.check(key)?;
         Ok(on_inner!(self, l => l.try_peek(key, cost)))
+    }
+
+    /// [`KeyedLimiter::refund`]; a key too long is an error, as for
+    /// [`check`](Self::check).
+    pub fn refund(&self, key: &[u8], cost: u64) -> Result<bool, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(on_inner!(self, l => l.refund(key, cost)))
     }
 
     /// [`KeyedLimiter::remove`]; a key too long is an error, as for

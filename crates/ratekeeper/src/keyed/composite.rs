@@ -93,6 +93,11 @@ impl KeyedAlgorithm for Parts {
         composite::peek_all_each(&self.0, cost, now_micros, record)
     }
 
+    /// Every part gives `cost` back, as `CompositeLimiter::refund` does.
+    fn refund_state(&self, state: &mut Self::State, cost: u64, now_micros: i64) {
+        composite::refund_all(&mut state.0, cost, now_micros)
+    }
+
     fn state_is_full_at(&self, state: &Self::State, now_micros: i64) -> bool {
         state.is_full_at(now_micros)
     }
@@ -217,6 +222,14 @@ impl<C: Clock> KeyedCompositeLimiter<C> {
         Ok(self.with_parts(|| self.inner.try_peek(key, cost)).unwrap_or_else(|full| self.at_capacity_parts(full)))
     }
 
+    /// Gives back `cost` units admitted for `key` in every part (as
+    /// `CompositeLimiter::refund`); whether the key was held. A key too long
+    /// is an error.
+    pub fn refund(&self, key: &[u8], cost: u64) -> Result<bool, Error> {
+        let key = self.max_key_bytes.check(key)?;
+        Ok(self.inner.refund(key, cost))
+    }
+
     /// Forgets `key` (a reset: its next request is a new key's); whether it
     /// was held. A key too long is an error.
     pub fn remove(&self, key: &[u8]) -> Result<bool, Error> {
@@ -298,6 +311,28 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let l = KeyedCompositeLimiter::new(&[SECOND, TEN_SECONDS], options, Arc::clone(&clock)).unwrap();
         (clock, l)
+    }
+
+    /// A refund gives the units back in every part of one key, as a
+    /// `CompositeLimiter` of its own does, and leaves other keys alone.
+    #[test]
+    fn refund_gives_back_in_every_part_per_key() {
+        let (clock, keyed) = limiter(KeyedOptions::new(100));
+        let alone = CompositeLimiter::with_clock(&[SECOND, TEN_SECONDS], Arc::clone(&clock)).unwrap();
+        for _ in 0..2 {
+            assert!(keyed.check(b"a", 1).unwrap().0.allowed);
+            assert!(alone.check(1).allowed);
+            assert!(keyed.check(b"b", 1).unwrap().0.allowed);
+        }
+        assert!(keyed.refund(b"a", 1).unwrap());
+        alone.refund(1);
+        let (combined, parts) = keyed.peek(b"a", 1).unwrap();
+        assert_eq!(combined, alone.peek(1));
+        assert!(combined.allowed);
+        assert_eq!((parts[0].remaining, parts[1].remaining), (0, 1), "each part got one unit back");
+        assert!(!keyed.check(b"b", 1).unwrap().0.allowed, "b kept its two units");
+        assert!(!keyed.refund(b"nobody", 1).unwrap());
+        assert!(keyed.refund(&[0; 300], 1).is_err());
     }
 
     /// A refusal by one part consumes nothing in the other, per key; each

@@ -313,6 +313,21 @@ impl KeyedAlgorithm for Gcra {
         Admission::peek(&Full::fresh(self), cost, now_micros)
     }
 
+    /// The lead over now shortened by `cost` emission intervals, never
+    /// below 0 ([`Gcra::refund_tat`] on the TAT relative to now): a lead
+    /// only ever shrinks, so the compact form still holds it.
+    fn refund_state(&self, state: &mut GcraKeyState, cost: u64, now_micros: i64) {
+        let Some(stored) = state.compact_tat() else {
+            return self.refund_tat(state.wide_tat(), cost, now_micros);
+        };
+        let count = self.count_per_period();
+        let tolerance = (self.period_micros().max(1) as u64).wrapping_mul(self.limit());
+        let now = now_mod(now_micros, count);
+        let mut tat = i128::from(lead(stored, now, tolerance));
+        self.refund_tat(&mut tat, cost, 0);
+        *state = GcraKeyState::compact(now.wrapping_add(tat as u64));
+    }
+
     #[inline]
     fn state_is_full_at(&self, state: &GcraKeyState, now_micros: i64) -> bool {
         Full::is_full_at(&with_tat(self, absolute_tat(self, state, now_micros)), now_micros)

@@ -306,6 +306,35 @@ where
         Err(self.at_capacity(decision, s.earliest_full(), now))
     }
 
+    /// Gives back `cost` units admitted for `key` that should not count (a
+    /// request skipped or failed: express-rate-limit's `decrement`), now;
+    /// what the algorithm gives back is in
+    /// [`Admission::refund`](ratekeeper_core::Admission::refund)'s table.
+    /// Whether the key was held: a key not held is fresh (never admitted,
+    /// or dropped when full), and has nothing to give back.
+    pub fn refund<Q>(&self, key: &Q, cost: u64) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hasher.hash_one(key);
+        let shard = self.shard(hash);
+        let clock_now = self.now_micros();
+        let mut guard = shard.lock();
+        let s = &mut *guard;
+        let now = self.advance(shard, s, clock_now);
+        let Some(state) = s.table.get_mut(table::tag(hash), key) else {
+            return false;
+        };
+        self.template.refund_state(state, cost, now);
+        // A refund brings the key's full time earlier, which the shard's
+        // bound on the others' (`rest_full`, kept for admissions, which only
+        // push it later) must not miss: else a new key could be refused at
+        // the bound while this one could be dropped.
+        s.rest_full = s.rest_full.min(self.template.state_full_at_micros(state, now));
+        true
+    }
+
     /// Forgets `key`: its next request is decided as a new key's. (Unlike
     /// eviction this can change decisions — that is its purpose, as a
     /// reset.) Whether the key was held.

@@ -101,6 +101,49 @@ fn at_the_bound_new_keys_are_refused_until_a_key_is_full() {
     assert_eq!(users.forced_evictions(), 0);
 }
 
+/// A refund gives back to the key's own limiter; a key not held has
+/// nothing to give back.
+#[test]
+fn refunds_give_back_to_the_key_held() {
+    let clock = manual();
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), KeyedOptions::new(100), Arc::clone(&clock)).unwrap();
+    assert!(!users.refund(&1, 1), "not held");
+    assert!(users.is_empty(), "a refund creates no key");
+    assert!(users.check(&1, 2).allowed);
+    assert!(users.check(&2, 2).allowed);
+    assert!(!users.check(&1, 1).allowed);
+    assert!(users.refund(&1, 1));
+    assert!(users.check(&1, 1).allowed, "the refunded unit");
+    assert!(!users.check(&1, 1).allowed);
+    assert!(!users.check(&2, 1).allowed, "another key's limiter is untouched");
+    // More than was taken: the key is full again, and dropped when room
+    // is needed.
+    assert!(users.refund(&2, 100));
+    assert_eq!(users.peek(&2, 0).remaining, 2);
+    assert_eq!(users.evict_full(), 1);
+    assert!(!users.refund(&2, 1));
+}
+
+/// A refund can make a key full sooner than the shard's sweep expected;
+/// at the bound, the next new key must find it (else it would be refused
+/// while a key could be dropped without changing anything).
+#[test]
+fn at_the_bound_a_key_refunded_to_full_makes_room() {
+    let clock = manual();
+    let options = KeyedOptions::new(4).shards(1);
+    let users = KeyedLimiter::<u64, _, _>::with_clock(gcra(), options, Arc::clone(&clock)).unwrap();
+    for key in 0..4 {
+        assert!(users.check(&key, 2).allowed); // each full again in 1 s
+    }
+    // Refused: the sweep remembers when each key will be full (1 s).
+    assert!(users.try_check(&99, 1).is_err());
+    clock.advance(Duration::from_millis(100));
+    assert!(users.refund(&3, 2));
+    assert!(users.try_check(&99, 1).is_ok(), "key 3 is full: dropped for the new key");
+    assert_eq!(users.len(), 4);
+    assert_eq!(users.forced_evictions(), 0);
+}
+
 #[test]
 fn keys_that_never_refill_are_never_dropped() {
     // A token bucket with rate 0 is a one-off quota: forgetting a used one
@@ -309,6 +352,7 @@ mod gcra_against_the_core {
         Allow(u64, u64),
         Peek(u64, u64),
         Remove(u64),
+        Refund(u64, u64),
         EvictFull,
     }
 
@@ -319,7 +363,8 @@ mod gcra_against_the_core {
             6 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Check(k, c)),
             3 => (key.clone(), cost.clone()).prop_map(|(k, c)| Op::Allow(k, c)),
             2 => (key.clone(), cost).prop_map(|(k, c)| Op::Peek(k, c)),
-            1 => key.prop_map(Op::Remove),
+            1 => key.clone().prop_map(Op::Remove),
+            2 => (key, prop_oneof![3 => 0..4u64, 1 => Just(u64::MAX)]).prop_map(|(k, c)| Op::Refund(k, c)),
             1 => Just(Op::EvictFull),
         ]
     }
@@ -407,6 +452,18 @@ mod gcra_against_the_core {
                     let was = core.remove(&key);
                     if held {
                         assert!(was.is_some(), "{at}");
+                    }
+                }
+                Op::Refund(key, cost) => {
+                    latest = now;
+                    let held = keyed.refund(&key, cost);
+                    if let Some(whole) = core.get_mut(&key) {
+                        // A key not held was dropped when full: nothing to
+                        // give back either way.
+                        assert!(held || whole.is_full_at(now), "{at}: a key owing something not held");
+                        whole.refund(cost, now);
+                    } else {
+                        assert!(!held, "{at}: held a key the core never admitted");
                     }
                 }
                 Op::EvictFull => {

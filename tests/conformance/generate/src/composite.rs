@@ -32,6 +32,14 @@ impl Admission for Part {
             Part::Counter(p) => p.peek(cost, now),
         }
     }
+    fn refund(&mut self, cost: u64, now: i64) {
+        match self {
+            Part::Bucket(p) => p.refund(cost, now),
+            Part::Fixed(p) => p.refund(cost, now),
+            Part::Gcra(p) => p.refund(cost, now),
+            Part::Counter(p) => p.refund(cost, now),
+        }
+    }
 }
 
 struct Recorder {

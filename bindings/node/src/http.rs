@@ -1,0 +1,566 @@
+//! HTTP rate limiting for the middleware of `node/lib/http/`: the Rust
+//! library's [`ratekeeper::http`] — limits text, the response fields of
+//! each header style, the client's address behind trusted proxies, and a
+//! keyed limiter made from limits text — converted to and from JavaScript.
+//! The framework code (Express, Fastify, express-rate-limit's store) is
+//! JavaScript; everything two languages would both write is in the library.
+//!
+//! A request through the middleware with a local limit is one native call,
+//! `respond` of a limiter made by `httpLimiterCreate`: it decides and
+//! returns the response fields, `[name, value, …]`, with the decisions in
+//! the limiter's scratch words for the `Decision` JavaScript makes of them.
+
+use std::borrow::Cow;
+use std::ffi::CString;
+use std::net::IpAddr;
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::Unknown;
+use napi::{sys, Env, JsValue};
+use napi_derive::napi;
+use ratekeeper::http::{
+    self as core, HeaderStyle, KeyedTextLimiter, LimiterTextError, Policy, RateItem, TrustedProxies,
+};
+use ratekeeper::{AnyClock, Argument, KeyedOptions, ParameterValue};
+
+use crate::args;
+use crate::bound::{Args, Binder, HotKeyed, Named, Returned, Scratch, DECISION_WORDS};
+use crate::clock;
+use crate::error::{blame, camel_case, guarded, Boxed, Failure};
+use crate::headers;
+use crate::js::{self, Js};
+use crate::keyed;
+use crate::spec::{self, Algorithm};
+
+/// The keys an `HttpLimiter` holds when `maxKeys` is not given: a bound
+/// that a server's clients rarely reach, at a few megabytes.
+const DEFAULT_MAX_KEYS: usize = 100_000;
+
+/// The algorithm of limits text when none is named: the `limits` library's
+/// moving window as its users expect it, in constant memory per key.
+const DEFAULT_ALGORITHM: Algorithm = Algorithm::SlidingWindowCounter;
+
+/// The library's verdict on limits text, as the invalid-argument error
+/// naming `argument` with the byte `position`.
+fn limits_text(value: Js, argument: &'static str) -> Result<Vec<RateItem>, Failure> {
+    let Some(text) = value.string() else {
+        return Err(Failure::WrongType { argument, value, expected: "a string" });
+    };
+    core::parse_limits(&text).map_err(|error| Failure::BadText {
+        argument: Cow::Borrowed(argument),
+        value,
+        message: error.to_string(),
+        position: Some(error.position),
+    })
+}
+
+/// An algorithm option: its name, or the default when `undefined`.
+fn algorithm(value: Js) -> Result<Algorithm, Failure> {
+    if value.is_undefined() {
+        Ok(DEFAULT_ALGORITHM)
+    } else {
+        spec::algorithm_from_js(value, "algorithm")
+    }
+}
+
+/// One item of limits text, as JavaScript's `RateItem` is made from.
+#[napi(object, object_from_js = false)]
+pub struct RateItemRecord {
+    /// Units per window.
+    pub amount: f64,
+    /// Units of time per window.
+    pub multiples: f64,
+    /// `'second'`, `'minute'`, `'hour'`, `'day'`, `'month'` or `'year'`.
+    pub unit: String,
+    /// The window in milliseconds.
+    pub window_ms: f64,
+    /// The draft-8 policy name: `'10-in-1min'`.
+    pub policy_name: String,
+    /// The item as canonical text: `'10 per 1 minute'`.
+    pub text: String,
+}
+
+/// The items of limits `text`, in order; bad text throws the `RangeError`
+/// whose `position` is the byte where it went wrong.
+#[napi(ts_args_type = "text: unknown")]
+pub fn http_parse_limits(env: &Env, text: Unknown<'_>) -> napi::Result<Vec<RateItemRecord>> {
+    guarded(env, || {
+        Ok(limits_text(Js::new(env.raw(), text.raw()), "text")?
+            .into_iter()
+            .map(|item| RateItemRecord {
+                amount: item.amount as f64,
+                multiples: item.multiples as f64,
+                unit: item.unit.name().to_owned(),
+                window_ms: crate::bound::millis(item.window_micros()),
+                policy_name: item.policy_name(),
+                text: item.to_string(),
+            })
+            .collect())
+    })
+}
+
+/// The limiter options (`{ algorithm, limit, windowMicros }`, …) that
+/// enforce the one item of `text` with `algorithm`: the library's choice of
+/// parameters ([`RateItem::spec`]) written out by name, durations as
+/// bigint microseconds, for a `KeyedLimiter` or a `RedisLimiter`.
+#[napi(ts_args_type = "text: string, algorithm: unknown", ts_return_type = "Record<string, unknown>")]
+pub fn http_limit_options<'env>(
+    env: &'env Env,
+    text: Unknown<'_>,
+    algorithm: Unknown<'_>,
+) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    guarded(env, || {
+        let items = limits_text(Js::new(raw, text.raw()), "text")?;
+        let [item] = items.as_slice() else {
+            return Err(Failure::Internal("limitOptions of several items".to_owned()));
+        };
+        let algorithm = self::algorithm(Js::new(raw, algorithm.raw()))?;
+        let spec = item.spec(algorithm)?;
+        let mut object = ptr::null_mut();
+        // SAFETY: plain object creation in this call's environment.
+        js::check(raw, unsafe { sys::napi_create_object(raw, &mut object) }, "create object")?;
+        js::set(raw, object, c"algorithm", js::string(raw, spec::name(algorithm))?)?;
+        for (parameter, value) in spec.values() {
+            let name = camel_case(parameter.name());
+            let (key, value) = match value {
+                ParameterValue::Rate(x) => (name, js::number(raw, x)?),
+                ParameterValue::Count(n) if n < 1 << 53 => (name, js::number(raw, n as f64)?),
+                ParameterValue::Count(n) => (name, js::bigint(raw, n as i64)?),
+                ParameterValue::Micros(m) => (format!("{name}Micros"), js::bigint(raw, m)?),
+            };
+            let key = CString::new(key).map_err(|_| Failure::Internal("a parameter name with NUL".to_owned()))?;
+            js::set(raw, object, &key, value)?;
+        }
+        // SAFETY: a value just created in this call's environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, object) })
+    })
+}
+
+/// A header style's name as the library reads it, `undefined` meaning the
+/// default (`draft-8`): its number, which the other functions take.
+#[napi(ts_args_type = "style: unknown, argument: 'style' | 'standardHeaders'")]
+pub fn http_header_style(env: &Env, style: Unknown<'_>, argument: String) -> napi::Result<u32> {
+    guarded(env, || {
+        let value = Js::new(env.raw(), style.raw());
+        if value.is_undefined() {
+            return Ok(style_code(HeaderStyle::default()));
+        }
+        let argument = if argument == "standardHeaders" { "standardHeaders" } else { "style" };
+        let Some(name) = value.string() else {
+            return Err(Failure::WrongType { argument, value, expected: "a string" });
+        };
+        HeaderStyle::from_name(&name).map(style_code).ok_or(Failure::OutOfRange {
+            argument,
+            value,
+            requirement: "must be \"draft-6\", \"draft-7\", \"draft-8\" or \"none\"",
+        })
+    })
+}
+
+fn style_code(style: HeaderStyle) -> u32 {
+    HeaderStyle::ALL.iter().position(|s| *s == style).unwrap_or_default() as u32
+}
+
+fn style_of(value: Js) -> Result<HeaderStyle, Failure> {
+    let code = value.number().ok_or(Failure::Internal("a header style code is not a number".to_owned()))?;
+    HeaderStyle::ALL.get(code as usize).copied().ok_or(Failure::Internal("an unknown header style code".to_owned()))
+}
+
+/// The Unix time in whole seconds that JavaScript passed.
+fn unix_secs(value: Js) -> u64 {
+    value.number().filter(|x| x.is_finite() && *x > 0.0).map_or(0, |x| x as u64)
+}
+
+/// `[name, value, name, value, …]` as a JavaScript array of strings.
+fn flat(env: sys::napi_env, fields: &[(&'static str, String)]) -> Result<sys::napi_value, Failure> {
+    let mut array = ptr::null_mut();
+    // SAFETY: plain array creation.
+    let status = unsafe { sys::napi_create_array_with_length(env, fields.len() * 2, &mut array) };
+    js::check(env, status, "create array")?;
+    for (i, (name, value)) in fields.iter().enumerate() {
+        for (j, text) in [*name, value.as_str()].into_iter().enumerate() {
+            let element = js::string(env, text)?;
+            // SAFETY: an array and a value of this call.
+            let status = unsafe { sys::napi_set_element(env, array, (2 * i + j) as u32, element) };
+            js::check(env, status, "set element")?;
+        }
+    }
+    Ok(array)
+}
+
+/// Every response field for decisions (`records`: the combined one, then
+/// one per policy of `names`), in `style` (a code of `httpHeaderStyle`),
+/// with the legacy fields if `legacy`: `[name, value, …]`.
+#[napi(
+    ts_args_type = "style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array",
+    ts_return_type = "string[]"
+)]
+pub fn http_response_fields<'env>(
+    env: &'env Env,
+    style: Unknown<'_>,
+    legacy: bool,
+    unix_now_secs: Unknown<'_>,
+    names: Unknown<'_>,
+    records: Unknown<'_>,
+) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    guarded(env, || {
+        let style = style_of(Js::new(raw, style.raw()))?;
+        let decisions = headers::decisions(Js::new(raw, records.raw()))?;
+        let names = Js::new(raw, names.raw())
+            .elements()?
+            .ok_or_else(|| Failure::Internal("names is not an array".to_owned()))?
+            .into_iter()
+            .map(|value| value.string().ok_or(Failure::WrongType { argument: "name", value, expected: "a string" }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some((combined, parts)) = decisions.split_first() else {
+            return Err(Failure::Internal("no decision record".to_owned()));
+        };
+        let policies: Vec<Policy<'_>> =
+            names.iter().zip(parts).map(|(name, decision)| Policy { name, decision: *decision }).collect();
+        let fields =
+            core::response_fields(combined, &policies, style, legacy, unix_secs(Js::new(raw, unix_now_secs.raw())))?;
+        // SAFETY: a value just created in this call's environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, flat(raw, &fields)?) })
+    })
+}
+
+/// An IP address given as text: Node.js's `remoteAddress` (an IPv6 zone,
+/// `%eth0`, is dropped: it names an interface, not a host).
+fn ip(value: Js, argument: &'static str) -> Result<IpAddr, Failure> {
+    let Some(text) = value.string() else {
+        return Err(Failure::WrongType { argument, value, expected: "a string (an IP address)" });
+    };
+    let host = text.split_once('%').map_or(text.as_str(), |(host, _zone)| host);
+    host.parse().map_err(|_| Failure::OutOfRange { argument, value, requirement: "must be an IPv4 or IPv6 address" })
+}
+
+/// An optional header value: a string, or `undefined`.
+fn header(value: Js, argument: &'static str) -> Result<Option<String>, Failure> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    value.string().map(Some).ok_or(Failure::WrongType { argument, value, expected: "a string or undefined" })
+}
+
+/// One JavaScript `TrustedProxies`.
+struct Proxies {
+    trusted: TrustedProxies,
+}
+
+/// The object `httpTrustedProxiesCreate` returns.
+#[allow(dead_code)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TrustedProxiesMethods {
+    /// Whether an address is trusted.
+    #[napi(ts_type = "(address: string) => boolean")]
+    pub contains: (),
+    /// The client's address: peer, `Forwarded`, `X-Forwarded-For`.
+    #[napi(ts_type = "(peer: string, forwarded: string | undefined, xForwardedFor: string | undefined) => string")]
+    pub client_address: (),
+}
+
+fn contains(p: &Arc<Proxies>, args: &Args) -> Result<Returned, Boxed> {
+    Ok(Returned::Bool(p.trusted.contains(ip(args.get(0), "address")?)))
+}
+
+fn client_address(p: &Arc<Proxies>, args: &Args) -> Result<Returned, Boxed> {
+    let peer = ip(args.get(0), "peer")?;
+    let forwarded = header(args.get(1), "forwarded")?;
+    let x_forwarded_for = header(args.get(2), "xForwardedFor")?;
+    let client = core::client_address(peer, forwarded.as_deref(), x_forwarded_for.as_deref(), &p.trusted);
+    Ok(Returned::Value(js::string(args.env, &client.to_string())?))
+}
+
+const PROXY_METHODS: &[Named<Proxies>] = &[(c"contains", 1, contains), (c"clientAddress", 3, client_address)];
+
+/// The trusted proxies of `entries` (an array of strings); an entry the
+/// library refuses throws the `RangeError` naming it (`entries[1]`).
+#[napi(ts_args_type = "entries: unknown", ts_return_type = "TrustedProxiesMethods")]
+pub fn http_trusted_proxies_create<'env>(env: &'env Env, entries: Unknown<'_>) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    guarded(env, || {
+        let value = Js::new(raw, entries.raw());
+        let Some(elements) = value.elements()? else {
+            return Err(Failure::WrongType { argument: "entries", value, expected: "an array of strings" });
+        };
+        let mut texts = Vec::with_capacity(elements.len());
+        for (i, element) in elements.iter().enumerate() {
+            let Some(text) = element.string() else {
+                return Err(Failure::WrongTypeNamed {
+                    argument: format!("entries[{i}]"),
+                    value: *element,
+                    expected: "a string".to_owned(),
+                });
+            };
+            texts.push(text);
+        }
+        let trusted = TrustedProxies::parse(texts.iter().map(String::as_str)).map_err(|error| Failure::BadText {
+            argument: Cow::Owned(format!("entries[{}]", error.index)),
+            value: elements[error.index],
+            message: error.to_string(),
+            position: None,
+        })?;
+        let binder = &mut Binder::new(raw, Arc::new(Proxies { trusted }))?;
+        binder.methods(PROXY_METHODS)?;
+        // SAFETY: a value just created in this call's environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, binder.finish()) })
+    })
+}
+
+/// One JavaScript `HttpLimiter`: the library's limiter of limits text,
+/// and scratch words for the combined decision then one per item.
+struct Limiter {
+    limiter: core::HttpLimiter,
+    scratch: Scratch,
+}
+
+impl Limiter {
+    /// Decides (or, `peek`, looks), writes the decisions to `scratch`, and
+    /// with `style` returns the response fields. One limit (the usual case)
+    /// allocates nothing but the fields.
+    #[inline]
+    fn decide(
+        &self,
+        key: &[u8],
+        cost: u64,
+        peek: bool,
+        style: Option<(HeaderStyle, bool, u64)>,
+    ) -> Result<(bool, Option<Fields>), Boxed> {
+        match self.limiter.keyed() {
+            KeyedTextLimiter::One(one) => {
+                let decision = if peek { one.peek(key, cost)? } else { one.check(key, cost)? };
+                self.scratch.write_decision(0, &decision);
+                self.scratch.write_decision(DECISION_WORDS, &decision);
+                let fields = match style {
+                    Some((style, legacy, now)) => {
+                        let policies = [Policy { name: &self.limiter.policy_names()[0], decision }];
+                        Some(core::response_fields(&decision, &policies, style, legacy, now)?)
+                    }
+                    None => None,
+                };
+                Ok((decision.allowed, fields))
+            }
+            KeyedTextLimiter::Several(several) => {
+                let (combined, parts) = if peek { several.peek(key, cost)? } else { several.check(key, cost)? };
+                self.scratch.write_decision(0, &combined);
+                for (i, part) in parts.iter().enumerate() {
+                    self.scratch.write_decision(DECISION_WORDS * (i + 1), part);
+                }
+                let fields = match style {
+                    Some((style, legacy, now)) => Some(self.limiter.fields(&combined, &parts, style, legacy, now)?),
+                    None => None,
+                };
+                Ok((combined.allowed, fields))
+            }
+        }
+    }
+}
+
+/// Response fields as the library returns them.
+type Fields = Vec<(&'static str, String)>;
+
+/// The object `httpLimiterCreate` returns.
+#[allow(dead_code)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct HttpLimiterMethods {
+    /// Admits `cost` for `key` in every item or none; the decisions to
+    /// `scratch`, `allowed` returned.
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
+    pub check: (),
+    /// The decisions `check` would make, consuming nothing (to `scratch`).
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
+    pub peek: (),
+    /// `check`, returning the response fields `[name, value, …]` in a style
+    /// of `httpHeaderStyle`.
+    #[napi(
+        ts_type = "(key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string[]"
+    )]
+    pub respond: (),
+    /// Gives back `cost` units admitted for `key` that should not count;
+    /// whether the key was held.
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
+    pub refund: (),
+    /// Forgets `key`; whether it was held.
+    #[napi(ts_type = "(key: string | Uint8Array) => boolean")]
+    pub remove: (),
+    /// How many keys are held.
+    #[napi(ts_type = "() => number")]
+    pub len: (),
+    /// How many items (limits) the text has.
+    #[napi(ts_type = "number")]
+    pub parts: (),
+    /// The bound.
+    #[napi(ts_type = "number")]
+    pub max_keys: (),
+    /// The algorithm, camelCase.
+    #[napi(ts_type = "string")]
+    pub algorithm: (),
+    /// Decision records: the combined one, then one per item.
+    #[napi(ts_type = "Float64Array")]
+    pub scratch: (),
+}
+
+impl HotKeyed for Limiter {
+    /// 0: `check(key, cost)`.
+    #[inline]
+    fn hot<const W: u8>(&self, key: &[u8], cost: u64) -> Result<bool, Boxed> {
+        Ok(self.decide(key, cost, false, None)?.0)
+    }
+}
+
+fn respond(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
+    let cost = args::cost_or_one(args.passed(1))?;
+    let style = (style_of(args.get(2))?, args.get(3).boolean().unwrap_or(false), unix_secs(args.get(4)));
+    let (_, fields) = args::with_key(args.get(0), |key| l.decide(key, cost, false, Some(style)))??;
+    Ok(Returned::Value(flat(args.env, &fields.unwrap_or_default())?))
+}
+
+fn peek(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
+    let cost = args::cost_or_one(args.passed(1))?;
+    Ok(Returned::Bool(args::with_key(args.get(0), |key| l.decide(key, cost, true, None))??.0))
+}
+
+/// `refund(key, cost)`: every item gives the units back.
+fn refund(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
+    let cost = args::cost_or_one(args.passed(1))?;
+    let refunded = args::with_key(args.get(0), |key| match l.limiter.keyed() {
+        KeyedTextLimiter::One(one) => one.refund(key, cost),
+        KeyedTextLimiter::Several(several) => several.refund(key, cost),
+    })??;
+    Ok(Returned::Bool(refunded))
+}
+
+const LIMITER_METHODS: &[Named<Limiter>] = &[
+    (c"respond", 5, respond),
+    (c"peek", 2, peek),
+    (c"refund", 2, refund),
+    (c"remove", 1, |l, args| Ok(Returned::Bool(args::with_key(args.get(0), |key| l.limiter.remove(key))??))),
+    (c"len", 0, |l, _| Ok(Returned::Number(l.limiter.len() as f64))),
+];
+
+/// Creates the keyed limiter of limits `text` with `algorithm` (default
+/// `slidingWindowCounter`) and a keyed limiter's options (`maxKeys`
+/// default 100,000): one item is a keyed limiter, several a keyed
+/// composite, all or nothing per key. Returns its bound functions.
+#[napi(
+    ts_args_type = "text: unknown, algorithm: unknown, maxKeys: unknown, whenFull: unknown, maxKeyBytes: unknown, clock: unknown",
+    ts_return_type = "HttpLimiterMethods"
+)]
+pub fn http_limiter_create<'env>(
+    env: &'env Env,
+    text: Unknown<'_>,
+    algorithm: Unknown<'_>,
+    max_keys: Unknown<'_>,
+    when_full: Unknown<'_>,
+    max_key_bytes: Unknown<'_>,
+    clock: Unknown<'_>,
+) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    let js = |value: Unknown<'_>| Js::new(raw, value.raw());
+    guarded(env, || {
+        let text_value = js(text);
+        let Some(limits) = text_value.string() else {
+            return Err(Failure::WrongType { argument: "limits", value: text_value, expected: "a string" });
+        };
+        let algorithm = self::algorithm(js(algorithm))?;
+        let (max_keys, given) = if js(max_keys).is_undefined() {
+            (DEFAULT_MAX_KEYS, Vec::new())
+        } else {
+            let (n, given) = keyed::max_keys(js(max_keys))?;
+            (n, vec![given])
+        };
+        let options = KeyedOptions::new(max_keys)
+            .when_full(keyed::when_full(js(when_full))?)
+            .max_key_bytes(args::max_key_bytes(js(max_key_bytes))?);
+        let clock: AnyClock = clock::from_option(js(clock))?;
+        let limiter = core::limiter_from_text(&limits, algorithm, options, clock).map_err(|error| match error {
+            LimiterTextError::Text(error) => Failure::BadText {
+                argument: Cow::Borrowed("limits"),
+                value: text_value,
+                message: error.to_string(),
+                position: Some(error.position),
+            },
+            LimiterTextError::Invalid(error) => {
+                blame(Err::<(), _>(error), &given).err().unwrap_or(Failure::Library(error))
+            }
+        })?;
+        let parts = limiter.items().len();
+        let bound = match limiter.keyed() {
+            KeyedTextLimiter::One(one) => one.max_keys(),
+            KeyedTextLimiter::Several(several) => several.max_keys(),
+        };
+        let algorithm_name = js::string(raw, spec::name(algorithm))?;
+        let scratch = Scratch::new(DECISION_WORDS * (parts + 1));
+        let binder = &mut Binder::new(raw, Arc::new(Limiter { limiter, scratch }))?;
+        binder
+            .methods(LIMITER_METHODS)?
+            .hot_keyed::<0>(c"check")?
+            .scratch(c"scratch", |l| &l.scratch)?
+            .number(c"parts", parts as f64)?
+            .number(c"maxKeys", bound as f64)?
+            .value(c"algorithm", algorithm_name)?;
+        // SAFETY: a value just created in this call's environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, binder.finish()) })
+    })
+}
+
+/// Throws the `TypeError` (`ERR_RATEKEEPER_INVALID_OPTION`) with `message`:
+/// for the middleware's options that exclude each other, or a store used
+/// before it was set up, found by the package's JavaScript.
+#[napi(ts_return_type = "never")]
+pub fn http_invalid_option(env: &Env, message: String) -> napi::Result<()> {
+    guarded(env, || Err(Failure::InvalidOption(message)))
+}
+
+/// Throws the `RangeError` for limits text of several items where one
+/// Redis limiter must enforce it.
+#[napi(ts_args_type = "text: unknown", ts_return_type = "never")]
+pub fn http_one_item_for_redis(env: &Env, text: Unknown<'_>) -> napi::Result<()> {
+    let value = Js::new(env.raw(), text.raw());
+    guarded(env, || {
+        Err(Failure::OutOfRange {
+            argument: "limit",
+            value,
+            requirement: "must be a single limit with redis (one RedisLimiter enforces one item)",
+        })
+    })
+}
+
+/// express-rate-limit's `limit` and `windowMs` as limits text: `limit`
+/// units per `windowMs / 1000` seconds (an integer `limit` of at least 1, a
+/// window of whole seconds).
+#[napi(ts_args_type = "limit: unknown, windowMs: unknown")]
+pub fn http_limits_of_window(env: &Env, limit: Unknown<'_>, window_ms: Unknown<'_>) -> napi::Result<String> {
+    let raw = env.raw();
+    guarded(env, || {
+        let limit_value = Js::new(raw, limit.raw());
+        if limit_value.kind() == crate::js::Kind::Function {
+            return Err(Failure::WrongType {
+                argument: "limit",
+                value: limit_value,
+                expected: "a number (for a limit per request, give the store its own limit)",
+            });
+        }
+        let amount = args::count(limit_value, Argument::Limit, "limit")?;
+        if amount == 0 {
+            return Err(Failure::OutOfRange {
+                argument: "limit",
+                value: limit_value,
+                requirement: "must be at least 1",
+            });
+        }
+        let window = Js::new(raw, window_ms.raw());
+        let ms = args::count(window, Argument::Window, "windowMs")?;
+        if ms == 0 || ms % 1000 != 0 {
+            return Err(Failure::OutOfRange {
+                argument: "windowMs",
+                value: window,
+                requirement: "must be whole seconds (a multiple of 1000) for a RatekeeperStore without its own limit",
+            });
+        }
+        Ok(format!("{amount} per {} seconds", ms / 1000))
+    })
+}

@@ -1,0 +1,41 @@
+/**
+ * A list of proxies whose forwarding headers are believed: addresses
+ * (`'10.0.0.7'`, `'::1'`), CIDR blocks (`'10.0.0.0/8'`, `'fd00::/8'`), and
+ * the names `'loopback'` (127.0.0.0/8 and ::1) and `'private'` (RFC 1918
+ * and fc00::/7). None by default: the TCP peer is the client.
+ *
+ * @example
+ * // Behind a load balancer on the private network:
+ * const trusted = new TrustedProxies(['private']);
+ * trusted.clientAddress(req.socket.remoteAddress, req.headers.forwarded, req.headers['x-forwarded-for']);
+ */
+export class TrustedProxies {
+    /**
+     * @param {Iterable<string>} [entries=[]] Bad text throws a `RangeError`
+     *   (`ERR_RATEKEEPER_INVALID_ARGUMENT`) naming the entry.
+     */
+    constructor(entries?: Iterable<string>);
+    /**
+     * Whether `address` is one of the trusted proxies (an IPv4-mapped IPv6
+     * address as its IPv4 one).
+     * @param {string} address An IP address; anything else throws a
+     *   `RangeError`.
+     * @returns {boolean}
+     */
+    contains(address: string): boolean;
+    /**
+     * The client's address, in canonical text (an IPv4-mapped IPv6 peer as
+     * IPv4): start at the TCP peer; while the current hop is trusted, step to
+     * the hop before it as `Forwarded`'s `for=` (preferred when present) or
+     * `X-Forwarded-For` (rightmost first) names it. The first hop not
+     * trusted is the client. A malformed entry stops the walk at the last
+     * good hop.
+     * @param {string} peer The TCP peer (`req.socket.remoteAddress`).
+     * @param {string | string[]} [forwarded] The `Forwarded` field.
+     * @param {string | string[]} [xForwardedFor] The `X-Forwarded-For` field.
+     * @returns {string}
+     */
+    clientAddress(peer: string, forwarded?: string | string[], xForwardedFor?: string | string[]): string;
+    get [Symbol.toStringTag](): string;
+    #private;
+}

@@ -1,0 +1,269 @@
+export type Key = string | Uint8Array;
+export type RateLimitOptions<Req> = {
+    /**
+     * Limits text: `'10/minute'`, `'100/hour;
+     * 1000/day'` (see `parseLimits`). Each client gets its own limiter of
+     * these limits, in this process (or shared through Redis: `redis`).
+     */
+    limit?: string | undefined;
+    /**
+     * The algorithm of `limit`'s limiters:
+     * `'slidingWindowCounter'` by default (see `HttpLimiter`).
+     */
+    algorithm?: string | undefined;
+    /**
+     * The most clients held at once
+     * (default 100,000): memory stays bounded whatever the traffic.
+     */
+    maxKeys?: number | bigint | undefined;
+    /**
+     * At the bound:
+     * `refuseNewKeys` (the default) or `evictSoonestFull`.
+     */
+    whenFull?: import("../keyed.js").WhenFull | undefined;
+    /**
+     * The longest key, in bytes
+     * (default 256): a longer one is an error (500), never truncated.
+     */
+    maxKeyBytes?: number | bigint | undefined;
+    /**
+     * For tests.
+     */
+    clock?: native.ManualClock | undefined;
+    /**
+     * Share `limit`
+     * between every process using the same Redis and `name`: each decision is
+     * one atomic round trip (`RedisLimiter`, exact mode). One item only.
+     */
+    redis?: RedisStore | undefined;
+    /**
+     * With `redis`: the limiter's name there. The
+     * default names the limit and the algorithm, so processes with the same
+     * settings share it.
+     */
+    name?: string | undefined;
+    /**
+     * Any keyed limiter instead of `limit`: an `HttpLimiter`, a
+     * `KeyedLimiter`, a `RedisLimiter` (any mode), or any object with that
+     * `check`.
+     */
+    limiter?: HttpLimiter | {
+        check(key: Key, cost?: number | bigint): Decision | PromiseLike<Decision>;
+    } | undefined;
+    /**
+     * The policy name in the `RateLimit` fields
+     * for a `limiter` that is not an `HttpLimiter` (default `'default'`;
+     * `limit`'s items are named as express-rate-limit names them,
+     * `'10-in-1min'`).
+     */
+    policy?: string | undefined;
+    /**
+     * Whose limit a request counts against. The default is the client's
+     * address: the TCP peer (`socket.remoteAddress`, not Express's
+     * `req.ip`), or the client named by `Forwarded`/`X-Forwarded-For` when
+     * the peer is one of `trustedProxies`. `{ header: 'x-api-key' }`: that
+     * request header's value (the client's address when it is absent). A
+     * function: its result (`req => req.ip` to use Express's `trust proxy`
+     * settings; `req => req.user.id`).
+     */
+    key?: {
+        header: string;
+    } | ((request: Req) => Key | PromiseLike<Key>) | undefined;
+    /**
+     * The
+     * proxies whose forwarding headers are believed (see `TrustedProxies`):
+     * none by default.
+     */
+    trustedProxies?: Iterable<string> | TrustedProxies | undefined;
+    /**
+     * The
+     * `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
+     * `'draft-6'` or `'none'`. Sent on admitted and refused responses.
+     */
+    standardHeaders?: import("./fields.js").HeaderStyle | undefined;
+    /**
+     * Also send `X-RateLimit-Limit`,
+     * `-Remaining` and `-Reset`. Default false.
+     */
+    legacyHeaders?: boolean | undefined;
+    /**
+     * Paths never limited, with
+     * everything below them: `'/health'` exempts `/health` and
+     * `/health/db`, not `/healthz`.
+     */
+    exemptPaths?: Iterable<string> | undefined;
+    /**
+     * Methods never limited
+     * (`'OPTIONS'`), in any case.
+     */
+    exemptMethods?: Iterable<string> | undefined;
+    /**
+     * Units a request costs: a number, or one per request. Default 1.
+     */
+    cost?: number | bigint | ((request: Req) => number | bigint) | undefined;
+    /**
+     * The status of a refusal: 429.
+     */
+    statusCode?: number | undefined;
+    /**
+     * Builds a
+     * refusal's body: a string (sent as text/plain), a `Buffer`, or any other
+     * value (sent as JSON); may return a Promise. The default is the text
+     * `'Too many requests, please try again later.'`.
+     */
+    body?: ((request: Req, decision: Decision) => unknown) | undefined;
+    /**
+     * The request property the decision
+     * is put on, for handlers and `body`: `'rateLimit'` by default.
+     */
+    requestProperty?: string | undefined;
+};
+/**
+ * A request's verdict: whether it goes on, the response fields (`[name,
+ * value, name, value, …]`) and the decision behind them.
+ */
+export type Outcome = {
+    allowed: boolean;
+    fields: string[];
+    decision: Decision;
+};
+/**
+ * What the engine reads of a request.
+ */
+export type RequestView<Req> = {
+    /**
+     * The framework's request, for the user's
+     * functions.
+     */
+    request: Req;
+    headers: Record<string, string | string[] | undefined>;
+    /**
+     * The TCP peer's address.
+     */
+    peer: string | undefined;
+    method: string;
+    /**
+     * The request target: a path, maybe a query.
+     */
+    url: string;
+};
+/**
+ * A request's verdict: whether it goes on, the response fields (`[name,
+ * value, name, value, …]`) and the decision behind them.
+ * @typedef {{ allowed: boolean, fields: string[], decision: Decision }} Outcome
+ */
+/**
+ * @template Req
+ * @typedef {object} RequestView What the engine reads of a request.
+ * @property {Req} request The framework's request, for the user's
+ *   functions.
+ * @property {Record<string, string | string[] | undefined>} headers
+ * @property {string | undefined} peer The TCP peer's address.
+ * @property {string} method
+ * @property {string} url The request target: a path, maybe a query.
+ */
+/**
+ * One configured limit: the engine of a middleware or of a route.
+ * @template Req
+ */
+export class Engine<Req> {
+    /**
+     * @param {RateLimitOptions<Req> | undefined} options
+     */
+    constructor(options: RateLimitOptions<Req> | undefined);
+    /** The property the decision is put on. */
+    requestProperty: string;
+    /** A refusal's status. */
+    statusCode: number;
+    /**
+     * The verdict on a request: `null` when it is exempt (nothing to send),
+     * or its outcome — now for a local limit with a synchronous key, in a
+     * Promise otherwise.
+     * @param {RequestView<Req>} view
+     * @returns {Outcome | Promise<Outcome> | null}
+     */
+    decide(view: RequestView<Req>): Outcome | Promise<Outcome> | null;
+    /**
+     * A refusal's body, as built by the `body` option (or the default text).
+     * @param {Req} request
+     * @param {Decision} decision
+     * @returns {unknown}
+     */
+    body(request: Req, decision: Decision): unknown;
+    #private;
+}
+/**
+ * Whether `value` is a thenable.
+ * @param {unknown} value
+ * @returns {value is PromiseLike<unknown>}
+ */
+export function isThenable(value: unknown): value is PromiseLike<unknown>;
+/**
+ * @typedef {string | Uint8Array} Key
+ */
+/**
+ * @template Req
+ * @typedef {object} RateLimitOptions
+ * @property {string} [limit] Limits text: `'10/minute'`, `'100/hour;
+ *   1000/day'` (see `parseLimits`). Each client gets its own limiter of
+ *   these limits, in this process (or shared through Redis: `redis`).
+ * @property {string} [algorithm] The algorithm of `limit`'s limiters:
+ *   `'slidingWindowCounter'` by default (see `HttpLimiter`).
+ * @property {number | bigint} [maxKeys] The most clients held at once
+ *   (default 100,000): memory stays bounded whatever the traffic.
+ * @property {import('../keyed.js').WhenFull} [whenFull] At the bound:
+ *   `refuseNewKeys` (the default) or `evictSoonestFull`.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes
+ *   (default 256): a longer one is an error (500), never truncated.
+ * @property {import('../binding.js').ManualClock} [clock] For tests.
+ * @property {import('../redis.js').RedisStore} [redis] Share `limit`
+ *   between every process using the same Redis and `name`: each decision is
+ *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ * @property {string} [name] With `redis`: the limiter's name there. The
+ *   default names the limit and the algorithm, so processes with the same
+ *   settings share it.
+ * @property {HttpLimiter | { check(key: Key, cost?: number | bigint): Decision | PromiseLike<Decision> }} [limiter]
+ *   Any keyed limiter instead of `limit`: an `HttpLimiter`, a
+ *   `KeyedLimiter`, a `RedisLimiter` (any mode), or any object with that
+ *   `check`.
+ * @property {string} [policy] The policy name in the `RateLimit` fields
+ *   for a `limiter` that is not an `HttpLimiter` (default `'default'`;
+ *   `limit`'s items are named as express-rate-limit names them,
+ *   `'10-in-1min'`).
+ * @property {((request: Req) => Key | PromiseLike<Key>) | { header: string }} [key]
+ *   Whose limit a request counts against. The default is the client's
+ *   address: the TCP peer (`socket.remoteAddress`, not Express's
+ *   `req.ip`), or the client named by `Forwarded`/`X-Forwarded-For` when
+ *   the peer is one of `trustedProxies`. `{ header: 'x-api-key' }`: that
+ *   request header's value (the client's address when it is absent). A
+ *   function: its result (`req => req.ip` to use Express's `trust proxy`
+ *   settings; `req => req.user.id`).
+ * @property {Iterable<string> | TrustedProxies} [trustedProxies] The
+ *   proxies whose forwarding headers are believed (see `TrustedProxies`):
+ *   none by default.
+ * @property {import('./fields.js').HeaderStyle} [standardHeaders] The
+ *   `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
+ *   `'draft-6'` or `'none'`. Sent on admitted and refused responses.
+ * @property {boolean} [legacyHeaders] Also send `X-RateLimit-Limit`,
+ *   `-Remaining` and `-Reset`. Default false.
+ * @property {Iterable<string>} [exemptPaths] Paths never limited, with
+ *   everything below them: `'/health'` exempts `/health` and
+ *   `/health/db`, not `/healthz`.
+ * @property {Iterable<string>} [exemptMethods] Methods never limited
+ *   (`'OPTIONS'`), in any case.
+ * @property {number | bigint | ((request: Req) => number | bigint)} [cost]
+ *   Units a request costs: a number, or one per request. Default 1.
+ * @property {number} [statusCode] The status of a refusal: 429.
+ * @property {(request: Req, decision: Decision) => unknown} [body] Builds a
+ *   refusal's body: a string (sent as text/plain), a `Buffer`, or any other
+ *   value (sent as JSON); may return a Promise. The default is the text
+ *   `'Too many requests, please try again later.'`.
+ * @property {string} [requestProperty] The request property the decision
+ *   is put on, for handlers and `body`: `'rateLimit'` by default.
+ */
+export const OPTIONS: readonly string[];
+import native = require("../binding.js");
+import { RedisStore } from "../redis.js";
+import { HttpLimiter } from "./limiter.js";
+import { Decision } from "../decision.js";
+import { TrustedProxies } from "./client.js";

@@ -1,0 +1,320 @@
+'use strict';
+/**
+ * What the Express middleware and the Fastify plugin share: reading the
+ * options, choosing the key, the cost and the exemptions of a request,
+ * asking the limiter, and the response fields of its decision. Each
+ * framework's module only reads its request and writes its response.
+ * @module
+ */
+
+const native = require('../binding.js');
+const { Decision, decisionAt, records } = require('../decision.js');
+const { views } = require('../admission.js');
+const { readOptions } = require('../options.js');
+const { RedisLimiter, RedisStore } = require('../redis.js');
+const { TrustedProxies } = require('./client.js');
+const { headerStyle, unixNowSecs } = require('./fields.js');
+const { HttpLimiter, methodsOf } = require('./limiter.js');
+const { parseLimits } = require('./limits.js');
+
+/**
+ * @typedef {string | Uint8Array} Key
+ */
+
+/**
+ * @template Req
+ * @typedef {object} RateLimitOptions
+ * @property {string} [limit] Limits text: `'10/minute'`, `'100/hour;
+ *   1000/day'` (see `parseLimits`). Each client gets its own limiter of
+ *   these limits, in this process (or shared through Redis: `redis`).
+ * @property {string} [algorithm] The algorithm of `limit`'s limiters:
+ *   `'slidingWindowCounter'` by default (see `HttpLimiter`).
+ * @property {number | bigint} [maxKeys] The most clients held at once
+ *   (default 100,000): memory stays bounded whatever the traffic.
+ * @property {import('../keyed.js').WhenFull} [whenFull] At the bound:
+ *   `refuseNewKeys` (the default) or `evictSoonestFull`.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes
+ *   (default 256): a longer one is an error (500), never truncated.
+ * @property {import('../binding.js').ManualClock} [clock] For tests.
+ * @property {import('../redis.js').RedisStore} [redis] Share `limit`
+ *   between every process using the same Redis and `name`: each decision is
+ *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ * @property {string} [name] With `redis`: the limiter's name there. The
+ *   default names the limit and the algorithm, so processes with the same
+ *   settings share it.
+ * @property {HttpLimiter | { check(key: Key, cost?: number | bigint): Decision | PromiseLike<Decision> }} [limiter]
+ *   Any keyed limiter instead of `limit`: an `HttpLimiter`, a
+ *   `KeyedLimiter`, a `RedisLimiter` (any mode), or any object with that
+ *   `check`.
+ * @property {string} [policy] The policy name in the `RateLimit` fields
+ *   for a `limiter` that is not an `HttpLimiter` (default `'default'`;
+ *   `limit`'s items are named as express-rate-limit names them,
+ *   `'10-in-1min'`).
+ * @property {((request: Req) => Key | PromiseLike<Key>) | { header: string }} [key]
+ *   Whose limit a request counts against. The default is the client's
+ *   address: the TCP peer (`socket.remoteAddress`, not Express's
+ *   `req.ip`), or the client named by `Forwarded`/`X-Forwarded-For` when
+ *   the peer is one of `trustedProxies`. `{ header: 'x-api-key' }`: that
+ *   request header's value (the client's address when it is absent). A
+ *   function: its result (`req => req.ip` to use Express's `trust proxy`
+ *   settings; `req => req.user.id`).
+ * @property {Iterable<string> | TrustedProxies} [trustedProxies] The
+ *   proxies whose forwarding headers are believed (see `TrustedProxies`):
+ *   none by default.
+ * @property {import('./fields.js').HeaderStyle} [standardHeaders] The
+ *   `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
+ *   `'draft-6'` or `'none'`. Sent on admitted and refused responses.
+ * @property {boolean} [legacyHeaders] Also send `X-RateLimit-Limit`,
+ *   `-Remaining` and `-Reset`. Default false.
+ * @property {Iterable<string>} [exemptPaths] Paths never limited, with
+ *   everything below them: `'/health'` exempts `/health` and
+ *   `/health/db`, not `/healthz`.
+ * @property {Iterable<string>} [exemptMethods] Methods never limited
+ *   (`'OPTIONS'`), in any case.
+ * @property {number | bigint | ((request: Req) => number | bigint)} [cost]
+ *   Units a request costs: a number, or one per request. Default 1.
+ * @property {number} [statusCode] The status of a refusal: 429.
+ * @property {(request: Req, decision: Decision) => unknown} [body] Builds a
+ *   refusal's body: a string (sent as text/plain), a `Buffer`, or any other
+ *   value (sent as JSON); may return a Promise. The default is the text
+ *   `'Too many requests, please try again later.'`.
+ * @property {string} [requestProperty] The request property the decision
+ *   is put on, for handlers and `body`: `'rateLimit'` by default.
+ */
+
+const OPTIONS = Object.freeze([
+  'limit',
+  'algorithm',
+  'maxKeys',
+  'whenFull',
+  'maxKeyBytes',
+  'clock',
+  'redis',
+  'name',
+  'limiter',
+  'policy',
+  'key',
+  'trustedProxies',
+  'standardHeaders',
+  'legacyHeaders',
+  'exemptPaths',
+  'exemptMethods',
+  'cost',
+  'statusCode',
+  'body',
+  'requestProperty',
+]);
+
+const DEFAULT_BODY = 'Too many requests, please try again later.';
+
+/**
+ * A request's verdict: whether it goes on, the response fields (`[name,
+ * value, name, value, …]`) and the decision behind them.
+ * @typedef {{ allowed: boolean, fields: string[], decision: Decision }} Outcome
+ */
+
+/**
+ * @template Req
+ * @typedef {object} RequestView What the engine reads of a request.
+ * @property {Req} request The framework's request, for the user's
+ *   functions.
+ * @property {Record<string, string | string[] | undefined>} headers
+ * @property {string | undefined} peer The TCP peer's address.
+ * @property {string} method
+ * @property {string} url The request target: a path, maybe a query.
+ */
+
+/**
+ * One configured limit: the engine of a middleware or of a route.
+ * @template Req
+ */
+class Engine {
+  /** The native `respond` of an `HttpLimiter` (the one-call path), else undefined. */
+  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string[]) | undefined} */
+  #respond;
+  /** @type {Float64Array} */
+  #f = new Float64Array(0);
+  /** @type {BigInt64Array} */
+  #big = new BigInt64Array(0);
+  /** @type {((key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>) | undefined} */
+  #check;
+  /** @type {string[]} */
+  #policies;
+  #trusted;
+  /** @type {((request: Req) => Key | PromiseLike<Key>) | undefined} */
+  #keyFunction;
+  /** @type {string | undefined} */
+  #keyHeader;
+  /** @type {string[]} */
+  #exemptPaths;
+  /** @type {Set<string>} */
+  #exemptMethods;
+  /** @type {unknown} */
+  #cost;
+  /** @type {((request: Req) => number | bigint) | undefined} */
+  #costFunction;
+  #style;
+  #legacy;
+  /** @type {((request: Req, decision: Decision) => unknown) | undefined} */
+  #body;
+
+  /**
+   * @param {RateLimitOptions<Req> | undefined} options
+   */
+  constructor(options) {
+    const o = readOptions(options, OPTIONS);
+    if (o.limiter !== undefined && (o.limit !== undefined || o.redis !== undefined)) {
+      native.httpInvalidOption(`options: limiter excludes ${o.limit !== undefined ? 'limit' : 'redis'}`);
+    }
+    this.#style = headerStyle(o.standardHeaders, 'standardHeaders');
+    this.#legacy = o.legacyHeaders === true;
+    /** The property the decision is put on. */
+    this.requestProperty = o.requestProperty ?? 'rateLimit';
+    /** A refusal's status. */
+    this.statusCode = o.statusCode ?? 429;
+    this.#body = o.body;
+
+    let limiter = o.limiter;
+    if (o.redis !== undefined) {
+      if (!(o.redis instanceof RedisStore)) native.throwWrongType('redis', o.redis, 'a RedisStore');
+      const items = parseLimits(/** @type {string} */ (o.limit));
+      if (items.length !== 1) native.httpOneItemForRedis(o.limit);
+      const algorithm = o.algorithm ?? 'slidingWindowCounter';
+      const name = o.name ?? `http:${algorithm}:${items[0]}`;
+      limiter = new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes });
+      this.#policies = [items[0].policyName];
+    } else if (limiter === undefined) {
+      limiter = new HttpLimiter(/** @type {string} */ (o.limit), {
+        algorithm: o.algorithm,
+        maxKeys: o.maxKeys,
+        whenFull: o.whenFull,
+        maxKeyBytes: o.maxKeyBytes,
+        clock: o.clock,
+      });
+    }
+    if (limiter instanceof HttpLimiter) {
+      const methods = methodsOf(limiter);
+      this.#respond = methods.respond;
+      [this.#f, this.#big] = views(methods.scratch);
+      this.#policies = limiter.policyNames;
+    } else {
+      if (typeof limiter !== 'object' || limiter === null || typeof limiter.check !== 'function') {
+        native.throwWrongType('limiter', limiter, 'a keyed limiter (an object with check(key, cost))');
+      }
+      const keyed = limiter;
+      this.#check = (key, cost) => keyed.check(key, cost);
+      this.#policies ??= [o.policy ?? 'default'];
+    }
+
+    this.#trusted = o.trustedProxies instanceof TrustedProxies ? o.trustedProxies : new TrustedProxies(o.trustedProxies);
+    const key = o.key;
+    if (typeof key === 'function') this.#keyFunction = key;
+    else if (typeof key === 'object' && key !== null && typeof key.header === 'string') this.#keyHeader = key.header.toLowerCase();
+    else if (key !== undefined) native.throwWrongType('key', key, 'a function or { header: string }');
+
+    this.#exemptPaths = o.exemptPaths === undefined ? [] : Array.from(o.exemptPaths, String);
+    this.#exemptMethods = new Set(o.exemptMethods === undefined ? [] : Array.from(o.exemptMethods, (m) => String(m).toUpperCase()));
+    if (typeof o.cost === 'function') this.#costFunction = o.cost;
+    else this.#cost = o.cost;
+  }
+
+  /**
+   * The verdict on a request: `null` when it is exempt (nothing to send),
+   * or its outcome — now for a local limit with a synchronous key, in a
+   * Promise otherwise.
+   * @param {RequestView<Req>} view
+   * @returns {Outcome | Promise<Outcome> | null}
+   */
+  decide(view) {
+    if (this.#exemptMethods.size > 0 && this.#exemptMethods.has(view.method.toUpperCase())) return null;
+    if (this.#exemptPaths.length > 0 && this.#exempt(view.url)) return null;
+    const cost = this.#costFunction === undefined ? this.#cost : this.#costFunction(view.request);
+    const key = this.#keyOf(view);
+    if (isThenable(key)) return Promise.resolve(key).then((k) => this.#decideKey(k, cost));
+    return this.#decideKey(/** @type {Key} */ (key), cost);
+  }
+
+  /**
+   * @param {Key} key
+   * @param {unknown} cost
+   * @returns {Outcome | Promise<Outcome>}
+   */
+  #decideKey(key, cost) {
+    const respond = this.#respond;
+    if (respond !== undefined) {
+      const fields = respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0);
+      const decision = decisionAt(this.#f, this.#big, 0);
+      return { allowed: decision.allowed, fields, decision };
+    }
+    const check = /** @type {(key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>} */ (this.#check);
+    const decided = check(key, /** @type {number | bigint | undefined} */ (cost));
+    if (decided instanceof Decision) return this.#outcome(decided);
+    return Promise.resolve(decided).then((d) => this.#outcome(d));
+  }
+
+  /**
+   * The outcome of a decision of a limiter given by the user.
+   * @param {Decision} decision
+   * @returns {Outcome}
+   */
+  #outcome(decision) {
+    if (!(decision instanceof Decision)) native.throwWrongType('limiter.check()', decision, 'a Decision');
+    const now = this.#legacy ? unixNowSecs() : 0;
+    const fields = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, decision]));
+    return { allowed: decision.allowed, fields, decision };
+  }
+
+  /**
+   * @param {RequestView<Req>} view
+   * @returns {Key | PromiseLike<Key>}
+   */
+  #keyOf(view) {
+    if (this.#keyFunction !== undefined) return this.#keyFunction(view.request);
+    if (this.#keyHeader !== undefined) {
+      const value = view.headers[this.#keyHeader];
+      if (value !== undefined) return Array.isArray(value) ? value.join(', ') : value;
+    }
+    const peer = view.peer;
+    // A peer that is not an IP address (a Unix socket's): one key for all.
+    if (peer === undefined || peer === '') return '';
+    return this.#trusted.clientAddress(peer, view.headers.forwarded, view.headers['x-forwarded-for']);
+  }
+
+  /**
+   * Whether the path of `url` is one of the exempt paths or below one.
+   * @param {string} url
+   * @returns {boolean}
+   */
+  #exempt(url) {
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    for (const prefix of this.#exemptPaths) {
+      if (path === prefix) return true;
+      if (path.startsWith(prefix) && (prefix.endsWith('/') || path.charCodeAt(prefix.length) === 47 /* '/' */)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A refusal's body, as built by the `body` option (or the default text).
+   * @param {Req} request
+   * @param {Decision} decision
+   * @returns {unknown}
+   */
+  body(request, decision) {
+    return this.#body === undefined ? DEFAULT_BODY : this.#body(request, decision);
+  }
+}
+
+/**
+ * Whether `value` is a thenable.
+ * @param {unknown} value
+ * @returns {value is PromiseLike<unknown>}
+ */
+function isThenable(value) {
+  return typeof value === 'object' && value !== null && typeof (/** @type {{ then?: unknown }} */ (value).then) === 'function';
+}
+
+module.exports = { Engine, isThenable, OPTIONS };

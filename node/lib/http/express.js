@@ -1,0 +1,117 @@
+'use strict';
+/**
+ * `rateLimit`: Express and Connect middleware (any `(req, res, next)`
+ * stack on Node.js's `http` objects). Needs neither at run time: it reads
+ * `req.headers`, `req.socket`, `req.method` and `req.originalUrl`/`req.url`,
+ * and writes with `res.setHeader` and `res.end`.
+ * @module
+ */
+
+const { Engine, isThenable } = require('./engine.js');
+
+/**
+ * What the middleware reads of a request: Node's `IncomingMessage` (an
+ * Express or Connect request is one), described here so that the
+ * declarations need no `@types/node`.
+ * @typedef {object} Request
+ * @property {Record<string, string | string[] | undefined>} headers
+ * @property {{ remoteAddress?: string }} socket
+ * @property {string} [method]
+ * @property {string} [url]
+ * @property {string} [originalUrl]
+ */
+
+/**
+ * What it writes of a response: Node's `ServerResponse`.
+ * @typedef {object} Response
+ * @property {number} statusCode
+ * @property {(name: string, value: string) => unknown} setHeader
+ * @property {(name: string) => boolean} hasHeader
+ * @property {(body?: string | Uint8Array) => unknown} end
+ */
+
+/** @typedef {(error?: unknown) => void} Next */
+
+/**
+ * Middleware that limits each client (by default its address) to `limit`:
+ * an admitted request goes on with the `RateLimit` fields set and the
+ * decision on `req.rateLimit`; a refused one is answered with 429, the
+ * fields, `Retry-After` and the `body`. An error (a Redis limiter that
+ * cannot reach Redis, a bad key) goes to `next(error)`.
+ *
+ * @example
+ * const { rateLimit } = require('ratekeeper');
+ * app.use(rateLimit({ limit: '100/minute' }));
+ * app.post('/login', rateLimit({ limit: '5/minute; 20/hour', key: (req) => req.body.user }), login);
+ * @template {Request} [Req=Request] The framework's request type, for the
+ *   options' functions (`key`, `cost`, `body`).
+ * @param {import('./engine.js').RateLimitOptions<Req>} options
+ * @returns {(req: Req, res: Response, next: Next) => void}
+ */
+function rateLimit(options) {
+  /** @type {Engine<Req>} */
+  const engine = new Engine(options);
+  const property = engine.requestProperty;
+  const status = engine.statusCode;
+
+  /**
+   * @param {import('./engine.js').Outcome} outcome
+   * @param {Req} req
+   * @param {Response} res
+   * @param {Next} next
+   */
+  function send(outcome, req, res, next) {
+    const fields = outcome.fields;
+    for (let i = 0; i < fields.length; i += 2) res.setHeader(fields[i], fields[i + 1]);
+    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (req))[property] = outcome.decision;
+    if (outcome.allowed) {
+      next();
+      return;
+    }
+    const body = engine.body(req, outcome.decision);
+    if (isThenable(body)) Promise.resolve(body).then((b) => refuse(res, status, b), next);
+    else refuse(res, status, body);
+  }
+
+  return function ratekeeperRateLimit(req, res, next) {
+    let outcome;
+    try {
+      outcome = engine.decide({
+        request: req,
+        headers: req.headers,
+        peer: req.socket.remoteAddress,
+        method: req.method ?? 'GET',
+        url: req.originalUrl ?? req.url ?? '/',
+      });
+    } catch (error) {
+      next(error);
+      return;
+    }
+    if (outcome === null) next();
+    else if (outcome instanceof Promise) outcome.then((o) => send(o, req, res, next), next);
+    else send(outcome, req, res, next);
+  };
+}
+
+/**
+ * Answers a refused request.
+ * @param {Response} res
+ * @param {number} status
+ * @param {unknown} body
+ */
+function refuse(res, status, body) {
+  res.statusCode = status;
+  if (typeof body === 'string') {
+    if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.end(body);
+  } else if (body instanceof Uint8Array) {
+    res.end(body);
+  } else if (body === undefined) {
+    res.end();
+  } else {
+    if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify(body));
+  }
+}
+
+module.exports = { rateLimit };
