@@ -283,7 +283,9 @@ stage_python-installed() {
 
 stage node-declarations "node lint" "node: the committed TypeScript declarations are what the sources generate"
 stage_node-declarations() {
-  (cd node && npm run --silent check:declarations)
+  # npm run check:declarations, its napi build the release one's (zig,
+  # target/node-zig): node-build and the demo then compile only the binding.
+  scripts/dist/node.sh --check-declarations
 }
 
 stage node-build "node docs redis conformance" "node: build the release module once (napi build --platform --release; linux-gnu: linked with zig against glibc 2.17, checked), npm pack the package and its platform package into dist/ (scripts/dist/node.sh)"
