@@ -130,19 +130,21 @@ stage cargo-test "rust" "cargo test, then the Sentinel failover test (with-redis
 stage_cargo-test() {
   cargo test --workspace --locked
   # Sentinel: the master killed under load (needs the servers with-redis starts).
-  tests/redis/with-redis --sentinel cargo test --locked -p ratekeeper-redis --test sentinel
+  # --workspace, not -p ratekeeper-redis (the only package with this test):
+  # the features of the build above, so no dependency is compiled again.
+  tests/redis/with-redis --sentinel cargo test --locked --workspace --test sentinel
 }
 
 stage cluster-failover "rust redis" "Rust: a slot moved and a master killed under load, on three masters with a replica each (with-redis --cluster-replicas)"
 stage_cluster-failover() {
   # Skipped by the cargo-test stage (no such cluster there): they run here.
   tests/redis/with-redis --cluster-replicas \
-    cargo test -p ratekeeper-redis --locked --test cluster_reshard --test cluster_failover
+    cargo test --workspace --locked --test cluster_reshard --test cluster_failover
 }
 
 stage cargo-test-tls "rust redis" "cargo test: the Redis store over TLS (rediss://, mutual TLS, refused certificates, ACL) against with-redis --tls"
 stage_cargo-test-tls() {
-  tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
+  tests/redis/with-redis --tls cargo test --locked -q --workspace --test tls
 }
 
 stage loom "rust" "loom: the std layer's concurrent paths under every interleaving (scripts/loom.sh)"
