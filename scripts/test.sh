@@ -130,19 +130,21 @@ stage cargo-test "rust" "cargo test, then the Sentinel failover test (with-redis
 stage_cargo-test() {
   cargo test --workspace --locked
   # Sentinel: the master killed under load (needs the servers with-redis starts).
-  tests/redis/with-redis --sentinel cargo test --locked -p ratekeeper-redis --test sentinel
+  # --workspace, not -p ratekeeper-redis (the only package with this test):
+  # the features of the build above, so no dependency is compiled again.
+  tests/redis/with-redis --sentinel cargo test --locked --workspace --test sentinel
 }
 
 stage cluster-failover "rust redis" "Rust: a slot moved and a master killed under load, on three masters with a replica each (with-redis --cluster-replicas)"
 stage_cluster-failover() {
   # Skipped by the cargo-test stage (no such cluster there): they run here.
   tests/redis/with-redis --cluster-replicas \
-    cargo test -p ratekeeper-redis --locked --test cluster_reshard --test cluster_failover
+    cargo test --workspace --locked --test cluster_reshard --test cluster_failover
 }
 
 stage cargo-test-tls "rust redis" "cargo test: the Redis store over TLS (rediss://, mutual TLS, refused certificates, ACL) against with-redis --tls"
 stage_cargo-test-tls() {
-  tests/redis/with-redis --tls cargo test --locked -q -p ratekeeper-redis --test tls
+  tests/redis/with-redis --tls cargo test --locked -q --workspace --test tls
 }
 
 stage tower-redis "rust redis" "Rust: the tower layer's limit held across two axum servers sharing a Redis (with-redis)"
@@ -290,7 +292,9 @@ stage_python-installed() {
 
 stage node-declarations "node lint" "node: the committed TypeScript declarations are what the sources generate"
 stage_node-declarations() {
-  (cd node && npm run --silent check:declarations)
+  # npm run check:declarations, its napi build the release one's (zig,
+  # target/node-zig): node-build and the demo then compile only the binding.
+  scripts/dist/node.sh --check-declarations
 }
 
 stage node-build "node docs redis conformance" "node: build the release module once (napi build --platform --release; linux-gnu: linked with zig against glibc 2.17, checked), npm pack the package and its platform package into dist/ (scripts/dist/node.sh)"

@@ -2,6 +2,7 @@
 //
 //   node scripts/declarations.mjs generate   (npm run build:types)
 //   node scripts/declarations.mjs check      (npm run check:declarations)
+//   node scripts/declarations.mjs check NAPI_BUILD_ARG...
 //
 // Two generators write them. napi-rs writes lib/binding.d.ts, the native
 // module's, from the Rust source (`napi build --dts`, part of
@@ -16,6 +17,9 @@
 // `check` changes nothing: it builds both kinds into a temporary copy of the
 // package and fails, printing a diff, if any committed declaration differs
 // from what the current sources generate (or is missing, or is extra).
+// Arguments after `check` go to its `napi build`: scripts/dist/node.sh
+// --check-declarations passes the release build's (zig, its target folder),
+// so that the check compiles what that build then reuses.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,7 +46,7 @@ function runTsc(dir) {
   execFileSync(bin('tsc'), ['-p', path.join(dir, 'tsconfig.json')], { stdio: 'inherit' });
 }
 
-function check() {
+function check(napiArgs) {
   const work = mkdtempSync(path.join(tmpdir(), 'ratekeeper-declarations-'));
   try {
     for (const file of ['index.js', 'index.mjs', 'tsconfig.json', 'package.json']) {
@@ -67,6 +71,7 @@ function check() {
         '--output-dir', path.join(work, 'lib'),
         '--dts', 'binding.d.ts',
         '--release',
+        ...napiArgs,
       ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
@@ -104,8 +109,8 @@ function check() {
 
 const mode = process.argv[2];
 if (mode === 'generate') runTsc(root);
-else if (mode === 'check') check();
+else if (mode === 'check') check(process.argv.slice(3));
 else {
-  console.error('usage: node scripts/declarations.mjs generate|check');
+  console.error('usage: node scripts/declarations.mjs generate | check [NAPI_BUILD_ARG...]');
   process.exit(2);
 }

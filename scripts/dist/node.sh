@@ -3,6 +3,7 @@
 # once.
 #
 #   scripts/dist/node.sh [--target TRIPLE] [--no-main] [--no-zig] [-- NAPI_BUILD_ARG...]
+#   scripts/dist/node.sh --check-declarations | --no-pack [other options as above]
 #
 #   --target TRIPLE  a Rust target triple, one of node/package.json's
 #                    napi.targets; default: this machine's
@@ -14,6 +15,17 @@
 #   -- ARG...        passed on to `napi build`, e.g. --use-napi-cross or
 #                    --cross-compile for another machine's target (a linux-gnu
 #                    target is then built the way they say, not with zig)
+#   --check-declarations
+#                    no build, no tarball: node/scripts/declarations.mjs
+#                    check (the committed TypeScript declarations are what
+#                    the sources generate), its napi build done as the
+#                    release build below (zig, the same cargo target folder),
+#                    so that this script's next build compiles only the
+#                    binding crate again (napi always does, to collect its
+#                    type definitions): the test run's node-declarations
+#                    stage, then node-build
+#   --no-pack        the module built into node/lib as below, and checked;
+#                    no tarball (the demo's build: it then reuses this one's)
 #
 # It runs the package's `npm run build:native` (napi build --platform
 # --release) once, which writes node/lib/ratekeeper.<platform>.node and
@@ -53,13 +65,14 @@ self="$root/scripts/dist/node.sh"
 cd "$root/node"
 
 usage() {
-  sed -n '5,16p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,28p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
 target=""
 main=true
 zig=true
+mode=dist
 napi_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -67,6 +80,8 @@ while [ $# -gt 0 ]; do
     --target=*) target="${1#--target=}"; shift ;;
     --no-main) main=false; shift ;;
     --no-zig) zig=false; shift ;;
+    --check-declarations) mode=check; shift ;;
+    --no-pack) mode=build; shift ;;
     --) shift; napi_args=("$@"); break ;;
     -h | --help) sed -n '2,/^set -euo/p' "$self" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
     *) echo "scripts/dist/node.sh: unknown argument $1" >&2; usage ;;
@@ -127,6 +142,11 @@ else
   [ -z "$target" ] || build+=(--target "$target")
 fi
 build+=("${napi_args[@]}")
+if [ "$mode" = check ]; then
+  # The build's own arguments (after `npm run --silent build:native --`).
+  echo "node: node scripts/declarations.mjs check ${build[*]:5}"
+  exec node scripts/declarations.mjs check "${build[@]:5}"
+fi
 echo "node: ${build[*]}"
 "${build[@]}"
 module="lib/ratekeeper.$platform.node"
@@ -150,6 +170,7 @@ if [[ "$triple" == *-linux-gnu ]]; then
   echo "node: $module needs glibc $glibc_max at most (its GLIBC_ versions: $(paste -s -d ' ' <<<"$needed"))"
 fi
 
+[ "$mode" = dist ] || exit 0
 dist="$root/dist"
 mkdir -p "$dist"
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false

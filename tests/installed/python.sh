@@ -16,9 +16,9 @@
 #    ratekeeper comes from anywhere but that site-packages, or if another
 #    copy, such as the source tree's python/ratekeeper, is on sys.path).
 # 3. The sdist, where Rust is present: `pip install dist/ratekeeper-VERSION.tar.gz`
-#    into a second fresh venv builds it (in a cargo target folder of its own,
-#    kept, so that a second run compiles only the workspace's crates), and
-#    it imports.
+#    into a second fresh venv builds it (in the checkout's cargo target
+#    folder, so that the registry crates `make install` compiled are not
+#    compiled again; the sdist's own crates always are), and it imports.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -99,15 +99,24 @@ status=0
 log "pip install the sdist, with Rust present"
 sdist_venv="$place/sdist-venv"
 "$base_python" -m venv "$sdist_venv"
-# A cargo target folder of its own, kept between runs (under this
-# checkout's): after the first run only the workspace's crates are compiled
-# again (pip unpacks the sdist into a new folder each time, and a path
-# crate's fingerprint holds its path). Not the wheel's own folder: the
-# wheel links through zig and cargo fingerprints the linker configuration,
-# so nothing compiled for it would serve, and the extension's library,
-# named without a hash, would be overwritten and the wheel's next build
-# would compile the binding crate again.
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}/sdist-check" \
+# The checkout's cargo target folder: pip's build (release, no --target,
+# the machine's linker) lands in its release/, where `make install` (the
+# c-install stage) compiled most of the registry crates the extension
+# uses, with the same profile, linker and features (89 of its 130 units;
+# the rest hang on pyo3's syn features), so those are not compiled again.
+# Not the wheel's part of the folder (x86_64-unknown-linux-gnu/release):
+# the wheel links through zig, and cargo fingerprints the linker
+# configuration. The sdist's own crates (the extension's path
+# dependencies) must be compiled from the sdist, or a file it lacks could
+# go unnoticed: cargo identifies a path crate by its path relative to the
+# workspace root, the same in the sdist, and would take the checkout's
+# build of it as fresh. So their release artifacts go first.
+own_crates=()
+while read -r crate; do own_crates+=(-p "$crate"); done < <(cargo tree --locked -p ratekeeper-python -e normal,build \
+  --prefix none -f '{p}' | sed -n 's/^\([^ ]*\) v[^ ]* (\/.*/\1/p' | sort -u)
+[ ${#own_crates[@]} -ge 8 ] || fail "cargo tree found only ${own_crates[*]} as the extension's path crates"
+cargo clean --quiet --locked --release "${own_crates[@]}"
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
   "$sdist_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-binary ratekeeper "$sdist"
 sdist_site="$("$sdist_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
 (cd "$place" && "$sdist_venv/bin/python" -c "$check" "$sdist_site" "$version")
