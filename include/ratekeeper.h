@@ -2166,6 +2166,27 @@ rk_status rk_limiter_peek(const rk_limiter *limiter,
                           rk_decision *out_decision);
 
 /**
+ * Gives back `cost` units admitted earlier that should not count (a
+ * request skipped, or failed before doing any work), now. A token bucket
+ * gets its tokens back (capped at its burst; while reservations hold it in
+ * debt, only what exceeds the debt), GCRA moves its theoretical arrival
+ * time back, a meter lowers its level, a fixed window or sliding window
+ * counter counts fewer in the current window (nothing once it has
+ * rolled), a sliding window takes them off its newest sub-windows, a
+ * sliding log drops its newest units: never more than a fresh limiter
+ * holds. A leaky bucket queue gives nothing back (it hands out slots, and
+ * a refund cannot tell whose it returns).
+ *
+ * Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_limiter_refund(const rk_limiter *limiter,
+                            int64_t cost);
+
+/**
  * The limiter's algorithm, an `RK_ALGORITHM_*`, in `*out_algorithm`.
  *
  * Returns `RK_NULL_POINTER` when `limiter` or `out_algorithm` is NULL.
@@ -2539,6 +2560,28 @@ rk_status rk_keyed_limiter_peek(const rk_keyed_limiter *limiter,
                                 bool *out_at_capacity);
 
 /**
+ * Gives back `cost` units admitted for a key that should not count (a
+ * request skipped or failed), now, as `rk_limiter_refund()` on the key's
+ * own limiter would. Stores in `*out_held` (when not NULL) whether the
+ * key was held: a key not held is whole, with nothing to give back, and a
+ * refund creates no key.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+ * negative or the key longer than the limiter's `max_key_bytes`;
+ * `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_held` is NULL or valid for a write.
+ */
+rk_status rk_keyed_limiter_refund(const rk_keyed_limiter *limiter,
+                                  const char *key,
+                                  size_t key_len,
+                                  int64_t cost,
+                                  bool *out_held);
+
+/**
  * Forgets a key: its next request starts whole, as a new key's. Stores in
  * `*out_removed` (when not NULL) whether the key was held.
  *
@@ -2696,6 +2739,19 @@ rk_status rk_composite_limiter_check_each(const rk_composite_limiter *limiter,
 rk_status rk_composite_limiter_peek(const rk_composite_limiter *limiter,
                                     int64_t cost,
                                     rk_decision *out_decision);
+
+/**
+ * Gives back `cost` units to every part (`rk_limiter_refund()` on each):
+ * what a check admitted, it admitted in all of them.
+ *
+ * Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+ * negative; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live composite.
+ */
+rk_status rk_composite_limiter_refund(const rk_composite_limiter *limiter,
+                                      int64_t cost);
 
 /**
  * Netflix's defaults for the gradient rule, in `*out_config`: initial

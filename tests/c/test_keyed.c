@@ -12,6 +12,9 @@
  *    written.
  * 5. Threads hammering one handle, on a clock that stands still: together
  *    exactly the limit per key, never more keys than the bound.
+ * 6. Refunds: a key's refund is its own limiter's (rk_limiter_refund), a
+ *    key not held has nothing to give back, a composite gives back to
+ *    every part; invalid arguments are typed statuses.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -366,6 +369,83 @@ static void test_threads(void) {
   CHECK(atomic_load(&evicting.most_keys) <= BOUND);
 }
 
+/* 6. Refunds, keyed and not. */
+static void test_refund(void) {
+  for (int a = 0; a < ALGORITHMS; a++) {
+    rk_manual_clock *clock = NULL;
+    CHECK_OK(rk_manual_clock_new(&clock));
+    rk_limiter_spec spec = spec_of(a);
+    rk_keyed_options options = {.max_keys = 16};
+    rk_keyed_limiter *keyed = NULL;
+    rk_limiter *own = NULL;
+    CHECK_OK(rk_keyed_limiter_new(&spec, &options, clock, &keyed));
+    CHECK_OK(rk_limiter_new(&spec, clock, &own));
+    bool held = true;
+    CHECK_OK(rk_keyed_limiter_refund(keyed, "k", 1, 1, &held));
+    CHECK(!held);
+    rk_keyed_stats stats = {0};
+    CHECK_OK(rk_keyed_limiter_stats(keyed, &stats));
+    CHECK(stats.len == 0);
+    /* Spend all 3, then refund 1: the key's limiter and its own agree. */
+    rk_decision got = {0}, want = {0};
+    CHECK_OK(rk_keyed_limiter_check(keyed, "k", 1, 3, &got, NULL));
+    CHECK_OK(rk_limiter_check(own, 3, &want));
+    CHECK(got.allowed && want.allowed);
+    CHECK_OK(rk_keyed_limiter_refund(keyed, "k", 1, 1, &held));
+    CHECK(held);
+    CHECK_OK(rk_limiter_refund(own, 1));
+    CHECK_OK(rk_keyed_limiter_peek(keyed, "k", 1, 1, &got, NULL));
+    CHECK_OK(rk_limiter_peek(own, 1, &want));
+    CHECK(same_decision(&got, &want));
+    /* Every algorithm but the queue (which hands out slots) takes it back. */
+    if (got.allowed != (spec.algorithm != RK_ALGORITHM_LEAKY_BUCKET_QUEUE)) {
+      fprintf(stderr, "    %s: refund %s\n", ALGORITHMS_NAMES[a], got.allowed ? "given" : "not given");
+    }
+    CHECK(got.allowed == (spec.algorithm != RK_ALGORITHM_LEAKY_BUCKET_QUEUE));
+    CHECK_OK(rk_keyed_limiter_refund(keyed, "k", 1, 0, NULL));
+    CHECK_OK(rk_limiter_refund(own, 0));
+    CHECK_OK(rk_manual_clock_advance_micros(clock, 250000));
+    CHECK_OK(rk_keyed_limiter_refund(keyed, "k", 1, 100, NULL));
+    CHECK_OK(rk_limiter_refund(own, 100));
+    CHECK_OK(rk_keyed_limiter_peek(keyed, "k", 1, 0, &got, NULL));
+    CHECK_OK(rk_limiter_peek(own, 0, &want));
+    CHECK(same_decision(&got, &want));
+    CHECK(got.remaining <= got.limit);
+    /* Invalid arguments change nothing. */
+    CHECK_STATUS(rk_limiter_refund(own, -1), RK_INVALID_ARGUMENT);
+    CHECK_STATUS(rk_limiter_refund(NULL, 1), RK_NULL_POINTER);
+    CHECK_STATUS(rk_keyed_limiter_refund(keyed, "k", 1, -1, &held), RK_INVALID_ARGUMENT);
+    CHECK_STATUS(rk_keyed_limiter_refund(keyed, NULL, 1, 1, &held), RK_NULL_POINTER);
+    CHECK_STATUS(rk_keyed_limiter_refund(NULL, "k", 1, 1, &held), RK_NULL_POINTER);
+    static const char long_key[300] = {0};
+    CHECK_STATUS(rk_keyed_limiter_refund(keyed, long_key, sizeof long_key, 1, &held), RK_INVALID_ARGUMENT);
+    rk_limiter_free(own);
+    rk_keyed_limiter_free(keyed);
+    rk_manual_clock_free(clock);
+  }
+  /* A composite gives back to every part. */
+  rk_manual_clock *clock = NULL;
+  CHECK_OK(rk_manual_clock_new(&clock));
+  rk_limiter_spec parts[] = {
+      {.algorithm = RK_ALGORITHM_FIXED_WINDOW, .limit = 2, .window_micros = 1000000},
+      {.algorithm = RK_ALGORITHM_SLIDING_LOG, .limit = 3, .window_micros = 10000000},
+  };
+  rk_composite_limiter *composite = NULL;
+  CHECK_OK(rk_composite_limiter_new(parts, 2, clock, &composite));
+  rk_decision d = {0};
+  CHECK_OK(rk_composite_limiter_check(composite, 2, &d));
+  CHECK(d.allowed);
+  CHECK_OK(rk_composite_limiter_check(composite, 1, &d));
+  CHECK(!d.allowed);
+  CHECK_OK(rk_composite_limiter_refund(composite, 1));
+  CHECK_OK(rk_composite_limiter_check(composite, 1, &d));
+  CHECK(d.allowed && d.remaining == 0);
+  CHECK_STATUS(rk_composite_limiter_refund(composite, -1), RK_INVALID_ARGUMENT);
+  CHECK_STATUS(rk_composite_limiter_refund(NULL, 1), RK_NULL_POINTER);
+  rk_composite_limiter_free(composite);
+  rk_manual_clock_free(clock);
+}
+
 int main(void) {
   test_each_key_is_its_own_limiter();
   test_keys_come_and_go();
@@ -373,5 +453,6 @@ int main(void) {
   test_invalid_arguments();
   test_max_key_bytes();
   test_threads();
+  test_refund();
   return check_summary("test_keyed");
 }

@@ -208,6 +208,24 @@ pub unsafe extern "C" fn rk_composite_limiter_peek(
     })
 }
 
+/// Gives back `cost` units to every part (`rk_limiter_refund()` on each):
+/// what a check admitted, it admitted in all of them.
+///
+/// Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+/// negative; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live composite.
+#[no_mangle]
+pub unsafe extern "C" fn rk_composite_limiter_refund(limiter: *const rk_composite_limiter, cost: i64) -> rk_status {
+    guard("rk_composite_limiter_refund", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter")? };
+        limiter.limiter.refund(cost_from_i64(cost)?);
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

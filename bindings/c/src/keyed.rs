@@ -263,6 +263,40 @@ fn write_decided(
     }
 }
 
+/// Gives back `cost` units admitted for a key that should not count (a
+/// request skipped or failed), now, as `rk_limiter_refund()` on the key's
+/// own limiter would. Stores in `*out_held` (when not NULL) whether the
+/// key was held: a key not held is whole, with nothing to give back, and a
+/// refund creates no key.
+///
+/// Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+/// negative or the key longer than the limiter's `max_key_bytes`;
+/// `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+/// NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes; `out_held` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn rk_keyed_limiter_refund(
+    limiter: *const rk_keyed_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+    out_held: *mut bool,
+) -> rk_status {
+    guard("rk_keyed_limiter_refund", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key, out) =
+            unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?, Out::optional(out_held)) };
+        let held = limiter.limiter.refund(key, cost_from_i64(cost)?)?;
+        if let Some(out) = out {
+            out.write(held);
+        }
+        Ok(())
+    })
+}
+
 /// Forgets a key: its next request starts whole, as a new key's. Stores in
 /// `*out_removed` (when not NULL) whether the key was held.
 ///

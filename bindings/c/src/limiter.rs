@@ -421,6 +421,32 @@ pub unsafe extern "C" fn rk_limiter_peek(
     })
 }
 
+/// Gives back `cost` units admitted earlier that should not count (a
+/// request skipped, or failed before doing any work), now. A token bucket
+/// gets its tokens back (capped at its burst; while reservations hold it in
+/// debt, only what exceeds the debt), GCRA moves its theoretical arrival
+/// time back, a meter lowers its level, a fixed window or sliding window
+/// counter counts fewer in the current window (nothing once it has
+/// rolled), a sliding window takes them off its newest sub-windows, a
+/// sliding log drops its newest units: never more than a fresh limiter
+/// holds. A leaky bucket queue gives nothing back (it hands out slots, and
+/// a refund cannot tell whose it returns).
+///
+/// Returns `RK_INVALID_ARGUMENT`, changing nothing, when `cost` is
+/// negative; `RK_NULL_POINTER` when `limiter` is NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter.
+#[no_mangle]
+pub unsafe extern "C" fn rk_limiter_refund(limiter: *const rk_limiter, cost: i64) -> rk_status {
+    guard("rk_limiter_refund", || {
+        // SAFETY: the caller's contract.
+        let limiter = unsafe { handle(limiter, "limiter")? };
+        limiter.limiter.refund(cost_from_i64(cost)?);
+        Ok(())
+    })
+}
+
 /// The limiter's algorithm, an `RK_ALGORITHM_*`, in `*out_algorithm`.
 ///
 /// Returns `RK_NULL_POINTER` when `limiter` or `out_algorithm` is NULL.

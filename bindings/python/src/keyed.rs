@@ -145,6 +145,17 @@ impl PyKeyedLimiter {
         }
     }
 
+    /// Gives back ``cost`` units admitted for ``key`` that should not count
+    /// (a request skipped or failed), now, as ``refund`` of the key's own
+    /// limiter would; returns whether the key was held (a key not held is
+    /// fresh, with nothing to give back, and a refund creates no key).
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn refund(&self, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<bool> {
+        let py = key.py();
+        let key = args::key(key)?;
+        self.limiter.refund(key.as_bytes(), cost.0).map_err(|e| from_rust(py, e))
+    }
+
     /// Forgets ``key`` whatever its state (it starts fresh if it comes
     /// back); returns whether it was held.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -224,6 +224,25 @@ impl PyLimiter {
         self.decide(cost.0).allowed
     }
 
+    /// Gives back ``cost`` units admitted earlier that should not count (a
+    /// request skipped, or failed before doing any work), now. A token
+    /// bucket gets its tokens back (capped at its burst; while reservations
+    /// hold it in debt, only what exceeds the debt), GCRA moves its
+    /// theoretical arrival time back, a meter lowers its level, a fixed
+    /// window or sliding window counter counts fewer in the current window
+    /// (nothing once it has rolled), a sliding window takes them off its
+    /// newest sub-windows, a sliding log drops its newest units, a
+    /// composite gives back to every part: never more than a fresh limiter
+    /// holds. A ``LeakyBucketQueue`` gives nothing back: it hands out
+    /// slots, and a refund cannot tell whose it returns.
+    #[pyo3(signature = (cost = Cost::ONE), text_signature = "($self, cost=1)")]
+    fn refund(&self, cost: Cost) {
+        match &self.engine {
+            Engine::One { limiter, .. } => limiter.refund(cost.0),
+            Engine::All(composite) => composite.refund(cost.0),
+        }
+    }
+
     /// The ``ManualClock`` the limiter runs on, or ``None`` for real time.
     #[getter]
     fn clock(&self, py: Python<'_>) -> Option<Py<PyManualClock>> {
