@@ -96,10 +96,11 @@ impl PolicyField {
 }
 
 /// The header fields a response gets, with their names parsed once: none,
-/// draft-8's two (the default, kept inline: no allocation), or any.
+/// draft-8's two (the default: inline, no allocation, and their names
+/// implied, so that the response's future stays small), or any.
 pub(crate) enum Fields {
     None,
-    Two([(HeaderName, HeaderValue); 2]),
+    Draft8 { policy: HeaderValue, state: HeaderValue },
     Any(Vec<(HeaderName, HeaderValue)>),
 }
 
@@ -182,7 +183,7 @@ impl Settings {
             decision.write_ratelimit(limiter.policy_name(i), &mut text).ok()?;
         }
         let state = HeaderValue::from_bytes(&text.bytes[..text.len]).ok()?;
-        Some(Fields::Two([(RATELIMIT_POLICY, policy.value.clone()), (RATELIMIT, state)]))
+        Some(Fields::Draft8 { policy: policy.value.clone(), state })
     }
 
     /// The response to a refused request: the refusal hook's, with the
@@ -198,11 +199,10 @@ impl Settings {
 pub(crate) fn insert_fields(headers: &mut http::HeaderMap, fields: Fields) {
     match fields {
         Fields::None => {}
-        Fields::Two(two) => {
+        Fields::Draft8 { policy, state } => {
             headers.reserve(2);
-            for (name, value) in two {
-                headers.insert(name, value);
-            }
+            headers.insert(RATELIMIT_POLICY, policy);
+            headers.insert(RATELIMIT, state);
         }
         Fields::Any(any) => {
             headers.reserve(any.len());
@@ -444,7 +444,7 @@ mod tests {
     fn texts(fields: Fields) -> Vec<(String, String)> {
         let list = match fields {
             Fields::None => Vec::new(),
-            Fields::Two(two) => two.into_iter().collect(),
+            Fields::Draft8 { policy, state } => vec![(RATELIMIT_POLICY, policy), (RATELIMIT, state)],
             Fields::Any(any) => any,
         };
         list.into_iter().map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned())).collect()
@@ -471,7 +471,7 @@ mod tests {
         assert!(settings.policy_field.get().is_some(), "the first request keeps the value");
         let second = verdict(Decision::allowed(10, 3, 5_000_000, 60_000_000));
         let fields = settings.fields(&*layer.limiter, &second).unwrap();
-        assert!(matches!(fields, Fields::Two(_)), "the same policy reuses it");
+        assert!(matches!(fields, Fields::Draft8 { .. }), "the same policy reuses it");
         assert_eq!(texts(fields), expected(&second, "p"));
         for other in [Decision::allowed(20, 3, 5_000_000, 60_000_000), Decision::allowed(10, 3, 5_000_000, 1_000_000)] {
             assert_eq!(
