@@ -152,9 +152,11 @@ impl Decision {
     pub fn write_ratelimit<W: fmt::Write>(&self, name: &str, out: &mut W) -> fmt::Result {
         check_policy_name(name).map_err(|_| fmt::Error)?;
         write_sf_string(out, name)?;
-        write!(out, ";r={}", self.remaining)?;
+        out.write_str(";r=")?;
+        write_u64(out, self.remaining)?;
         if let Some(t) = self.reset_after_secs() {
-            write!(out, ";t={t}")?;
+            out.write_str(";t=")?;
+            write_u64(out, t)?;
         }
         Ok(())
     }
@@ -168,9 +170,11 @@ impl Decision {
     pub fn write_ratelimit_policy<W: fmt::Write>(&self, name: &str, out: &mut W) -> fmt::Result {
         check_policy_name(name).map_err(|_| fmt::Error)?;
         write_sf_string(out, name)?;
-        write!(out, ";q={}", self.limit)?;
+        out.write_str(";q=")?;
+        write_u64(out, self.limit)?;
         if let Some(w) = self.window_secs() {
-            write!(out, ";w={w}")?;
+            out.write_str(";w=")?;
+            write_u64(out, w)?;
         }
         Ok(())
     }
@@ -202,16 +206,50 @@ pub fn check_policy_name(name: &str) -> Result<(), crate::Error> {
     }
 }
 
-/// An SF String: quoted, with `"` and `\` escaped by a backslash.
+/// An SF String: quoted, with `"` and `\` escaped by a backslash. The
+/// runs between escapes go out whole (most names have none: one write).
 fn write_sf_string<W: fmt::Write>(out: &mut W, s: &str) -> fmt::Result {
     out.write_char('"')?;
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.write_char('\\')?;
-        }
-        out.write_char(c)?;
+    let mut rest = s;
+    while let Some(at) = rest.find(['"', '\\']) {
+        out.write_str(&rest[..at])?;
+        out.write_char('\\')?;
+        // The escaped character is ASCII: one byte.
+        out.write_str(&rest[at..=at])?;
+        rest = &rest[at + 1..];
     }
+    out.write_str(rest)?;
     out.write_char('"')
+}
+
+/// The longest `u64` in decimal: 18446744073709551615.
+pub const U64_DIGITS: usize = 20;
+
+/// `n` in decimal into the end of `buf`; the digits written are
+/// `buf[start..]`, `start` returned. Without `core::fmt`'s general
+/// machinery (padding, flags, a `dyn Write`): the header fields write a few
+/// integers per request, and that machinery cost more than the rest of the
+/// text together.
+pub fn format_u64(n: u64, buf: &mut [u8; U64_DIGITS]) -> usize {
+    let mut n = n;
+    let mut start = U64_DIGITS;
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return start;
+        }
+    }
+}
+
+/// Writes `n` in decimal, as `write!(out, "{n}")` does, through
+/// [`format_u64`].
+pub fn write_u64<W: fmt::Write>(out: &mut W, n: u64) -> fmt::Result {
+    let mut buf = [0u8; U64_DIGITS];
+    let start = format_u64(n, &mut buf);
+    // Only ASCII digits were written.
+    out.write_str(core::str::from_utf8(&buf[start..]).map_err(|_| fmt::Error)?)
 }
 
 /// Combines the decisions of several limits that must *all* admit a request
@@ -303,6 +341,19 @@ mod tests {
         let mut s = String::new();
         Decision::allowed(1, 1, 0, 10).write_ratelimit_policy("p", &mut s).unwrap();
         assert_eq!(s, "\"p\";q=1;w=1");
+    }
+
+    #[test]
+    fn integers_are_written_as_display_writes_them() {
+        use std::string::ToString;
+        for n in [0, 1, 9, 10, 99, 100, 1_000_000_007, u64::from(u32::MAX) + 1, u64::MAX - 1, u64::MAX] {
+            let mut s = String::new();
+            write_u64(&mut s, n).unwrap();
+            assert_eq!(s, n.to_string());
+        }
+        let mut s = String::new();
+        write_sf_string(&mut s, "\\\"ab\\").unwrap();
+        assert_eq!(s, "\"\\\\\\\"ab\\\\\"");
     }
 
     #[test]

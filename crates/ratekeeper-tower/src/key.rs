@@ -91,10 +91,15 @@ impl ClientAddress {
 
     /// The client's address for a request from `peer` with these headers.
     pub fn address(&self, peer: IpAddr, headers: &http::HeaderMap) -> IpAddr {
-        if !self.trusted.contains(peer) {
-            // Its headers would not be read: spare the two look-ups (the
-            // usual case, a server facing its clients directly).
-            return client_address(peer, None, None, &self.trusted);
+        if self.trusted.is_empty() || !self.trusted.contains(peer) {
+            // Its headers would not be read: spare the two look-ups and
+            // the walk (the usual case, a server facing its clients
+            // directly). The peer is the client, IPv4-mapped IPv6 as IPv4
+            // as client_address gives it.
+            return match peer {
+                IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
+                v4 => v4,
+            };
         }
         let forwarded = header_text(headers.get(FORWARDED));
         let x_forwarded_for = header_text(headers.get(X_FORWARDED_FOR));

@@ -1,12 +1,13 @@
 //! [`RateLimitLayer`]: the layer, its settings and their builder.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
 use ratekeeper::http::{response_fields, HeaderStyle, Policy};
+use ratekeeper::Decision;
 use tower_layer::Layer;
 
 use crate::key::ClientAddress;
@@ -69,10 +70,59 @@ pub(crate) struct Settings {
     pub(crate) no_key: NoKey,
     pub(crate) refusal: Arc<RefusalFn>,
     pub(crate) limiter_error: Arc<LimiterErrorFn>,
+    /// The draft-8 `RateLimit-Policy` value the first admitted request got:
+    /// it changes only with the policies' limits and windows, which are the
+    /// same request after request (emptied whenever a setting changes).
+    pub(crate) policy_field: OnceLock<PolicyField>,
 }
 
-/// The header fields a response gets, with their names parsed once.
-pub(crate) type Fields = Vec<(HeaderName, HeaderValue)>;
+/// A `RateLimit-Policy` value and the `(limit, window)` of each policy it
+/// was written for (the names are the limiter's, fixed for the layer).
+#[derive(Clone)]
+pub(crate) struct PolicyField {
+    shape: Vec<(u64, Option<u64>)>,
+    value: HeaderValue,
+}
+
+impl PolicyField {
+    fn fits(&self, decisions: &[Decision]) -> bool {
+        self.shape.len() == decisions.len()
+            && self
+                .shape
+                .iter()
+                .zip(decisions)
+                .all(|(&(limit, window), d)| limit == d.limit && window == d.window_secs())
+    }
+}
+
+/// The header fields a response gets, with their names parsed once: none,
+/// draft-8's two (the default: inline, no allocation, and their names
+/// implied, so that the response's future stays small), or any.
+pub(crate) enum Fields {
+    None,
+    Draft8 { policy: HeaderValue, state: HeaderValue },
+    Any(Vec<(HeaderName, HeaderValue)>),
+}
+
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+
+/// A value written on the stack, for the `RateLimit` field of the fast
+/// path: a value longer than this (many policies, long names) takes the
+/// general one.
+struct StackText {
+    len: usize,
+    bytes: [u8; 192],
+}
+
+impl fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
 
 impl Settings {
     /// The rate-limit fields of `verdict` (and `Retry-After` for a refusal
@@ -82,7 +132,13 @@ impl Settings {
         let settings = self;
         if settings.style == HeaderStyle::None && !settings.legacy && verdict.allowed() {
             // Nothing to send (an admitted request has no Retry-After).
-            return Ok(Vec::new());
+            return Ok(Fields::None);
+        }
+        let draft8_only = settings.style == HeaderStyle::Draft8 && !settings.legacy && verdict.allowed();
+        if draft8_only {
+            if let Some(fields) = self.draft8_fields(limiter, verdict.policies()) {
+                return Ok(fields);
+            }
         }
         let decisions = verdict.policies();
         // Only the legacy X-RateLimit-Reset is a time of day.
@@ -98,7 +154,36 @@ impl Settings {
                 .collect();
             response_fields(&verdict.combined, &policies, settings.style, settings.legacy, now)?
         };
-        text.into_iter().map(|(name, value)| Ok((header_name(name)?, HeaderValue::from_str(&value)?))).collect()
+        let fields = text
+            .into_iter()
+            .map(|(name, value)| Ok((header_name(name)?, HeaderValue::from_maybe_shared(Bytes::from(value))?)))
+            .collect::<Result<Vec<_>, BoxError>>()?;
+        if draft8_only {
+            // The names passed response_fields' check: later requests of
+            // the same policies reuse this value and write only `RateLimit`.
+            if let Some((_, value)) = fields.iter().find(|(name, _)| *name == RATELIMIT_POLICY) {
+                let shape = decisions.iter().map(|d| (d.limit, d.window_secs())).collect();
+                let _ = self.policy_field.set(PolicyField { shape, value: value.clone() });
+            }
+        }
+        Ok(Fields::Any(fields))
+    }
+
+    /// Draft-8's two fields for an admitted request, when the policies are
+    /// those of the kept `RateLimit-Policy` value: it is reused, and only
+    /// `RateLimit` is written (on the stack, then copied once). `None`
+    /// sends the request down the general path.
+    fn draft8_fields<L: KeyedCheck>(&self, limiter: &L, decisions: &[Decision]) -> Option<Fields> {
+        let policy = self.policy_field.get().filter(|kept| kept.fits(decisions))?;
+        let mut text = StackText { len: 0, bytes: [0; 192] };
+        for (i, decision) in decisions.iter().enumerate() {
+            if i > 0 {
+                fmt::Write::write_str(&mut text, ", ").ok()?;
+            }
+            decision.write_ratelimit(limiter.policy_name(i), &mut text).ok()?;
+        }
+        let state = HeaderValue::from_bytes(&text.bytes[..text.len]).ok()?;
+        Some(Fields::Draft8 { policy: policy.value.clone(), state })
     }
 
     /// The response to a refused request: the refusal hook's, with the
@@ -112,8 +197,19 @@ impl Settings {
 }
 
 pub(crate) fn insert_fields(headers: &mut http::HeaderMap, fields: Fields) {
-    for (name, value) in fields {
-        headers.insert(name, value);
+    match fields {
+        Fields::None => {}
+        Fields::Draft8 { policy, state } => {
+            headers.reserve(2);
+            headers.insert(RATELIMIT_POLICY, policy);
+            headers.insert(RATELIMIT, state);
+        }
+        Fields::Any(any) => {
+            headers.reserve(any.len());
+            for (name, value) in any {
+                headers.insert(name, value);
+            }
+        }
     }
 }
 
@@ -131,14 +227,14 @@ fn header_name(name: &'static str) -> Result<HeaderName, BoxError> {
         ($($canonical:literal => $lower:literal,)*) => {
             match name {
                 "Retry-After" => return Ok(RETRY_AFTER),
+                "RateLimit" => return Ok(RATELIMIT),
+                "RateLimit-Policy" => return Ok(RATELIMIT_POLICY),
                 $($canonical => return Ok(HeaderName::from_static($lower)),)*
                 _ => {}
             }
         };
     }
     known! {
-        "RateLimit" => "ratelimit",
-        "RateLimit-Policy" => "ratelimit-policy",
         "RateLimit-Limit" => "ratelimit-limit",
         "RateLimit-Remaining" => "ratelimit-remaining",
         "RateLimit-Reset" => "ratelimit-reset",
@@ -199,6 +295,7 @@ impl<L: KeyedCheck> RateLimitLayer<L> {
                 no_key: NoKey::Admit,
                 refusal: Arc::new(too_many_requests),
                 limiter_error: Arc::new(service_unavailable),
+                policy_field: OnceLock::new(),
             }),
             key: ClientAddress::peer_only(),
             cost: 1,
@@ -210,7 +307,10 @@ impl<L: KeyedCheck, E, C> RateLimitLayer<L, E, C> {
     /// Changes a setting (of this layer only: a clone's settings are
     /// copied first, while the limiter stays shared).
     fn setting(mut self, change: impl FnOnce(&mut Settings)) -> Self {
-        change(Arc::make_mut(&mut self.settings));
+        let settings = Arc::make_mut(&mut self.settings);
+        change(settings);
+        // The kept value may be of another style or limiter.
+        settings.policy_field = OnceLock::new();
         self
     }
 
@@ -331,5 +431,53 @@ impl Settings {
             Some(rest) => rest.is_empty() || rest.starts_with('/') || prefix.is_empty(),
             None => false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limiter::{Checking, Named};
+    use ratekeeper::{AnyClock, AnyKeyedLimiter, KeyedOptions, LimiterSpec};
+
+    /// The fields as text, in order, whichever path wrote them.
+    fn texts(fields: Fields) -> Vec<(String, String)> {
+        let list = match fields {
+            Fields::None => Vec::new(),
+            Fields::Draft8 { policy, state } => vec![(RATELIMIT_POLICY, policy), (RATELIMIT, state)],
+            Fields::Any(any) => any,
+        };
+        list.into_iter().map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned())).collect()
+    }
+
+    fn expected(verdict: &Verdict, name: &str) -> Vec<(String, String)> {
+        let policies = [Policy { name, decision: verdict.combined }];
+        let fields = response_fields(&verdict.combined, &policies, HeaderStyle::Draft8, false, 0).unwrap();
+        fields.into_iter().map(|(n, v)| (n.to_ascii_lowercase(), v)).collect()
+    }
+
+    /// The kept `RateLimit-Policy` value serves only decisions of the same
+    /// limits and windows: another policy's decision gets its own text.
+    #[test]
+    fn the_kept_policy_value_serves_only_the_same_policies() {
+        let spec = LimiterSpec::FixedWindow { limit: 10, window_micros: 60_000_000 };
+        let limiter =
+            Named::new(AnyKeyedLimiter::new(&spec, KeyedOptions::new(10), AnyClock::default()).unwrap(), ["p"]);
+        let layer = RateLimitLayer::new(limiter);
+        let settings = &*layer.settings;
+        let verdict = |d| Verdict::single(d);
+        let Checking::Ready(Ok(first)) = layer.limiter.check(b"k", 1) else { panic!() };
+        assert_eq!(texts(settings.fields(&*layer.limiter, &first).unwrap()), expected(&first, "p"));
+        assert!(settings.policy_field.get().is_some(), "the first request keeps the value");
+        let second = verdict(Decision::allowed(10, 3, 5_000_000, 60_000_000));
+        let fields = settings.fields(&*layer.limiter, &second).unwrap();
+        assert!(matches!(fields, Fields::Draft8 { .. }), "the same policy reuses it");
+        assert_eq!(texts(fields), expected(&second, "p"));
+        for other in [Decision::allowed(20, 3, 5_000_000, 60_000_000), Decision::allowed(10, 3, 5_000_000, 1_000_000)] {
+            assert_eq!(
+                texts(settings.fields(&*layer.limiter, &verdict(other)).unwrap()),
+                expected(&verdict(other), "p")
+            );
+        }
     }
 }

@@ -36,14 +36,15 @@ pub fn ratelimit_policy(items: &[(&str, Decision)]) -> Result<String, Error> {
 /// The `Retry-After` field's value: whole seconds, rounded up, for a
 /// refused request a wait can admit; `None` otherwise (send no field).
 pub fn retry_after(decision: &Decision) -> Option<String> {
-    decision.retry_after_secs().map(|secs| secs.to_string())
+    decision.retry_after_secs().map(crate::http::decimal)
 }
 
 fn join(
     items: &[(&str, Decision)],
     write: fn(&Decision, &str, &mut String) -> std::fmt::Result,
 ) -> Result<String, Error> {
-    let mut out = String::new();
+    let room: usize = items.iter().map(|(name, _)| name.len() + 2 * ratekeeper_core::decision::U64_DIGITS + 10).sum();
+    let mut out = String::with_capacity(room);
     for (i, (name, decision)) in items.iter().enumerate() {
         check_policy_name(name)?;
         if i > 0 {

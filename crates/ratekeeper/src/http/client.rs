@@ -105,7 +105,11 @@ impl TrustedProxies {
     }
 
     /// Whether `ip` is in one of the blocks.
+    #[inline]
     pub fn contains(&self, ip: IpAddr) -> bool {
+        if self.blocks.is_empty() {
+            return false;
+        }
         let ip = canonical(ip);
         self.blocks.iter().any(|&(network, prefix)| match (network, ip) {
             (IpAddr::V4(n), IpAddr::V4(a)) => {

@@ -42,12 +42,8 @@
 //! [RFC 9651 §4.1]: https://www.rfc-editor.org/rfc/rfc9651#section-4.1
 //! [RFC 9110 §10.2.3]: https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
 
-use std::fmt::Write as _;
-
-use ratekeeper_core::decision::check_policy_name;
+use ratekeeper_core::decision::{check_policy_name, format_u64, write_u64, U64_DIGITS};
 use ratekeeper_core::{Argument, Decision, Error};
-
-use crate::headers;
 
 /// Which version of the rate-limit fields a response carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -141,51 +137,78 @@ pub fn response_fields(
     match style {
         HeaderStyle::Draft6 => {
             fields.push(("RateLimit-Policy", unnamed_policies(parts)));
-            fields.push(("RateLimit-Limit", combined.limit.to_string()));
-            fields.push(("RateLimit-Remaining", combined.remaining.to_string()));
+            fields.push(("RateLimit-Limit", decimal(combined.limit)));
+            fields.push(("RateLimit-Remaining", decimal(combined.remaining)));
             if let Some(reset) = combined.reset_after_secs() {
-                fields.push(("RateLimit-Reset", reset.to_string()));
+                fields.push(("RateLimit-Reset", decimal(reset)));
             }
         }
         HeaderStyle::Draft7 => {
             fields.push(("RateLimit-Policy", unnamed_policies(parts)));
-            let mut value = format!("limit={}, remaining={}", combined.limit, combined.remaining);
+            let mut value = String::with_capacity(3 * U64_DIGITS + 28);
+            value.push_str("limit=");
+            let _ = write_u64(&mut value, combined.limit);
+            value.push_str(", remaining=");
+            let _ = write_u64(&mut value, combined.remaining);
             if let Some(reset) = combined.reset_after_secs() {
-                let _ = write!(value, ", reset={reset}");
+                value.push_str(", reset=");
+                let _ = write_u64(&mut value, reset);
             }
             fields.push(("RateLimit", value));
         }
         HeaderStyle::Draft8 => {
-            let named: Vec<(&str, Decision)> = parts.iter().map(|p| (p.name, p.decision)).collect();
-            fields.push(("RateLimit-Policy", headers::ratelimit_policy(&named)?));
-            fields.push(("RateLimit", headers::ratelimit(&named)?));
+            // The names were checked above: the writes cannot fail.
+            let room: usize = parts.iter().map(|p| p.name.len() + 2 * U64_DIGITS + 10).sum();
+            let mut policy = String::with_capacity(room);
+            let mut state = String::with_capacity(room);
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    policy.push_str(", ");
+                    state.push_str(", ");
+                }
+                let _ = part.decision.write_ratelimit_policy(part.name, &mut policy);
+                let _ = part.decision.write_ratelimit(part.name, &mut state);
+            }
+            fields.push(("RateLimit-Policy", policy));
+            fields.push(("RateLimit", state));
         }
         HeaderStyle::None => {}
     }
     if legacy {
-        fields.push(("X-RateLimit-Limit", combined.limit.to_string()));
-        fields.push(("X-RateLimit-Remaining", combined.remaining.to_string()));
+        fields.push(("X-RateLimit-Limit", decimal(combined.limit)));
+        fields.push(("X-RateLimit-Remaining", decimal(combined.remaining)));
         if let Some(reset) = combined.reset_after_secs() {
-            fields.push(("X-RateLimit-Reset", unix_now_secs.saturating_add(reset).to_string()));
+            fields.push(("X-RateLimit-Reset", decimal(unix_now_secs.saturating_add(reset))));
         }
     }
-    if let Some(retry) = headers::retry_after(combined) {
-        fields.push(("Retry-After", retry));
+    if let Some(retry) = combined.retry_after_secs() {
+        fields.push(("Retry-After", decimal(retry)));
     }
     Ok(fields)
+}
+
+/// `n` in decimal, in a string of its exact length.
+pub(crate) fn decimal(n: u64) -> String {
+    let mut buf = [0u8; U64_DIGITS];
+    let start = format_u64(n, &mut buf);
+    let mut out = String::with_capacity(U64_DIGITS - start);
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+    out
 }
 
 /// Draft-6/-7 `RateLimit-Policy`: `LIMIT;w=WINDOW` per policy, `", "`
 /// between them (the window left out when there is none).
 fn unnamed_policies(parts: &[Policy<'_>]) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(parts.len() * (2 * U64_DIGITS + 5));
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{}", part.decision.limit);
+        let _ = write_u64(&mut out, part.decision.limit);
         if let Some(w) = part.decision.window_secs() {
-            let _ = write!(out, ";w={w}");
+            out.push_str(";w=");
+            let _ = write_u64(&mut out, w);
         }
     }
     out

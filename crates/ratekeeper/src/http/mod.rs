@@ -44,6 +44,7 @@ mod limiter;
 mod limits;
 
 pub use client::{client_address, TrustedProxies, TrustedProxyError};
+pub(crate) use fields::decimal;
 pub use fields::{response_fields, HeaderStyle, Policy};
 pub use limiter::{limiter_from_text, HttpLimiter, KeyedTextLimiter, LimiterTextError};
 pub use limits::{parse_limits, LimitsTextError, RateItem, TimeUnit};
