@@ -286,27 +286,29 @@ impl RedisCluster {
         panic!("the cluster did not become ready");
     }
 
-    /// The node serving `key`'s slot as master.
+    /// The node serving `key`'s slot as master. Asked of every node still
+    /// running, for up to 5 s: after a failover the nodes learn of the
+    /// promotion by gossip, and the one asked first may not have yet (it
+    /// still lists the dead master as failed and the replica as a replica)
+    /// while the client already decides on the new master.
     pub fn master_of(&self, key: &str) -> usize {
-        let alive = self.nodes.iter().find(|n| n.is_running()).expect("a node still running");
-        let mut conn = alive.connection();
-        let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut conn).unwrap();
-        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).unwrap();
-        for line in nodes.lines() {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if !fields[2].contains("master") || fields[2].contains("fail") {
-                continue;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut slot = None;
+            for node in self.nodes.iter().filter(|n| n.is_running()) {
+                let mut conn = node.connection();
+                let key_slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut conn).unwrap();
+                slot = Some(key_slot);
+                let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).unwrap();
+                if let Some(port) = master_port(&nodes, key_slot) {
+                    return self.nodes.iter().position(|n| n.port == port).unwrap();
+                }
             }
-            let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-            let serves = fields[8..].iter().any(|range| match range.split_once('-') {
-                Some((a, b)) => (a.parse::<i64>().unwrap()..=b.parse().unwrap()).contains(&slot),
-                None => range.parse::<i64>().ok() == Some(slot),
-            });
-            if serves {
-                return self.nodes.iter().position(|n| n.port == port).unwrap();
+            if Instant::now() >= deadline {
+                panic!("no master serves slot {slot:?}");
             }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("no master serves slot {slot}");
     }
 
     pub fn urls(&self) -> Vec<String> {
@@ -373,4 +375,20 @@ impl SevenUsers {
             assert_eq!(answer.unwrap(), expected, "round {round}, {key} cost {cost}");
         }
     }
+}
+
+/// The port of the master serving `slot` in a `CLUSTER NODES` reply, if
+/// that node knows of one that is not failed.
+fn master_port(nodes: &str, slot: i64) -> Option<u16> {
+    nodes.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if !fields[2].contains("master") || fields[2].contains("fail") {
+            return None;
+        }
+        let serves = fields[8..].iter().any(|range| match range.split_once('-') {
+            Some((a, b)) => (a.parse::<i64>().unwrap()..=b.parse().unwrap()).contains(&slot),
+            None => range.parse::<i64>().ok() == Some(slot),
+        });
+        serves.then(|| fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap())
+    })
 }
