@@ -61,7 +61,8 @@ pub use tls::{Pem, TlsOptions};
 
 /// The README's Rust blocks, run by rustdoc as doctests (`cargo test`), so
 /// that none stops compiling or running unnoticed. Hosted here because this
-/// is the one crate that sees both `ratekeeper` and `ratekeeper_redis`;
+/// is the one crate that sees `ratekeeper` and `ratekeeper_redis` (and
+/// `ratekeeper_tower`, a dev-dependency);
 /// `scripts/doc_snippets.py check` fails on a Rust block in a markdown file
 /// no such item includes.
 #[cfg(doctest)]
