@@ -10,43 +10,6 @@
 //! anything: it is always admitted (redis-cell's `quantity` 0), with one
 //! exception: the token bucket refuses it while reservations hold the
 //! bucket in debt, as x/time/rate's `AllowN(t, 0)` does.
-//!
-//! ## Refunds
-//!
-//! [`Admission::refund`] gives back units that were admitted but should not
-//! count: express-rate-limit's `Store.decrement` (behind its
-//! `skipSuccessfulRequests` and `skipFailedRequests` options), Go
-//! x/time/rate's `Reservation.Cancel` (which restores tokens), a request
-//! that failed before doing any work. A refund never lets a limiter hold
-//! more than a fresh one does, and never changes the past: what each
-//! algorithm gives back, and what it cannot, is
-//!
-//! | algorithm | a refund of `cost` at `now` |
-//! |---|---|
-//! | [`TokenBucket`](crate::TokenBucket) | `cost` tokens back, capped at the burst; while reservations hold the bucket in debt, only what exceeds the debt (x/time/rate's `CancelAt` keeps the tokens later reservations depend on); nothing under an infinite rate |
-//! | [`Gcra`](crate::Gcra) | the theoretical arrival time moved back by `cost` × the emission interval, never before `now`: nothing when the limiter is idle |
-//! | [`LeakyBucketMeter`](crate::LeakyBucketMeter) | the level at `now` down by `cost`, floored at empty |
-//! | [`FixedWindow`](crate::FixedWindow), [`SlidingWindowCounter`](crate::SlidingWindowCounter) | the current window's count down by `cost`, saturating: once the window has rolled, the units admitted in an earlier one are not given back |
-//! | [`SlidingWindow`](crate::SlidingWindow) | `cost` units off the sub-windows still in the window, newest first |
-//! | [`SlidingLog`](crate::SlidingLog) | the newest `cost` logged units still in the window dropped |
-//! | [`Composite`](crate::Composite) | every part's refund |
-//! | [`LeakyBucketQueue`](crate::LeakyBucketQueue), [`CycleLimiter`](crate::CycleLimiter) | nothing (a documented no-op) |
-//!
-//! The last two hand out *slots* (a time to act) rather than a count: a
-//! refund cannot know whose slot it gives back, and moving the next free
-//! slot back would give a later request a slot that overlaps slots already
-//! handed out (their spacing is what a shaper promises), so they keep
-//! their state: conservative, never over-admitting. Guava's
-//! `RateLimiter` has no refund, and [`SmoothRateLimiter`](crate::SmoothRateLimiter)
-//! is not an `Admission`.
-//!
-//! A check followed at the same time by a refund of the same cost leaves
-//! every later [`peek`](Admission::peek) as it was before the check (for
-//! every algorithm but the two no-ops; the token bucket's token count is a
-//! double, so its tokens may differ in the last bits, and its decisions by
-//! a microsecond of rounding). A refund at a later time gives back against
-//! the state as it has aged by then: a window that has rolled, a bucket
-//! that has refilled to its burst, give back nothing.
 
 use crate::decision::Decision;
 use crate::error::{Argument, Error};
@@ -68,10 +31,43 @@ pub trait Admission {
     fn peek(&self, cost: u64, now_micros: i64) -> Decision;
 
     /// Gives back `cost` units admitted earlier that should not count (a
-    /// request skipped or failed), at `now_micros`; see the
-    /// [module docs](self#refunds) for what each algorithm gives back. A
-    /// refund of 0, or of more than was taken, never panics: it gives back
-    /// nothing, or at most what makes the state fresh again.
+    /// request skipped or failed), at `now_micros`. A refund of 0, or of
+    /// more than was taken, never panics: it gives back nothing, or at most
+    /// what makes the state fresh again.
+    ///
+    /// What needs it: express-rate-limit's `Store.decrement` (behind its
+    /// `skipSuccessfulRequests` and `skipFailedRequests` options), Go
+    /// x/time/rate's `Reservation.Cancel` (which restores tokens), a request
+    /// that failed before doing any work. A refund never lets a limiter hold
+    /// more than a fresh one does, and never changes the past: what each
+    /// algorithm gives back, and what it cannot, is
+    ///
+    /// | algorithm | a refund of `cost` at `now` |
+    /// |---|---|
+    /// | [`TokenBucket`](crate::TokenBucket) | `cost` tokens back, capped at the burst; while reservations hold the bucket in debt, only what exceeds the debt (x/time/rate's `CancelAt` keeps the tokens later reservations depend on); nothing under an infinite rate |
+    /// | [`Gcra`](crate::Gcra) | the theoretical arrival time moved back by `cost` × the emission interval, never before `now`: nothing when the limiter is idle |
+    /// | [`LeakyBucketMeter`](crate::LeakyBucketMeter) | the level at `now` down by `cost`, floored at empty |
+    /// | [`FixedWindow`](crate::FixedWindow), [`SlidingWindowCounter`](crate::SlidingWindowCounter) | the current window's count down by `cost`, saturating: once the window has rolled, the units admitted in an earlier one are not given back |
+    /// | [`SlidingWindow`](crate::SlidingWindow) | `cost` units off the sub-windows still in the window, newest first |
+    /// | [`SlidingLog`](crate::SlidingLog) | the newest `cost` logged units still in the window dropped |
+    /// | [`Composite`](crate::Composite) | every part's refund |
+    /// | [`LeakyBucketQueue`](crate::LeakyBucketQueue), [`CycleLimiter`](crate::CycleLimiter) | nothing (a documented no-op) |
+    ///
+    /// The last two hand out *slots* (a time to act) rather than a count: a
+    /// refund cannot know whose slot it gives back, and moving the next free
+    /// slot back would give a later request a slot that overlaps slots already
+    /// handed out (their spacing is what a shaper promises), so they keep
+    /// their state: conservative, never over-admitting. Guava's
+    /// `RateLimiter` has no refund, and [`SmoothRateLimiter`](crate::SmoothRateLimiter)
+    /// is not an `Admission`.
+    ///
+    /// A check followed at the same time by a refund of the same cost leaves
+    /// every later [`peek`](Self::peek) as it was before the check (for
+    /// every algorithm but the two no-ops; the token bucket's token count is a
+    /// double, so its tokens may differ in the last bits, and its decisions by
+    /// a microsecond of rounding). A refund at a later time gives back against
+    /// the state as it has aged by then: a window that has rolled, a bucket
+    /// that has refilled to its burst, give back nothing.
     fn refund(&mut self, cost: u64, now_micros: i64);
 }
 
