@@ -59,6 +59,14 @@ echo "--- cargo doc (RUSTDOCFLAGS=-D warnings)"
 RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --locked --no-deps --lib "${packages[@]}"
 
 echo "--- cargo publish --dry-run"
+# The dry run verifies each crate against the others through a local
+# registry in target/package, whose sources cargo extracts once under
+# $CARGO_HOME/registry/src/-HASH/ (the hash of that folder's path) and then
+# reuses while they exist: a second checkout at the same path, later, would
+# be verified against the first one's crates. Drop such extractions of ours.
+for extracted in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/; do
+  for crate in "${PUBLISHED[@]}"; do rm -rf "$extracted$crate-$version"; done
+done
 cargo publish --dry-run --locked "${packages[@]}"
 rm -f "$target_dir"/package/*.crate
 cargo package --no-verify --locked "${packages[@]}"
