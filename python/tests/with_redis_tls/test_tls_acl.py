@@ -77,7 +77,9 @@ def test_a_server_name_other_than_the_url_host() -> None:
     ) as store:
         decides(store)
     with pytest.raises(RedisTlsError, match="another name"):
-        RedisStore.connect(env("OTHER_NAME_URL"), tls_ca=env("CA"), tls_server_name="localhost", **SLOW)
+        RedisStore.connect(
+            env("OTHER_NAME_URL"), tls_ca=env("CA"), tls_server_name="localhost", **SLOW
+        )
 
 
 @pytest.mark.parametrize(
