@@ -22,6 +22,10 @@
 #   Redis    benches/redis/run, when it exists: run as
 #            `benches/redis/run --json FILE [--quick]`, writing
 #            ratekeeper-bench/1 JSON (see benches/report.py)
+#   HTTP     benches/http/{tower,python,node}: the middleware under real
+#            HTTP load (wrk, autocannon) beside tower-governor, slowapi,
+#            Flask-Limiter, express-rate-limit and @fastify/rate-limit,
+#            each writing ratekeeper-bench/1 JSON (--json FILE)
 #   Install  benches/install/run after `scripts/dist.sh python node c`:
 #            the artifacts' sizes, and cold import times beside limits and
 #            rate-limiter-flexible
@@ -130,6 +134,28 @@ if [ -x benches/redis/run ]; then
 else
   step "Redis: no benches/redis/run in this tree; skipped (the report says so)"
 fi
+
+step "HTTP: the middleware under wrk and autocannon, beside the peers"
+http_tower() {
+  local args=(--json "$PWD/$results/http-tower.json")
+  $quick && args+=(--rounds 1 --duration 2)
+  benches/http/tower/run "${args[@]}"
+}
+suite http-tower http_tower
+http_python() {
+  local args=(--json "$PWD/$results/http-python.json")
+  $quick && args+=(--seconds 2)
+  benches/http/python/run "${args[@]}"
+}
+suite http-python http_python
+http_node() {
+  # The package was built for the Node.js suite above.
+  (cd benches/http/node && npm ci --no-audit --no-fund --loglevel=error) >&2
+  local args=(--json "$PWD/$results/http-node.json")
+  $quick && args+=(--rounds 1 --seconds 2)
+  (cd benches/http/node && node bench.mjs "${args[@]}")
+}
+suite http-node http_node
 
 step "Install: the artifacts' sizes, and cold import times beside limits and rate-limiter-flexible"
 install_bench() {
