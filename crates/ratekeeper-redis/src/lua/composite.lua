@@ -2,10 +2,11 @@
 -- composite.rs): every part is first asked whether it would admit (its own
 -- script's "peek"); only if all would is the cost taken from each ("check"),
 -- on the same state at the same time (this one script run), so the answers
--- cannot change in between. A refusal writes nothing anywhere.
+-- cannot change in between. A refusal writes nothing anywhere. (One part
+-- is checked without a peek first: see "direct" below.)
 --
 -- Each algorithm's script is included above as a function of its own KEYS
--- and ARGV (`run_<algorithm>`), sharing NOW: the parts decide at one time.
+-- and ARGV (`RUN[<algorithm>]`), sharing NOW: the parts decide at one time.
 --
 -- KEYS     every part's keys, part after part (all under one hash tag)
 -- ARGV[1]  "check" | "peek" | "refund";  ARGV[2] cost;  ARGV[3] parts
