@@ -397,6 +397,9 @@ export interface HeaderFields {
   retryAfter: number
 }
 
+/** The names of the response fields, by their codes in the fields' text. */
+export declare function httpFieldNames(): Array<string>
+
 /**
  * A header style's name as the library reads it, `undefined` meaning the
  * default (`draft-8`): its number, which the other functions take.
@@ -428,10 +431,11 @@ export interface HttpLimiterMethods {
   /** The decisions `check` would make, consuming nothing (to `scratch`). */
   peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /**
-   * `check`, returning the response fields `[name, value, …]` in a style
-   * of `httpHeaderStyle`.
+   * `check`, returning the response fields in a style of
+   * `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
+   * none).
    */
-  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string[]
+  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string
   /**
    * Gives back `cost` units admitted for `key` that should not count;
    * whether the key was held.
@@ -481,9 +485,12 @@ export declare function httpParseLimits(text: unknown): Array<RateItemRecord>
 /**
  * Every response field for decisions (`records`: the combined one, then
  * one per policy of `names`), in `style` (a code of `httpHeaderStyle`),
- * with the legacy fields if `legacy`: `[name, value, …]`.
+ * with the legacy fields if `legacy`, as one string: each field its
+ * name's code (an index into `httpFieldNames()`, as the digit `'0' + i`)
+ * and its value, fields separated by `'
+'`.
  */
-export declare function httpResponseFields(style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array): string[]
+export declare function httpResponseFields(style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array): string
 
 /**
  * The trusted proxies of `entries` (an array of strings); an entry the

@@ -169,8 +169,10 @@ export type RequestView<Req> = {
 export class Engine<Req> {
     /**
      * @param {RateLimitOptions<Req> | undefined} options
+     * @param {boolean} [lowerCaseNames=false] Name the fields in lower case
+     *   (for Fastify, which keeps them so).
      */
-    constructor(options: RateLimitOptions<Req> | undefined);
+    constructor(options: RateLimitOptions<Req> | undefined, lowerCaseNames?: boolean);
     /** The property the decision is put on. */
     requestProperty: string;
     /** A refusal's status. */

@@ -13,7 +13,7 @@ const { views } = require('../admission.js');
 const { readOptions } = require('../options.js');
 const { RedisLimiter, RedisStore } = require('../redis.js');
 const { TrustedProxies } = require('./client.js');
-const { headerStyle, unixNowSecs } = require('./fields.js');
+const { FIELD_NAMES, LOWER_CASE_FIELD_NAMES, fieldList, headerStyle, unixNowSecs } = require('./fields.js');
 const { HttpLimiter, methodsOf } = require('./limiter.js');
 const { parseLimits } = require('./limits.js');
 
@@ -130,7 +130,7 @@ const DEFAULT_BODY = 'Too many requests, please try again later.';
  */
 class Engine {
   /** The native `respond` of an `HttpLimiter` (the one-call path), else undefined. */
-  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string[]) | undefined} */
+  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string) | undefined} */
   #respond;
   /** @type {Float64Array} */
   #f = new Float64Array(0);
@@ -141,6 +141,8 @@ class Engine {
   /** @type {string[]} */
   #policies;
   #trusted;
+  /** Whether no proxy is trusted (the TCP peer is the client). */
+  #peerIsClient = false;
   /** @type {((request: Req) => Key | PromiseLike<Key>) | undefined} */
   #keyFunction;
   /** @type {string | undefined} */
@@ -157,11 +159,16 @@ class Engine {
   #legacy;
   /** @type {((request: Req, decision: Decision) => unknown) | undefined} */
   #body;
+  /** The fields' names: `FIELD_NAMES`, or Fastify's lower-case ones. */
+  #names;
 
   /**
    * @param {RateLimitOptions<Req> | undefined} options
+   * @param {boolean} [lowerCaseNames=false] Name the fields in lower case
+   *   (for Fastify, which keeps them so).
    */
-  constructor(options) {
+  constructor(options, lowerCaseNames = false) {
+    this.#names = lowerCaseNames ? LOWER_CASE_FIELD_NAMES : FIELD_NAMES;
     const o = readOptions(options, OPTIONS);
     if (o.limiter !== undefined && (o.limit !== undefined || o.redis !== undefined)) {
       native.httpInvalidOption(`options: limiter excludes ${o.limit !== undefined ? 'limit' : 'redis'}`);
@@ -206,7 +213,13 @@ class Engine {
       this.#policies ??= [o.policy ?? 'default'];
     }
 
-    this.#trusted = o.trustedProxies instanceof TrustedProxies ? o.trustedProxies : new TrustedProxies(o.trustedProxies);
+    if (o.trustedProxies instanceof TrustedProxies) {
+      this.#trusted = o.trustedProxies;
+    } else {
+      const entries = o.trustedProxies === undefined ? [] : Array.from(o.trustedProxies);
+      this.#trusted = new TrustedProxies(entries);
+      this.#peerIsClient = entries.length === 0;
+    }
     const key = o.key;
     if (typeof key === 'function') this.#keyFunction = key;
     else if (typeof key === 'object' && key !== null && typeof key.header === 'string') this.#keyHeader = key.header.toLowerCase();
@@ -242,7 +255,7 @@ class Engine {
   #decideKey(key, cost) {
     const respond = this.#respond;
     if (respond !== undefined) {
-      const fields = respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0);
+      const fields = fieldList(respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0), this.#names);
       const decision = decisionAt(this.#f, this.#big, 0);
       return { allowed: decision.allowed, fields, decision };
     }
@@ -260,7 +273,8 @@ class Engine {
   #outcome(decision) {
     if (!(decision instanceof Decision)) native.throwWrongType('limiter.check()', decision, 'a Decision');
     const now = this.#legacy ? unixNowSecs() : 0;
-    const fields = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, decision]));
+    const text = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, decision]));
+    const fields = fieldList(text, this.#names);
     return { allowed: decision.allowed, fields, decision };
   }
 
@@ -277,6 +291,10 @@ class Engine {
     const peer = view.peer;
     // A peer that is not an IP address (a Unix socket's): one key for all.
     if (peer === undefined || peer === '') return '';
+    // Trusting no proxy, an IPv4 peer is the client as the library would
+    // write it: Node.js gives it in the canonical dotted form (its text
+    // from the socket's address). A third of a request's native time saved.
+    if (this.#peerIsClient && peer.indexOf(':') === -1) return peer;
     return this.#trusted.clientAddress(peer, view.headers.forwarded, view.headers['x-forwarded-for']);
   }
 
