@@ -471,12 +471,6 @@ export declare function httpLimitOptions(text: string, algorithm: unknown): Reco
 export declare function httpLimitsOfWindow(limit: unknown, windowMs: unknown): string
 
 /**
- * Throws the `RangeError` for limits text of several items where one
- * Redis limiter must enforce it.
- */
-export declare function httpOneItemForRedis(text: unknown): never
-
-/**
  * The items of limits `text`, in order; bad text throws the `RangeError`
  * whose `position` is the byte where it went wrong.
  */
@@ -693,6 +687,32 @@ export interface RecordWords {
 }
 
 /**
+ * Creates a composite named `name` in `store` of `limits` (an array of
+ * limiter options, in order) and returns its bound functions.
+ */
+export declare function redisCompositeCreate(store: unknown, name: unknown, limits: unknown, whenUnavailable: unknown, maxKeyBytes: unknown): RedisCompositeMethods
+
+/** The object `redisCompositeCreate` returns. */
+export interface RedisCompositeMethods {
+  /** A Promise of `[combined, ...parts]` for `cost` units of `key`. */
+  check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown[]>
+  /** A Promise of what `check` would decide, consuming nothing. */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown[]>
+  /** A Promise settled when `cost` units went back to every part of `key`. */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => Promise<void>
+  /** A Promise of whether `key` held a state, which it deletes. */
+  remove: (key: string | Uint8Array) => Promise<boolean>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+  /** The strictest part's quota. */
+  limit: number
+  /** How many parts. */
+  parts: number
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
+}
+
+/**
  * Creates the shared concurrency limit `name` in `store`, of `limit`
  * permits held at once, each lease lasting the TTL (in milliseconds or
  * microseconds) after it was acquired or renewed, and returns its bound
@@ -842,6 +862,8 @@ export interface RedisLimiterMethods {
   check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** A Promise of the decision `check` would make, consuming nothing. */
   peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
+  /** A Promise settled when `cost` units went back to `key`. */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => Promise<void>
   /** A Promise of whether `key` held a state, which it deletes. */
   remove: (key: string | Uint8Array) => Promise<boolean>
   /** Drops the limiter; later calls reject. */

@@ -626,20 +626,6 @@ pub fn http_invalid_option(env: &Env, message: String) -> napi::Result<()> {
     guarded(env, || Err(Failure::InvalidOption(message)))
 }
 
-/// Throws the `RangeError` for limits text of several items where one
-/// Redis limiter must enforce it.
-#[napi(ts_args_type = "text: unknown", ts_return_type = "never")]
-pub fn http_one_item_for_redis(env: &Env, text: Unknown<'_>) -> napi::Result<()> {
-    let value = Js::new(env.raw(), text.raw());
-    guarded(env, || {
-        Err(Failure::OutOfRange {
-            argument: "limit",
-            value,
-            requirement: "must be a single limit with redis (one RedisLimiter enforces one item)",
-        })
-    })
-}
-
 /// express-rate-limit's `limit` and `windowMs` as limits text: `limit`
 /// units per `windowMs / 1000` seconds (an integer `limit` of at least 1, a
 /// window of whole seconds).

@@ -33,7 +33,8 @@ export type RateLimitOptions<Req> = {
     /**
      * Share `limit`
      * between every process using the same Redis and `name`: each decision is
-     * one atomic round trip (`RedisLimiter`, exact mode). One item only.
+     * one atomic round trip (`RedisLimiter`, exact mode; several items are
+     * one `RedisCompositeLimiter`, all or nothing).
      */
     redis?: RedisStore | undefined;
     /**
@@ -220,7 +221,8 @@ export function isThenable(value: unknown): value is PromiseLike<unknown>;
  * @property {import('../binding.js').ManualClock} [clock] For tests.
  * @property {import('../redis.js').RedisStore} [redis] Share `limit`
  *   between every process using the same Redis and `name`: each decision is
- *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ *   one atomic round trip (`RedisLimiter`, exact mode; several items are
+ *   one `RedisCompositeLimiter`, all or nothing).
  * @property {string} [name] With `redis`: the limiter's name there. The
  *   default names the limit and the algorithm, so processes with the same
  *   settings share it.

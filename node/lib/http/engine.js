@@ -11,7 +11,7 @@ const native = require('../binding.js');
 const { Decision, decisionAt, records } = require('../decision.js');
 const { views } = require('../admission.js');
 const { readOptions } = require('../options.js');
-const { RedisLimiter, RedisStore } = require('../redis.js');
+const { RedisCompositeLimiter, RedisLimiter, RedisStore } = require('../redis.js');
 const { TrustedProxies } = require('./client.js');
 const { FIELD_NAMES, LOWER_CASE_FIELD_NAMES, fieldList, headerStyle, unixNowSecs } = require('./fields.js');
 const { HttpLimiter, methodsOf } = require('./limiter.js');
@@ -38,7 +38,8 @@ const { parseLimits } = require('./limits.js');
  * @property {import('../binding.js').ManualClock} [clock] For tests.
  * @property {import('../redis.js').RedisStore} [redis] Share `limit`
  *   between every process using the same Redis and `name`: each decision is
- *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ *   one atomic round trip (`RedisLimiter`, exact mode; several items are
+ *   one `RedisCompositeLimiter`, all or nothing).
  * @property {string} [name] With `redis`: the limiter's name there. The
  *   default names the limit and the algorithm, so processes with the same
  *   settings share it.
@@ -138,8 +139,11 @@ class Engine {
   #big = new BigInt64Array(0);
   /** @type {((key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>) | undefined} */
   #check;
+  /** Several limits through Redis: the decision and each part's. */
+  /** @type {((key: Key, cost?: number | bigint) => Promise<{ decision: Decision, parts: Decision[] }>) | undefined} */
+  #checkEach;
   /** @type {string[]} */
-  #policies;
+  #policies = [];
   #trusted;
   /** Whether no proxy is trusted (the TCP peer is the client). */
   #peerIsClient = false;
@@ -185,11 +189,16 @@ class Engine {
     if (o.redis !== undefined) {
       if (!(o.redis instanceof RedisStore)) native.throwWrongType('redis', o.redis, 'a RedisStore');
       const items = parseLimits(/** @type {string} */ (o.limit));
-      if (items.length !== 1) native.httpOneItemForRedis(o.limit);
       const algorithm = o.algorithm ?? 'slidingWindowCounter';
-      const name = o.name ?? `http:${algorithm}:${items[0]}`;
-      limiter = new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes });
-      this.#policies = [items[0].policyName];
+      const name = o.name ?? `http:${algorithm}:${items.join('; ')}`;
+      this.#policies = items.map((item) => item.policyName);
+      if (items.length === 1) {
+        limiter = new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes });
+      } else {
+        const limits = items.map((item) => item.limitOptions(algorithm));
+        const composite = new RedisCompositeLimiter(o.redis, name, limits, { maxKeyBytes: o.maxKeyBytes });
+        this.#checkEach = (key, cost) => composite.check(key, cost);
+      }
     } else if (limiter === undefined) {
       limiter = new HttpLimiter(/** @type {string} */ (o.limit), {
         algorithm: o.algorithm,
@@ -199,7 +208,9 @@ class Engine {
         clock: o.clock,
       });
     }
-    if (limiter instanceof HttpLimiter) {
+    if (this.#checkEach !== undefined) {
+      // Decided above.
+    } else if (limiter instanceof HttpLimiter) {
       const methods = methodsOf(limiter);
       this.#respond = methods.respond;
       [this.#f, this.#big] = views(methods.scratch);
@@ -210,7 +221,7 @@ class Engine {
       }
       const keyed = limiter;
       this.#check = (key, cost) => keyed.check(key, cost);
-      this.#policies ??= [o.policy ?? 'default'];
+      if (this.#policies.length === 0) this.#policies = [o.policy ?? 'default'];
     }
 
     if (o.trustedProxies instanceof TrustedProxies) {
@@ -259,6 +270,10 @@ class Engine {
       const decision = decisionAt(this.#f, this.#big, 0);
       return { allowed: decision.allowed, fields, decision };
     }
+    const checkEach = this.#checkEach;
+    if (checkEach !== undefined) {
+      return checkEach(key, /** @type {number | bigint | undefined} */ (cost)).then((d) => this.#outcome(d.decision, d.parts));
+    }
     const check = /** @type {(key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>} */ (this.#check);
     const decided = check(key, /** @type {number | bigint | undefined} */ (cost));
     if (decided instanceof Decision) return this.#outcome(decided);
@@ -266,14 +281,16 @@ class Engine {
   }
 
   /**
-   * The outcome of a decision of a limiter given by the user.
+   * The outcome of a decision of a limiter given by the user, or of a
+   * Redis composite (with each part's).
    * @param {Decision} decision
+   * @param {Decision[]} [parts=[decision]]
    * @returns {Outcome}
    */
-  #outcome(decision) {
+  #outcome(decision, parts = [decision]) {
     if (!(decision instanceof Decision)) native.throwWrongType('limiter.check()', decision, 'a Decision');
     const now = this.#legacy ? unixNowSecs() : 0;
-    const text = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, decision]));
+    const text = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, ...parts]));
     const fields = fieldList(text, this.#names);
     return { allowed: decision.allowed, fields, decision };
   }
