@@ -44,6 +44,7 @@ export type StoreOptions = import("./index.js").StoreOptions;
 export type TlsOptions = import("./index.js").TlsOptions;
 export type WhenUnavailable = import("./index.js").WhenUnavailable;
 export type RedisLimiterOptions = import("./index.js").RedisLimiterOptions;
+export type RedisCompositeOptions = import("./index.js").RedisCompositeOptions;
 export type LeasedOptions = import("./index.js").LeasedOptions;
 export type DividedOptions = import("./index.js").DividedOptions;
 export type MembershipOptions = import("./index.js").MembershipOptions;
@@ -59,4 +60,4 @@ export type FastifyRateLimitOptions = import("./index.js").FastifyRateLimitOptio
 export type RatekeeperStoreOptions = import("./index.js").RatekeeperStoreOptions;
 export type ClientRateLimitInfo = import("./index.js").ClientRateLimitInfo;
 import ratekeeper from './index.js';
-export { RateLimiter, ManualClock, codes, version, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CycleLimiter, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, FlowController, FlowPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease, parseLimits, RateItem, responseFields, TrustedProxies, HttpLimiter, rateLimit, fastifyRateLimit, RatekeeperStore } from "./index.js";
+export { RateLimiter, ManualClock, codes, version, Decision, NEVER, AdmissionLimiter, TokenBucket, Reservation, Gcra, LeakyBucketMeter, LeakyBucketQueue, FixedWindow, SlidingWindow, SlidingLog, SlidingWindowCounter, SrTcm, TrTcm, ConcurrencyLimiter, Permit, CycleLimiter, ManualLoad, SystemLoad, Bbr, BbrPermit, SystemGuard, SystemPermit, FlowController, FlowPermit, CompositeLimiter, KeyedLimiter, RedisStore, RedisLimiter, RedisCompositeLimiter, RedisLeasedLimiter, RedisDividedLimiter, Membership, RedisRateLimiter, RedisConcurrencyLimiter, ConcurrencyLease, parseLimits, RateItem, responseFields, TrustedProxies, HttpLimiter, rateLimit, fastifyRateLimit, RatekeeperStore } from "./index.js";

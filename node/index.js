@@ -31,6 +31,7 @@ const { KeyedLimiter } = require('./lib/keyed.js');
 const {
   RedisStore,
   RedisLimiter,
+  RedisCompositeLimiter,
   RedisLeasedLimiter,
   RedisDividedLimiter,
   Membership,
@@ -116,6 +117,7 @@ function version() {
 /** @typedef {import('./lib/redis.js').TlsOptions} TlsOptions */
 /** @typedef {import('./lib/redis.js').WhenUnavailable} WhenUnavailable */
 /** @typedef {import('./lib/redis.js').RedisLimiterOptions} RedisLimiterOptions */
+/** @typedef {import('./lib/redis.js').RedisCompositeOptions} RedisCompositeOptions */
 /** @typedef {import('./lib/redis.js').LeasedOptions} LeasedOptions */
 /** @typedef {import('./lib/redis.js').DividedOptions} DividedOptions */
 /** @typedef {import('./lib/redis.js').MembershipOptions} MembershipOptions */
@@ -165,6 +167,7 @@ module.exports = {
   KeyedLimiter,
   RedisStore,
   RedisLimiter,
+  RedisCompositeLimiter,
   RedisLeasedLimiter,
   RedisDividedLimiter,
   Membership,

@@ -36,6 +36,7 @@ export {
   KeyedLimiter,
   RedisStore,
   RedisLimiter,
+  RedisCompositeLimiter,
   RedisLeasedLimiter,
   RedisDividedLimiter,
   Membership,
@@ -98,6 +99,7 @@ export default ratekeeper;
 /** @typedef {import('./index.js').TlsOptions} TlsOptions */
 /** @typedef {import('./index.js').WhenUnavailable} WhenUnavailable */
 /** @typedef {import('./index.js').RedisLimiterOptions} RedisLimiterOptions */
+/** @typedef {import('./index.js').RedisCompositeOptions} RedisCompositeOptions */
 /** @typedef {import('./index.js').LeasedOptions} LeasedOptions */
 /** @typedef {import('./index.js').DividedOptions} DividedOptions */
 /** @typedef {import('./index.js').MembershipOptions} MembershipOptions */

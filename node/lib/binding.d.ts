@@ -397,6 +397,9 @@ export interface HeaderFields {
   retryAfter: number
 }
 
+/** The names of the response fields, by their codes in the fields' text. */
+export declare function httpFieldNames(): Array<string>
+
 /**
  * A header style's name as the library reads it, `undefined` meaning the
  * default (`draft-8`): its number, which the other functions take.
@@ -428,10 +431,11 @@ export interface HttpLimiterMethods {
   /** The decisions `check` would make, consuming nothing (to `scratch`). */
   peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /**
-   * `check`, returning the response fields `[name, value, …]` in a style
-   * of `httpHeaderStyle`.
+   * `check`, returning the response fields in a style of
+   * `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
+   * none).
    */
-  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string[]
+  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string
   /**
    * Gives back `cost` units admitted for `key` that should not count;
    * whether the key was held.
@@ -467,12 +471,6 @@ export declare function httpLimitOptions(text: string, algorithm: unknown): Reco
 export declare function httpLimitsOfWindow(limit: unknown, windowMs: unknown): string
 
 /**
- * Throws the `RangeError` for limits text of several items where one
- * Redis limiter must enforce it.
- */
-export declare function httpOneItemForRedis(text: unknown): never
-
-/**
  * The items of limits `text`, in order; bad text throws the `RangeError`
  * whose `position` is the byte where it went wrong.
  */
@@ -481,9 +479,12 @@ export declare function httpParseLimits(text: unknown): Array<RateItemRecord>
 /**
  * Every response field for decisions (`records`: the combined one, then
  * one per policy of `names`), in `style` (a code of `httpHeaderStyle`),
- * with the legacy fields if `legacy`: `[name, value, …]`.
+ * with the legacy fields if `legacy`, as one string: each field its
+ * name's code (an index into `httpFieldNames()`, as the digit `'0' + i`)
+ * and its value, fields separated by `'
+'`.
  */
-export declare function httpResponseFields(style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array): string[]
+export declare function httpResponseFields(style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array): string
 
 /**
  * The trusted proxies of `entries` (an array of strings); an entry the
@@ -686,6 +687,32 @@ export interface RecordWords {
 }
 
 /**
+ * Creates a composite named `name` in `store` of `limits` (an array of
+ * limiter options, in order) and returns its bound functions.
+ */
+export declare function redisCompositeCreate(store: unknown, name: unknown, limits: unknown, whenUnavailable: unknown, maxKeyBytes: unknown): RedisCompositeMethods
+
+/** The object `redisCompositeCreate` returns. */
+export interface RedisCompositeMethods {
+  /** A Promise of `[combined, ...parts]` for `cost` units of `key`. */
+  check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown[]>
+  /** A Promise of what `check` would decide, consuming nothing. */
+  peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown[]>
+  /** A Promise settled when `cost` units went back to every part of `key`. */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => Promise<void>
+  /** A Promise of whether `key` held a state, which it deletes. */
+  remove: (key: string | Uint8Array) => Promise<boolean>
+  /** Drops the limiter; later calls reject. */
+  close: () => void
+  /** The strictest part's quota. */
+  limit: number
+  /** How many parts. */
+  parts: number
+  /** The longest key taken, in bytes. */
+  maxKeyBytes: number
+}
+
+/**
  * Creates the shared concurrency limit `name` in `store`, of `limit`
  * permits held at once, each lease lasting the TTL (in milliseconds or
  * microseconds) after it was acquired or renewed, and returns its bound
@@ -835,6 +862,8 @@ export interface RedisLimiterMethods {
   check: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
   /** A Promise of the decision `check` would make, consuming nothing. */
   peek: (key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>
+  /** A Promise settled when `cost` units went back to `key`. */
+  refund: (key: string | Uint8Array, cost?: number | bigint) => Promise<void>
   /** A Promise of whether `key` held a state, which it deletes. */
   remove: (key: string | Uint8Array) => Promise<boolean>
   /** Drops the limiter; later calls reject. */

@@ -118,6 +118,20 @@ export type RedisLimiterOptions = {
      */
     maxKeyBytes?: number | bigint | undefined;
 };
+export type RedisCompositeOptions = {
+    /**
+     * When
+     * Redis cannot answer a decision: reject (`error`, the default), refuse
+     * in every part (`failClosed`), or admit (`failOpen`). There is no local
+     * share for a composite.
+     */
+    whenUnavailable?: "error" | "failClosed" | "failOpen" | undefined;
+    /**
+     * The longest key, in bytes, as
+     * for `RedisLimiter`.
+     */
+    maxKeyBytes?: number | bigint | undefined;
+};
 export type LeasedOptions = {
     /**
      * Units taken from Redis per round trip
@@ -456,6 +470,19 @@ export class RedisLimiter {
      */
     peek(key: string | Uint8Array, cost?: number | bigint): Promise<import("./decision.js").Decision>;
     /**
+     * Gives `cost` units back to `key`, as the in-process limiters' `refund`
+     * does (each algorithm gives back what it can, never more than a fresh
+     * state holds), atomically at the server's time: a request that should
+     * not count (express-rate-limit's `skipFailedRequests`). Resolves when
+     * Redis has taken it; not a decision, so it rejects when Redis cannot
+     * answer, whatever `whenUnavailable` (the caller may ignore that). This
+     * process's remembered refusal for the key goes too.
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<void>}
+     */
+    refund(key: string | Uint8Array, cost?: number | bigint): Promise<void>;
+    /**
      * Forgets `key`'s state in Redis (every key of it, deleted atomically):
      * its next request is decided as a new key's, with the whole limit — as
      * `KeyedLimiter.remove`, rate-limiter-flexible's `delete`. Resolves to
@@ -472,6 +499,97 @@ export class RedisLimiter {
      * @type {number}
      */
     get limit(): number;
+    /**
+     * The longest key taken, in bytes.
+     * @type {number}
+     */
+    get maxKeyBytes(): number;
+    /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
+    close(): void;
+    get [Symbol.toStringTag](): string;
+    #private;
+}
+/**
+ * @typedef {object} RedisCompositeOptions
+ * @property {'error' | 'failClosed' | 'failOpen'} [whenUnavailable] When
+ *   Redis cannot answer a decision: reject (`error`, the default), refuse
+ *   in every part (`failClosed`), or admit (`failOpen`). There is no local
+ *   share for a composite.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `RedisLimiter`.
+ */
+/**
+ * Several limits on the same keys through Redis, admitted all or nothing
+ * in one script run (`'10/second; 1000/hour'` for one client): a request
+ * is admitted only if every part admits it, and a refusal takes nothing
+ * from any part — as `CompositeLimiter` decides in one process. Each part
+ * is given as a `CompositeLimiter`'s is, with the algorithms
+ * `RedisLimiter` runs in Redis; every part of a key lives under one hash
+ * tag, so it works on a Redis Cluster.
+ *
+ * @example
+ * const perUser = new RedisCompositeLimiter(store, 'api', [
+ *   { algorithm: 'slidingWindowCounter', limit: 10, windowMs: 1_000 },
+ *   { algorithm: 'fixedWindow', limit: 1_000, windowMs: 3_600_000 },
+ * ]);
+ * const { decision, parts } = await perUser.check(`user:${id}`);
+ */
+export class RedisCompositeLimiter {
+    /**
+     * @param {RedisStore} store
+     * @param {string} name Processes using the same name share its keys.
+     * @param {import('./composite.js').LimitOptions[]} limits The parts, in
+     *   order; an error in one names it (`limits[1]`).
+     * @param {RedisCompositeOptions} [options]
+     */
+    constructor(store: RedisStore, name: string, limits: import("./composite.js").LimitOptions[], options?: RedisCompositeOptions);
+    /**
+     * Admits `cost` units for `key` in every part, or in none: the combined
+     * decision (the strictest part's) and each part's, in order.
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }>}
+     */
+    check(key: string | Uint8Array, cost?: number | bigint): Promise<{
+        decision: import("./decision.js").Decision;
+        parts: import("./decision.js").Decision[];
+    }>;
+    /**
+     * The decisions `check(key, cost)` would make now, consuming nothing.
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }>}
+     */
+    peek(key: string | Uint8Array, cost?: number | bigint): Promise<{
+        decision: import("./decision.js").Decision;
+        parts: import("./decision.js").Decision[];
+    }>;
+    /**
+     * Gives `cost` units back to every part of `key` (each as its algorithm
+     * can: see `RedisLimiter.refund`), in one script run. Rejects when Redis
+     * cannot answer, whatever `whenUnavailable`.
+     * @param {string | Uint8Array} key
+     * @param {number | bigint} [cost=1]
+     * @returns {Promise<void>}
+     */
+    refund(key: string | Uint8Array, cost?: number | bigint): Promise<void>;
+    /**
+     * Forgets `key`'s state in every part (deleted atomically); whether Redis
+     * held any.
+     * @param {string | Uint8Array} key
+     * @returns {Promise<boolean>}
+     */
+    remove(key: string | Uint8Array): Promise<boolean>;
+    /**
+     * The strictest part's quota: the most units ever admitted at once.
+     * @type {number}
+     */
+    get limit(): number;
+    /**
+     * How many parts (limits).
+     * @type {number}
+     */
+    get parts(): number;
     /**
      * The longest key taken, in bytes.
      * @type {number}

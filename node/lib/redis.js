@@ -44,6 +44,7 @@ const STORE_OPTIONS = Object.freeze([
 /** The options of `StoreOptions.tls`: `tls.connect`'s names. */
 const TLS_OPTIONS = Object.freeze(['ca', 'cert', 'key', 'servername', 'rejectUnauthorized']);
 const LIMITER_OPTIONS = Object.freeze(['rememberRefusals', 'whenUnavailable', 'membership', 'maxKeys', 'maxKeyBytes']);
+const COMPOSITE_OPTIONS = Object.freeze(['whenUnavailable', 'maxKeyBytes']);
 const LEASED_OPTIONS = Object.freeze(['batch', 'leaseMs', 'leaseMicros', 'maxKeyBytes']);
 const DIVIDED_OPTIONS = Object.freeze(['heartbeatTtlMs', 'heartbeatTtlMicros', 'maxKeys', 'maxKeyBytes']);
 const MEMBERSHIP_OPTIONS = Object.freeze(['ttlMs', 'ttlMicros']);
@@ -650,6 +651,22 @@ class RedisLimiter {
   }
 
   /**
+   * Gives `cost` units back to `key`, as the in-process limiters' `refund`
+   * does (each algorithm gives back what it can, never more than a fresh
+   * state holds), atomically at the server's time: a request that should
+   * not count (express-rate-limit's `skipFailedRequests`). Resolves when
+   * Redis has taken it; not a decision, so it rejects when Redis cannot
+   * answer, whatever `whenUnavailable` (the caller may ignore that). This
+   * process's remembered refusal for the key goes too.
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<void>}
+   */
+  refund(key, cost) {
+    return this.#native.refund(key, cost);
+  }
+
+  /**
    * Forgets `key`'s state in Redis (every key of it, deleted atomically):
    * its next request is decided as a new key's, with the whole limit — as
    * `KeyedLimiter.remove`, rate-limiter-flexible's `delete`. Resolves to
@@ -688,6 +705,141 @@ class RedisLimiter {
   get [Symbol.toStringTag]() {
     return 'RedisLimiter';
   }
+}
+
+/**
+ * @typedef {object} RedisCompositeOptions
+ * @property {'error' | 'failClosed' | 'failOpen'} [whenUnavailable] When
+ *   Redis cannot answer a decision: reject (`error`, the default), refuse
+ *   in every part (`failClosed`), or admit (`failOpen`). There is no local
+ *   share for a composite.
+ * @property {number | bigint} [maxKeyBytes] The longest key, in bytes, as
+ *   for `RedisLimiter`.
+ */
+
+/**
+ * Several limits on the same keys through Redis, admitted all or nothing
+ * in one script run (`'10/second; 1000/hour'` for one client): a request
+ * is admitted only if every part admits it, and a refusal takes nothing
+ * from any part — as `CompositeLimiter` decides in one process. Each part
+ * is given as a `CompositeLimiter`'s is, with the algorithms
+ * `RedisLimiter` runs in Redis; every part of a key lives under one hash
+ * tag, so it works on a Redis Cluster.
+ *
+ * @example
+ * const perUser = new RedisCompositeLimiter(store, 'api', [
+ *   { algorithm: 'slidingWindowCounter', limit: 10, windowMs: 1_000 },
+ *   { algorithm: 'fixedWindow', limit: 1_000, windowMs: 3_600_000 },
+ * ]);
+ * const { decision, parts } = await perUser.check(`user:${id}`);
+ */
+class RedisCompositeLimiter {
+  /** @type {import('./binding.js').RedisCompositeMethods} */
+  #native;
+
+  /**
+   * @param {RedisStore} store
+   * @param {string} name Processes using the same name share its keys.
+   * @param {import('./composite.js').LimitOptions[]} limits The parts, in
+   *   order; an error in one names it (`limits[1]`).
+   * @param {RedisCompositeOptions} [options]
+   */
+  constructor(store, name, limits, options) {
+    const o = readOptions(options, COMPOSITE_OPTIONS);
+    this.#native = native.redisCompositeCreate(
+      storeNative(store),
+      name,
+      limits,
+      o.whenUnavailable,
+      o.maxKeyBytes,
+    );
+  }
+
+  /**
+   * Admits `cost` units for `key` in every part, or in none: the combined
+   * decision (the strictest part's) and each part's, in order.
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }>}
+   */
+  async check(key, cost) {
+    return each(await this.#native.check(key, cost));
+  }
+
+  /**
+   * The decisions `check(key, cost)` would make now, consuming nothing.
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }>}
+   */
+  async peek(key, cost) {
+    return each(await this.#native.peek(key, cost));
+  }
+
+  /**
+   * Gives `cost` units back to every part of `key` (each as its algorithm
+   * can: see `RedisLimiter.refund`), in one script run. Rejects when Redis
+   * cannot answer, whatever `whenUnavailable`.
+   * @param {string | Uint8Array} key
+   * @param {number | bigint} [cost=1]
+   * @returns {Promise<void>}
+   */
+  refund(key, cost) {
+    return this.#native.refund(key, cost);
+  }
+
+  /**
+   * Forgets `key`'s state in every part (deleted atomically); whether Redis
+   * held any.
+   * @param {string | Uint8Array} key
+   * @returns {Promise<boolean>}
+   */
+  remove(key) {
+    return this.#native.remove(key);
+  }
+
+  /**
+   * The strictest part's quota: the most units ever admitted at once.
+   * @type {number}
+   */
+  get limit() {
+    return this.#native.limit;
+  }
+
+  /**
+   * How many parts (limits).
+   * @type {number}
+   */
+  get parts() {
+    return this.#native.parts;
+  }
+
+  /**
+   * The longest key taken, in bytes.
+   * @type {number}
+   */
+  get maxKeyBytes() {
+    return this.#native.maxKeyBytes;
+  }
+
+  /** Releases the limiter now (later calls reject with `ERR_RATEKEEPER_CLOSED`). */
+  close() {
+    this.#native.close();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'RedisCompositeLimiter';
+  }
+}
+
+/**
+ * `[combined, ...parts]` as `{ decision, parts }`.
+ * @param {unknown[]} decisions
+ * @returns {{ decision: import('./decision.js').Decision, parts: import('./decision.js').Decision[] }}
+ */
+function each(decisions) {
+  const all = /** @type {import('./decision.js').Decision[]} */ (decisions);
+  return { decision: all[0], parts: all.slice(1) };
 }
 
 /**
@@ -1394,6 +1546,7 @@ class ConcurrencyLease {
 module.exports = {
   RedisStore,
   RedisLimiter,
+  RedisCompositeLimiter,
   RedisLeasedLimiter,
   RedisDividedLimiter,
   Membership,

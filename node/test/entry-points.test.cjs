@@ -37,6 +37,7 @@ test('require() gives the API', () => {
     'RateItem',
     'RateLimiter',
     'RatekeeperStore',
+    'RedisCompositeLimiter',
     'RedisConcurrencyLimiter',
     'RedisDividedLimiter',
     'RedisLeasedLimiter',

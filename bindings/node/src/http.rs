@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::ffi::CString;
 use std::net::IpAddr;
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue};
@@ -22,7 +22,7 @@ use napi_derive::napi;
 use ratekeeper::http::{
     self as core, HeaderStyle, KeyedTextLimiter, LimiterTextError, Policy, RateItem, TrustedProxies,
 };
-use ratekeeper::{AnyClock, Argument, KeyedOptions, ParameterValue};
+use ratekeeper::{AnyClock, Argument, Decision, KeyedOptions, ParameterValue};
 
 use crate::args;
 use crate::bound::{Args, Binder, HotKeyed, Named, Returned, Scratch, DECISION_WORDS};
@@ -173,29 +173,82 @@ fn unix_secs(value: Js) -> u64 {
     value.number().filter(|x| x.is_finite() && *x > 0.0).map_or(0, |x| x as u64)
 }
 
-/// `[name, value, name, value, …]` as a JavaScript array of strings.
-fn flat(env: sys::napi_env, fields: &[(&'static str, String)]) -> Result<sys::napi_value, Failure> {
-    let mut array = ptr::null_mut();
-    // SAFETY: plain array creation.
-    let status = unsafe { sys::napi_create_array_with_length(env, fields.len() * 2, &mut array) };
-    js::check(env, status, "create array")?;
-    for (i, (name, value)) in fields.iter().enumerate() {
-        for (j, text) in [*name, value.as_str()].into_iter().enumerate() {
-            let element = js::string(env, text)?;
-            // SAFETY: an array and a value of this call.
-            let status = unsafe { sys::napi_set_element(env, array, (2 * i + j) as u32, element) };
-            js::check(env, status, "set element")?;
-        }
+/// Every field name [`core::response_fields`] writes, each coded in the
+/// fields' text by its index here (see [`FieldText`]); JavaScript has the
+/// list from `httpFieldNames`.
+const FIELD_NAMES: [&str; 9] = [
+    "RateLimit-Policy",
+    "RateLimit",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "Retry-After",
+];
+
+/// The separator of the fields in their text: a byte no field value has
+/// (HTTP forbids control characters in them; policy names are checked
+/// printable ASCII).
+const FIELD_SEPARATOR: char = '\n';
+
+/// Response fields as JavaScript takes them: one string, each field its
+/// name's code (`'0'` + its index in [`FIELD_NAMES`]) then its value,
+/// fields separated by `\n`. One string costs a fraction of an array of
+/// strings to hand over (an element set through Node-API is a generic
+/// property store), and the names JavaScript sets are then its own
+/// strings, the same each request, which the frameworks' header maps
+/// store fastest (`node/lib/http/engine.js`, `fieldList`).
+struct FieldText(String);
+
+impl FieldText {
+    fn with_capacity(bytes: usize) -> Self {
+        FieldText(String::with_capacity(bytes))
     }
-    Ok(array)
+
+    /// Starts the field `name` (one of [`FIELD_NAMES`]); its value follows.
+    fn field(&mut self, name: &str) -> Result<&mut String, Failure> {
+        let code = FIELD_NAMES
+            .iter()
+            .position(|known| *known == name)
+            .ok_or_else(|| Failure::Internal(format!("a response field ratekeeper-node does not know: {name}")))?;
+        if !self.0.is_empty() {
+            self.0.push(FIELD_SEPARATOR);
+        }
+        self.0.push(char::from(b'0' + code as u8));
+        Ok(&mut self.0)
+    }
+
+    /// The fields the library returned.
+    fn of(fields: &[(&'static str, String)]) -> Result<Self, Failure> {
+        let mut text = FieldText::with_capacity(fields.iter().map(|(_, value)| value.len() + 2).sum());
+        for (name, value) in fields {
+            text.field(name)?.push_str(value);
+        }
+        Ok(text)
+    }
+
+    /// As a JavaScript string.
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value, Failure> {
+        js::latin1(env, &self.0)
+    }
+}
+
+/// The names of the response fields, by their codes in the fields' text.
+#[napi]
+pub fn http_field_names() -> Vec<&'static str> {
+    FIELD_NAMES.to_vec()
 }
 
 /// Every response field for decisions (`records`: the combined one, then
 /// one per policy of `names`), in `style` (a code of `httpHeaderStyle`),
-/// with the legacy fields if `legacy`: `[name, value, …]`.
+/// with the legacy fields if `legacy`, as one string: each field its
+/// name's code (an index into `httpFieldNames()`, as the digit `'0' + i`)
+/// and its value, fields separated by `'\n'`.
 #[napi(
     ts_args_type = "style: number, legacy: boolean, unixNowSecs: number, names: unknown[], records: BigInt64Array",
-    ts_return_type = "string[]"
+    ts_return_type = "string"
 )]
 pub fn http_response_fields<'env>(
     env: &'env Env,
@@ -223,7 +276,7 @@ pub fn http_response_fields<'env>(
         let fields =
             core::response_fields(combined, &policies, style, legacy, unix_secs(Js::new(raw, unix_now_secs.raw())))?;
         // SAFETY: a value just created in this call's environment.
-        Ok(unsafe { Unknown::from_raw_unchecked(raw, flat(raw, &fields)?) })
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, FieldText::of(&fields)?.to_js(raw)?) })
     })
 }
 
@@ -315,12 +368,36 @@ pub fn http_trusted_proxies_create<'env>(env: &'env Env, entries: Unknown<'_>) -
 struct Limiter {
     limiter: core::HttpLimiter,
     scratch: Scratch,
+    /// The draft-8 `RateLimit-Policy` value the first admitted request got:
+    /// it changes only with the items' limits and windows, the same request
+    /// after request, so later ones write only `RateLimit` (as
+    /// ratekeeper-tower keeps it).
+    policy: OnceLock<KeptPolicy>,
+}
+
+/// A `RateLimit-Policy` value and the `(limit, window)` of each item it was
+/// written for (the names are the limiter's, fixed).
+struct KeptPolicy {
+    shape: Vec<(u64, Option<u64>)>,
+    value: String,
+}
+
+impl KeptPolicy {
+    fn fits(&self, decisions: &[Decision]) -> bool {
+        self.shape.len() == decisions.len()
+            && self
+                .shape
+                .iter()
+                .zip(decisions)
+                .all(|(&(limit, window), d)| limit == d.limit && window == d.window_secs())
+    }
 }
 
 impl Limiter {
     /// Decides (or, `peek`, looks), writes the decisions to `scratch`, and
-    /// with `style` returns the response fields. One limit (the usual case)
-    /// allocates nothing but the fields.
+    /// with `style` returns the response fields, as `respond` hands them to
+    /// JavaScript. One limit (the usual case) allocates nothing but the
+    /// fields' text.
     #[inline]
     fn decide(
         &self,
@@ -328,17 +405,14 @@ impl Limiter {
         cost: u64,
         peek: bool,
         style: Option<(HeaderStyle, bool, u64)>,
-    ) -> Result<(bool, Option<Fields>), Boxed> {
+    ) -> Result<(bool, Option<FieldText>), Boxed> {
         match self.limiter.keyed() {
             KeyedTextLimiter::One(one) => {
                 let decision = if peek { one.peek(key, cost)? } else { one.check(key, cost)? };
                 self.scratch.write_decision(0, &decision);
                 self.scratch.write_decision(DECISION_WORDS, &decision);
                 let fields = match style {
-                    Some((style, legacy, now)) => {
-                        let policies = [Policy { name: &self.limiter.policy_names()[0], decision }];
-                        Some(core::response_fields(&decision, &policies, style, legacy, now)?)
-                    }
+                    Some(style) => Some(self.fields(&decision, std::slice::from_ref(&decision), style)?),
                     None => None,
                 };
                 Ok((decision.allowed, fields))
@@ -350,17 +424,52 @@ impl Limiter {
                     self.scratch.write_decision(DECISION_WORDS * (i + 1), part);
                 }
                 let fields = match style {
-                    Some((style, legacy, now)) => Some(self.limiter.fields(&combined, &parts, style, legacy, now)?),
+                    Some(style) => Some(self.fields(&combined, &parts, style)?),
                     None => None,
                 };
                 Ok((combined.allowed, fields))
             }
         }
     }
-}
 
-/// Response fields as the library returns them.
-type Fields = Vec<(&'static str, String)>;
+    /// The response fields of a decision (see [`FieldText`]): the kept
+    /// `RateLimit-Policy` value and `RateLimit` alone for an admitted
+    /// request in draft-8 without legacy fields, the library's
+    /// [`core::response_fields`] otherwise.
+    fn fields(
+        &self,
+        combined: &Decision,
+        parts: &[Decision],
+        (style, legacy, now): (HeaderStyle, bool, u64),
+    ) -> Result<FieldText, Boxed> {
+        let draft8_only = style == HeaderStyle::Draft8 && !legacy && combined.allowed;
+        if draft8_only {
+            if let Some(kept) = self.policy.get().filter(|kept| kept.fits(parts)) {
+                let mut text = FieldText::with_capacity(2 * kept.value.len() + 32);
+                text.field("RateLimit-Policy")?.push_str(&kept.value);
+                let state = text.field("RateLimit")?;
+                for (i, (decision, name)) in parts.iter().zip(self.limiter.policy_names()).enumerate() {
+                    if i > 0 {
+                        state.push_str(", ");
+                    }
+                    // The names passed the library's check when the value was kept.
+                    decision
+                        .write_ratelimit(name, state)
+                        .map_err(|_| Failure::Internal("a policy name that was checked".to_owned()))?;
+                }
+                return Ok(text);
+            }
+        }
+        let fields = self.limiter.fields(combined, parts, style, legacy, now)?;
+        if draft8_only {
+            if let Some((_, value)) = fields.iter().find(|(name, _)| *name == "RateLimit-Policy") {
+                let shape = parts.iter().map(|d| (d.limit, d.window_secs())).collect();
+                let _ = self.policy.set(KeptPolicy { shape, value: value.clone() });
+            }
+        }
+        Ok(FieldText::of(&fields)?)
+    }
+}
 
 /// The object `httpLimiterCreate` returns.
 #[allow(dead_code)]
@@ -373,10 +482,11 @@ pub struct HttpLimiterMethods {
     /// The decisions `check` would make, consuming nothing (to `scratch`).
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub peek: (),
-    /// `check`, returning the response fields `[name, value, …]` in a style
-    /// of `httpHeaderStyle`.
+    /// `check`, returning the response fields in a style of
+    /// `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
+    /// none).
     #[napi(
-        ts_type = "(key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string[]"
+        ts_type = "(key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string"
     )]
     pub respond: (),
     /// Gives back `cost` units admitted for `key` that should not count;
@@ -415,7 +525,8 @@ fn respond(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
     let cost = args::cost_or_one(args.passed(1))?;
     let style = (style_of(args.get(2))?, args.get(3).boolean().unwrap_or(false), unix_secs(args.get(4)));
     let (_, fields) = args::with_key(args.get(0), |key| l.decide(key, cost, false, Some(style)))??;
-    Ok(Returned::Value(flat(args.env, &fields.unwrap_or_default())?))
+    let fields = fields.unwrap_or_else(|| FieldText::with_capacity(0));
+    Ok(Returned::Value(fields.to_js(args.env)?))
 }
 
 fn peek(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
@@ -494,7 +605,7 @@ pub fn http_limiter_create<'env>(
         };
         let algorithm_name = js::string(raw, spec::name(algorithm))?;
         let scratch = Scratch::new(DECISION_WORDS * (parts + 1));
-        let binder = &mut Binder::new(raw, Arc::new(Limiter { limiter, scratch }))?;
+        let binder = &mut Binder::new(raw, Arc::new(Limiter { limiter, scratch, policy: OnceLock::new() }))?;
         binder
             .methods(LIMITER_METHODS)?
             .hot_keyed::<0>(c"check")?
@@ -513,20 +624,6 @@ pub fn http_limiter_create<'env>(
 #[napi(ts_return_type = "never")]
 pub fn http_invalid_option(env: &Env, message: String) -> napi::Result<()> {
     guarded(env, || Err(Failure::InvalidOption(message)))
-}
-
-/// Throws the `RangeError` for limits text of several items where one
-/// Redis limiter must enforce it.
-#[napi(ts_args_type = "text: unknown", ts_return_type = "never")]
-pub fn http_one_item_for_redis(env: &Env, text: Unknown<'_>) -> napi::Result<()> {
-    let value = Js::new(env.raw(), text.raw());
-    guarded(env, || {
-        Err(Failure::OutOfRange {
-            argument: "limit",
-            value,
-            requirement: "must be a single limit with redis (one RedisLimiter enforces one item)",
-        })
-    })
 }
 
 /// express-rate-limit's `limit` and `windowMs` as limits text: `limit`

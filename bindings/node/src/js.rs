@@ -303,6 +303,20 @@ pub(crate) fn string(env: sys::napi_env, s: &str) -> Result<sys::napi_value, Fai
     Ok(out)
 }
 
+/// Creates a JavaScript string of ASCII text (no UTF-8 to decode: a
+/// response field's). Text that is not ASCII is created as UTF-8.
+pub(crate) fn latin1(env: sys::napi_env, s: &str) -> Result<sys::napi_value, Failure> {
+    if !s.is_ascii() {
+        return string(env, s);
+    }
+    let mut out = ptr::null_mut();
+    // SAFETY: `s` is ASCII (hence Latin-1) of the given length.
+    let status =
+        unsafe { sys::napi_create_string_latin1(env, s.as_ptr().cast::<c_char>(), s.len() as isize, &mut out) };
+    check(env, status, "create string")?;
+    Ok(out)
+}
+
 /// Creates a JavaScript number.
 pub(crate) fn number(env: sys::napi_env, x: f64) -> Result<sys::napi_value, Failure> {
     let mut out = ptr::null_mut();

@@ -33,7 +33,8 @@ export type RateLimitOptions<Req> = {
     /**
      * Share `limit`
      * between every process using the same Redis and `name`: each decision is
-     * one atomic round trip (`RedisLimiter`, exact mode). One item only.
+     * one atomic round trip (`RedisLimiter`, exact mode; several items are
+     * one `RedisCompositeLimiter`, all or nothing).
      */
     redis?: RedisStore | undefined;
     /**
@@ -169,8 +170,10 @@ export type RequestView<Req> = {
 export class Engine<Req> {
     /**
      * @param {RateLimitOptions<Req> | undefined} options
+     * @param {boolean} [lowerCaseNames=false] Name the fields in lower case
+     *   (for Fastify, which keeps them so).
      */
-    constructor(options: RateLimitOptions<Req> | undefined);
+    constructor(options: RateLimitOptions<Req> | undefined, lowerCaseNames?: boolean);
     /** The property the decision is put on. */
     requestProperty: string;
     /** A refusal's status. */
@@ -218,7 +221,8 @@ export function isThenable(value: unknown): value is PromiseLike<unknown>;
  * @property {import('../binding.js').ManualClock} [clock] For tests.
  * @property {import('../redis.js').RedisStore} [redis] Share `limit`
  *   between every process using the same Redis and `name`: each decision is
- *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ *   one atomic round trip (`RedisLimiter`, exact mode; several items are
+ *   one `RedisCompositeLimiter`, all or nothing).
  * @property {string} [name] With `redis`: the limiter's name there. The
  *   default names the limit and the algorithm, so processes with the same
  *   settings share it.

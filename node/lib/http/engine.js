@@ -11,9 +11,9 @@ const native = require('../binding.js');
 const { Decision, decisionAt, records } = require('../decision.js');
 const { views } = require('../admission.js');
 const { readOptions } = require('../options.js');
-const { RedisLimiter, RedisStore } = require('../redis.js');
+const { RedisCompositeLimiter, RedisLimiter, RedisStore } = require('../redis.js');
 const { TrustedProxies } = require('./client.js');
-const { headerStyle, unixNowSecs } = require('./fields.js');
+const { FIELD_NAMES, LOWER_CASE_FIELD_NAMES, fieldList, headerStyle, unixNowSecs } = require('./fields.js');
 const { HttpLimiter, methodsOf } = require('./limiter.js');
 const { parseLimits } = require('./limits.js');
 
@@ -38,7 +38,8 @@ const { parseLimits } = require('./limits.js');
  * @property {import('../binding.js').ManualClock} [clock] For tests.
  * @property {import('../redis.js').RedisStore} [redis] Share `limit`
  *   between every process using the same Redis and `name`: each decision is
- *   one atomic round trip (`RedisLimiter`, exact mode). One item only.
+ *   one atomic round trip (`RedisLimiter`, exact mode; several items are
+ *   one `RedisCompositeLimiter`, all or nothing).
  * @property {string} [name] With `redis`: the limiter's name there. The
  *   default names the limit and the algorithm, so processes with the same
  *   settings share it.
@@ -130,7 +131,7 @@ const DEFAULT_BODY = 'Too many requests, please try again later.';
  */
 class Engine {
   /** The native `respond` of an `HttpLimiter` (the one-call path), else undefined. */
-  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string[]) | undefined} */
+  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string) | undefined} */
   #respond;
   /** @type {Float64Array} */
   #f = new Float64Array(0);
@@ -138,9 +139,14 @@ class Engine {
   #big = new BigInt64Array(0);
   /** @type {((key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>) | undefined} */
   #check;
+  /** Several limits through Redis: the decision and each part's. */
+  /** @type {((key: Key, cost?: number | bigint) => Promise<{ decision: Decision, parts: Decision[] }>) | undefined} */
+  #checkEach;
   /** @type {string[]} */
-  #policies;
+  #policies = [];
   #trusted;
+  /** Whether no proxy is trusted (the TCP peer is the client). */
+  #peerIsClient = false;
   /** @type {((request: Req) => Key | PromiseLike<Key>) | undefined} */
   #keyFunction;
   /** @type {string | undefined} */
@@ -157,11 +163,16 @@ class Engine {
   #legacy;
   /** @type {((request: Req, decision: Decision) => unknown) | undefined} */
   #body;
+  /** The fields' names: `FIELD_NAMES`, or Fastify's lower-case ones. */
+  #names;
 
   /**
    * @param {RateLimitOptions<Req> | undefined} options
+   * @param {boolean} [lowerCaseNames=false] Name the fields in lower case
+   *   (for Fastify, which keeps them so).
    */
-  constructor(options) {
+  constructor(options, lowerCaseNames = false) {
+    this.#names = lowerCaseNames ? LOWER_CASE_FIELD_NAMES : FIELD_NAMES;
     const o = readOptions(options, OPTIONS);
     if (o.limiter !== undefined && (o.limit !== undefined || o.redis !== undefined)) {
       native.httpInvalidOption(`options: limiter excludes ${o.limit !== undefined ? 'limit' : 'redis'}`);
@@ -178,11 +189,16 @@ class Engine {
     if (o.redis !== undefined) {
       if (!(o.redis instanceof RedisStore)) native.throwWrongType('redis', o.redis, 'a RedisStore');
       const items = parseLimits(/** @type {string} */ (o.limit));
-      if (items.length !== 1) native.httpOneItemForRedis(o.limit);
       const algorithm = o.algorithm ?? 'slidingWindowCounter';
-      const name = o.name ?? `http:${algorithm}:${items[0]}`;
-      limiter = new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes });
-      this.#policies = [items[0].policyName];
+      const name = o.name ?? `http:${algorithm}:${items.join('; ')}`;
+      this.#policies = items.map((item) => item.policyName);
+      if (items.length === 1) {
+        limiter = new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes });
+      } else {
+        const limits = items.map((item) => item.limitOptions(algorithm));
+        const composite = new RedisCompositeLimiter(o.redis, name, limits, { maxKeyBytes: o.maxKeyBytes });
+        this.#checkEach = (key, cost) => composite.check(key, cost);
+      }
     } else if (limiter === undefined) {
       limiter = new HttpLimiter(/** @type {string} */ (o.limit), {
         algorithm: o.algorithm,
@@ -192,7 +208,9 @@ class Engine {
         clock: o.clock,
       });
     }
-    if (limiter instanceof HttpLimiter) {
+    if (this.#checkEach !== undefined) {
+      // Decided above.
+    } else if (limiter instanceof HttpLimiter) {
       const methods = methodsOf(limiter);
       this.#respond = methods.respond;
       [this.#f, this.#big] = views(methods.scratch);
@@ -203,10 +221,16 @@ class Engine {
       }
       const keyed = limiter;
       this.#check = (key, cost) => keyed.check(key, cost);
-      this.#policies ??= [o.policy ?? 'default'];
+      if (this.#policies.length === 0) this.#policies = [o.policy ?? 'default'];
     }
 
-    this.#trusted = o.trustedProxies instanceof TrustedProxies ? o.trustedProxies : new TrustedProxies(o.trustedProxies);
+    if (o.trustedProxies instanceof TrustedProxies) {
+      this.#trusted = o.trustedProxies;
+    } else {
+      const entries = o.trustedProxies === undefined ? [] : Array.from(o.trustedProxies);
+      this.#trusted = new TrustedProxies(entries);
+      this.#peerIsClient = entries.length === 0;
+    }
     const key = o.key;
     if (typeof key === 'function') this.#keyFunction = key;
     else if (typeof key === 'object' && key !== null && typeof key.header === 'string') this.#keyHeader = key.header.toLowerCase();
@@ -242,9 +266,13 @@ class Engine {
   #decideKey(key, cost) {
     const respond = this.#respond;
     if (respond !== undefined) {
-      const fields = respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0);
+      const fields = fieldList(respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0), this.#names);
       const decision = decisionAt(this.#f, this.#big, 0);
       return { allowed: decision.allowed, fields, decision };
+    }
+    const checkEach = this.#checkEach;
+    if (checkEach !== undefined) {
+      return checkEach(key, /** @type {number | bigint | undefined} */ (cost)).then((d) => this.#outcome(d.decision, d.parts));
     }
     const check = /** @type {(key: Key, cost?: number | bigint) => Decision | PromiseLike<Decision>} */ (this.#check);
     const decided = check(key, /** @type {number | bigint | undefined} */ (cost));
@@ -253,14 +281,17 @@ class Engine {
   }
 
   /**
-   * The outcome of a decision of a limiter given by the user.
+   * The outcome of a decision of a limiter given by the user, or of a
+   * Redis composite (with each part's).
    * @param {Decision} decision
+   * @param {Decision[]} [parts=[decision]]
    * @returns {Outcome}
    */
-  #outcome(decision) {
+  #outcome(decision, parts = [decision]) {
     if (!(decision instanceof Decision)) native.throwWrongType('limiter.check()', decision, 'a Decision');
     const now = this.#legacy ? unixNowSecs() : 0;
-    const fields = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, decision]));
+    const text = native.httpResponseFields(this.#style, this.#legacy, now, this.#policies, records([decision, ...parts]));
+    const fields = fieldList(text, this.#names);
     return { allowed: decision.allowed, fields, decision };
   }
 
@@ -277,6 +308,10 @@ class Engine {
     const peer = view.peer;
     // A peer that is not an IP address (a Unix socket's): one key for all.
     if (peer === undefined || peer === '') return '';
+    // Trusting no proxy, an IPv4 peer is the client as the library would
+    // write it: Node.js gives it in the canonical dotted form (its text
+    // from the socket's address). A third of a request's native time saved.
+    if (this.#peerIsClient && peer.indexOf(':') === -1) return peer;
     return this.#trusted.clientAddress(peer, view.headers.forwarded, view.headers['x-forwarded-for']);
   }
 

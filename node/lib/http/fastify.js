@@ -85,7 +85,7 @@ function register(fastify, options) {
   const { global = true, ...base } = all;
   // Checked now when every route uses them; otherwise with each route's.
   /** @type {Engine<FastifyRequestLike> | undefined} */
-  let shared = global ? new Engine(base) : undefined;
+  let shared = global ? new Engine(base, true) : undefined;
   /** A route's engine by its `config.rateLimit`: a GET route's HEAD route shares it. */
   const own = new WeakMap();
   const property = base.requestProperty ?? 'rateLimit';
@@ -97,11 +97,11 @@ function register(fastify, options) {
     /** @type {Engine<FastifyRequestLike>} */
     let engine;
     if (config === undefined || config === true) {
-      engine = shared ??= new Engine(base);
+      engine = shared ??= new Engine(base, true);
     } else if (typeof config === 'object' && config !== null) {
       engine = own.get(config);
       if (engine === undefined) {
-        engine = new Engine({ ...base, ...config });
+        engine = new Engine({ ...base, ...config }, true);
         own.set(config, engine);
       }
     } else {

@@ -66,4 +66,26 @@ export function unixNowSecs(): number;
  * @returns {Record<string, string>}
  */
 export function fieldsObject(flat: string[]): Record<string, string>;
+/**
+ * The response fields of the native functions' text — each field its
+ * name's code (the digit `'0' + i`, `i` its index in `names`) then its
+ * value, fields separated by `'\n'` — as `[name, value, name, value, …]`.
+ * @param {string} text
+ * @param {readonly string[]} [names=FIELD_NAMES]
+ * @returns {string[]}
+ */
+export function fieldList(text: string, names?: readonly string[]): string[];
+/**
+ * The response fields' names, by their codes in the fields' text of the
+ * native functions: in canonical case (`RateLimit-Policy`), as Node.js's
+ * `setHeader` sends them.
+ * @type {readonly string[]}
+ */
+export const FIELD_NAMES: readonly string[];
+/**
+ * The same in lower case, as Fastify's `reply.header` keeps them: a name
+ * already in lower case is stored without a new string.
+ * @type {readonly string[]}
+ */
+export const LOWER_CASE_FIELD_NAMES: readonly string[];
 import { Decision } from "../decision.js";

@@ -37,6 +37,42 @@ const { readOptions } = require('../options.js');
 const FIELD_OPTIONS = Object.freeze(['style', 'legacy', 'name', 'parts']);
 
 /**
+ * The response fields' names, by their codes in the fields' text of the
+ * native functions: in canonical case (`RateLimit-Policy`), as Node.js's
+ * `setHeader` sends them.
+ * @type {readonly string[]}
+ */
+const FIELD_NAMES = Object.freeze(native.httpFieldNames());
+
+/**
+ * The same in lower case, as Fastify's `reply.header` keeps them: a name
+ * already in lower case is stored without a new string.
+ * @type {readonly string[]}
+ */
+const LOWER_CASE_FIELD_NAMES = Object.freeze(FIELD_NAMES.map((name) => name.toLowerCase()));
+
+/**
+ * The response fields of the native functions' text — each field its
+ * name's code (the digit `'0' + i`, `i` its index in `names`) then its
+ * value, fields separated by `'\n'` — as `[name, value, name, value, …]`.
+ * @param {string} text
+ * @param {readonly string[]} [names=FIELD_NAMES]
+ * @returns {string[]}
+ */
+function fieldList(text, names = FIELD_NAMES) {
+  /** @type {string[]} */
+  const fields = [];
+  if (text === '') return fields;
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf('\n', start);
+    fields.push(names[text.charCodeAt(start) - 48], end === -1 ? text.slice(start + 1) : text.slice(start + 1, end));
+    if (end === -1) return fields;
+    start = end + 1;
+  }
+}
+
+/**
  * The header style `style` names, checked, as the number the native
  * functions take: `undefined` is the default (`draft-8`); anything else
  * but the four names throws a `RangeError`
@@ -85,7 +121,7 @@ function responseFields(decision, options) {
       i++;
     }
   }
-  return fieldsObject(native.httpResponseFields(style, o.legacy === true, unixNowSecs(), names, records(decisions)));
+  return fieldsObject(fieldList(native.httpResponseFields(style, o.legacy === true, unixNowSecs(), names, records(decisions))));
 }
 
 /**
@@ -108,4 +144,4 @@ function fieldsObject(flat) {
   return fields;
 }
 
-module.exports = { responseFields, headerStyle, unixNowSecs, fieldsObject };
+module.exports = { responseFields, headerStyle, unixNowSecs, fieldsObject, fieldList, FIELD_NAMES, LOWER_CASE_FIELD_NAMES };

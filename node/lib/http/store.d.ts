@@ -25,7 +25,8 @@ export type RatekeeperStoreOptions = {
     /**
      * Count in Redis,
      * shared by every process with the same Redis and `name` (one atomic
-     * round trip per request; one item of limits only).
+     * round trip per request; several items of limits are one
+     * `RedisCompositeLimiter`, all or nothing).
      */
     redis?: RedisStore | undefined;
     /**
@@ -114,9 +115,9 @@ export class RatekeeperStore {
     /**
      * Gives back the unit `key`'s request took, with the limiter's `refund`
      * (express-rate-limit's `skipSuccessfulRequests` and
-     * `skipFailedRequests`). A limiter without `refund` — the Redis limiters
-     * have none yet — rejects with a `TypeError`, which express-rate-limit
-     * logs: the request stays counted.
+     * `skipFailedRequests`), in this process or in Redis. A limiter of your
+     * own without `refund` rejects with a `TypeError`, which
+     * express-rate-limit logs: the request stays counted.
      * @param {string} key
      * @returns {Promise<void>}
      */

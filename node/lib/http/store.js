@@ -12,7 +12,7 @@
 
 const native = require('../binding.js');
 const { readOptions } = require('../options.js');
-const { RedisLimiter, RedisStore } = require('../redis.js');
+const { RedisCompositeLimiter, RedisLimiter, RedisStore } = require('../redis.js');
 const { HttpLimiter } = require('./limiter.js');
 const { parseLimits } = require('./limits.js');
 
@@ -31,7 +31,8 @@ const { parseLimits } = require('./limits.js');
  * @property {import('../binding.js').ManualClock} [clock] For tests.
  * @property {import('../redis.js').RedisStore} [redis] Count in Redis,
  *   shared by every process with the same Redis and `name` (one atomic
- *   round trip per request; one item of limits only).
+ *   round trip per request; several items of limits are one
+ *   `RedisCompositeLimiter`, all or nothing).
  * @property {string} [name] With `redis`: the limiter's name there (and
  *   this store's `prefix`). The default names the limit and the algorithm.
  * @property {{ check(key: string, cost?: number): unknown }} [limiter] A
@@ -145,13 +146,26 @@ class RatekeeperStore {
       return;
     }
     const items = parseLimits(text);
-    if (items.length !== 1) native.httpOneItemForRedis(text);
     const algorithm = o.algorithm ?? 'slidingWindowCounter';
-    const name = o.name ?? `erl:${algorithm}:${items[0]}`;
+    const name = o.name ?? `erl:${algorithm}:${items.join('; ')}`;
     this.prefix = name;
-    this.#limiter = /** @type {KeyedLike} */ (
-      /** @type {unknown} */ (new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), { maxKeyBytes: o.maxKeyBytes }))
-    );
+    const options = { maxKeyBytes: o.maxKeyBytes };
+    if (items.length === 1) {
+      this.#limiter = /** @type {KeyedLike} */ (
+        /** @type {unknown} */ (new RedisLimiter(o.redis, name, items[0].limitOptions(algorithm), options))
+      );
+      return;
+    }
+    // Several items: one all-or-nothing decision; express-rate-limit reads
+    // the combined one.
+    const composite = new RedisCompositeLimiter(o.redis, name, items.map((item) => item.limitOptions(algorithm)), options);
+    this.#limiter = {
+      check: async (key, cost) => (await composite.check(key, cost)).decision,
+      peek: async (key, cost) => (await composite.peek(key, cost)).decision,
+      refund: (key, cost) => composite.refund(key, cost),
+      remove: (key) => composite.remove(key),
+      close: () => composite.close(),
+    };
   }
 
   /** @returns {KeyedLike} */
@@ -174,9 +188,9 @@ class RatekeeperStore {
   /**
    * Gives back the unit `key`'s request took, with the limiter's `refund`
    * (express-rate-limit's `skipSuccessfulRequests` and
-   * `skipFailedRequests`). A limiter without `refund` — the Redis limiters
-   * have none yet — rejects with a `TypeError`, which express-rate-limit
-   * logs: the request stays counted.
+   * `skipFailedRequests`), in this process or in Redis. A limiter of your
+   * own without `refund` rejects with a `TypeError`, which
+   * express-rate-limit logs: the request stays counted.
    * @param {string} key
    * @returns {Promise<void>}
    */

@@ -51,6 +51,9 @@ pub struct RedisLimiterMethods {
     /// A Promise of the decision `check` would make, consuming nothing.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<unknown>")]
     pub peek: (),
+    /// A Promise settled when `cost` units went back to `key`.
+    #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => Promise<void>")]
+    pub refund: (),
     /// A Promise of whether `key` held a state, which it deletes.
     #[napi(ts_type = "(key: string | Uint8Array) => Promise<boolean>")]
     pub remove: (),
@@ -70,6 +73,16 @@ const EXACT: &[Named<Exact>] = &[
     (c"check", 2, |e, args| decide(args, &e.limiter, |l, key, cost, done| batch::check(l, &e.store, key, cost, done))),
     (c"peek", 2, |e, args| {
         decide(args, &e.limiter, |l, key, cost, done| l.peek_with(key, cost, move |r| done.decision(r)))
+    }),
+    (c"refund", 2, |e, args| {
+        decide(args, &e.limiter, |l, key, cost, done| {
+            l.refund_with(key, cost, move |r| {
+                done.answer(move |cx| {
+                    r?;
+                    cx.undefined()
+                })
+            })
+        })
     }),
     (c"remove", 1, |e, args| {
         forget(args, &e.limiter, |l, key, done| l.remove_with(key, move |r| done.answer(move |cx| cx.boolean(r?))))

@@ -30,6 +30,7 @@
 //! |---|---|
 //! | `store` | `RedisStore`: connecting, options, closing |
 //! | `exact` | exact mode (`RedisLimiter`), with its unavailability policy |
+//! | `composite` | several limits of one key, all or nothing (`RedisCompositeLimiter`) |
 //! | `leased` | leased mode (`RedisLeasedLimiter`) |
 //! | `divided` | divided mode (`RedisDividedLimiter`) |
 //! | `batch` | the exact-mode checks of one turn of the event loop, sent together |
@@ -39,6 +40,7 @@
 //! | `concurrency` | the concurrency limit shared as leases (`RedisConcurrencyLimiter`) |
 
 mod batch;
+mod composite;
 mod concurrency;
 mod divided;
 mod exact;
