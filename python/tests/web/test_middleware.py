@@ -1,6 +1,7 @@
-"""ratekeeper.http's middleware on real servers with real clients: FastAPI
-and Starlette under uvicorn, Flask and Django under waitress, each through
-its middleware and its per-route form (``apps.KINDS``), on loopback port 0.
+"""ratekeeper.http's middleware on real servers with real clients: FastAPI,
+Starlette, Litestar and Quart under uvicorn, Flask and Django under
+waitress, each through its middleware and its per-route form
+(``apps.KINDS``), on loopback port 0.
 """
 
 from __future__ import annotations
@@ -200,3 +201,22 @@ def test_the_refusal_hook_builds_the_body(kind: str) -> None:
     assert body["path"] == "/"
     assert body["retry_after"] > 0
     assert re.match(r"^\d+$", reply.header("Retry-After") or "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "limited"), [("litestar", False), ("litestar-wrapped", True), ("quart", True)]
+)
+def test_requests_no_route_takes(kind: str, limited: bool) -> None:
+    # Litestar runs the middleware of middleware= around each route, so a
+    # 404 or 405 is not limited (the README says so); wrapped around the
+    # whole application, as Quart's and any ASGI application's, every
+    # request counts.
+    with serve(kind, RateLimit("2/hour")) as port:
+        unknown = [request(port, "/nowhere").status for _ in range(3)]
+        wrong_method = request(port, method="DELETE").status
+    if limited:
+        assert unknown == [404, 404, 429]
+        assert wrong_method == 429
+    else:
+        assert unknown == [404, 404, 404]
+        assert wrong_method == 405
