@@ -364,6 +364,26 @@ typedef struct rk_permit rk_permit;
 typedef struct rk_rate_limiter rk_rate_limiter;
 
 /**
+ * Several limits on the same keys — "10 per second *and* 1,000 per hour,
+ * per client" — shared through Redis and decided all or nothing in one
+ * atomic script run at the server's time: a request refused by one limit
+ * takes nothing from any other, and no other process's request comes in
+ * between the limits (checking one `rk_redis_limiter` per limit in turn
+ * would allow both). The decisions are those of an in-process
+ * `rk_composite_limiter` per key. Every limit of one key lives under one
+ * Redis Cluster hash tag, so it runs on a cluster too.
+ *
+ * Keys are bytes as `rk_redis_limiter`'s (at most 256 unless
+ * `rk_redis_composite_set_max_key_bytes()` says otherwise). It remembers
+ * no refusals: each check is one round trip.
+ *
+ * Thread safety: as `rk_redis_limiter`; only
+ * `rk_redis_composite_free()` must not race with other calls on the
+ * handle.
+ */
+typedef struct rk_redis_composite_limiter rk_redis_composite_limiter;
+
+/**
  * A lease of an `rk_redis_concurrency_limiter`: release it with
  * `rk_redis_concurrency_limiter_release()`, then free it with
  * `rk_redis_concurrency_lease_free()` (freeing releases nothing: an
@@ -1272,6 +1292,20 @@ typedef uint32_t rk_when_unavailable;
 typedef void (*rk_decision_callback)(void *user_data,
                                      rk_status status,
                                      const rk_decision *decision);
+
+/**
+ * What `rk_redis_composite_check_async()` calls with its outcome: `status`
+ * `RK_OK` with the combined decision in `*decision` and each limit's in
+ * `parts[0 .. parts_len]` (`parts_len` the number of limits), or the
+ * failure with both NULL and `parts_len` 0. Called once, on the library's
+ * Redis thread, as an `rk_decision_callback` is; the decisions are valid
+ * only during the call.
+ */
+typedef void (*rk_composite_callback)(void *user_data,
+                                      rk_status status,
+                                      const rk_decision *decision,
+                                      const rk_decision *parts,
+                                      size_t parts_len);
 
 /**
  * What an `_async` reservation of a shared Guava limiter calls with its
@@ -4331,6 +4365,221 @@ rk_status rk_redis_limiter_remove(const rk_redis_limiter *limiter,
                                   const char *key,
                                   size_t key_len,
                                   bool *out_removed);
+
+/**
+ * Gives `cost` units admitted earlier for the key back — a request that
+ * was skipped or failed (express-rate-limit's `decrement`) — with the same
+ * semantics per algorithm as `rk_limiter_refund()`: never more than a
+ * fresh key holds, nothing once the units have aged out. One script run
+ * at the server's time; this limiter's remembered refusal for the key is
+ * dropped (what was given back may admit what it refused). A refund of 0
+ * sends nothing. Not a decision: the store's failure whatever the
+ * unavailability policy (the caller may ignore it).
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+ * longer than the limiter's `max_key_bytes` (nothing is sent then); the
+ * store's failures (`RK_UNAVAILABLE`, `RK_TIMEOUT`, ...);
+ * `RK_UNSUPPORTED` from a callback of the store's thread;
+ * `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes.
+ */
+rk_status rk_redis_limiter_refund(const rk_redis_limiter *limiter,
+                                  const char *key,
+                                  size_t key_len,
+                                  int64_t cost);
+
+/**
+ * Creates a composite of the `limits_len` limits in `limits` (each as
+ * `rk_redis_limiter_new()` takes one), named `name` in `store`, in
+ * `*out_limiter`: processes using the same store and name share each
+ * key's limits, in any language. Sends nothing yet. Free it with
+ * `rk_redis_composite_free()`.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `limits_len` is 0, a limit is
+ * invalid (the message names it: `limits[1]: …`) or `name` is not UTF-8;
+ * `RK_UNSUPPORTED` when a limit's algorithm does not run in Redis (those
+ * that do: GCRA, the token bucket, the fixed window, the sliding window
+ * counter, the sliding log); `RK_NULL_POINTER` when `store`, `name`,
+ * `limits` (with a `limits_len` above 0) or `out_limiter` is NULL.
+ *
+ * # Safety
+ * `store` is NULL or a live store; `name` is NULL or a NUL-terminated
+ * string; `limits` is NULL or valid for reading `limits_len` specs;
+ * `out_limiter` is NULL or valid for writing a pointer.
+ */
+rk_status rk_redis_composite_new(const rk_redis_store *store,
+                                 const char *name,
+                                 const rk_limiter_spec *limits,
+                                 size_t limits_len,
+                                 rk_redis_composite_limiter **out_limiter);
+
+/**
+ * Frees a composite (its state stays in Redis, shared, and expires there
+ * once whole again). A pending `_async` decision still calls back. `NULL`
+ * does nothing.
+ *
+ * # Safety
+ * `limiter` is NULL or a limiter from `rk_redis_composite_new()` that has
+ * not been freed, and no other call is using it.
+ */
+void rk_redis_composite_free(rk_redis_composite_limiter *limiter);
+
+/**
+ * How many limits the composite has, in `*out_len`: the length of the
+ * `out_parts` arrays its checks fill.
+ *
+ * Returns `RK_NULL_POINTER` when `limiter` or `out_len` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `out_len` is NULL or valid for a
+ * write.
+ */
+rk_status rk_redis_composite_len(const rk_redis_composite_limiter *limiter,
+                                 size_t *out_len);
+
+/**
+ * Sets what checks and peeks do when Redis cannot answer:
+ * `RK_WHEN_UNAVAILABLE_ERROR` (the default: the failure),
+ * `_FAIL_CLOSED` (every limit refuses, with the store's retry interval)
+ * or `_FAIL_OPEN` (every limit admits).
+ *
+ * Returns `RK_INVALID_ARGUMENT` for another value (`_LOCAL_SHARE`
+ * included: a composite has no local share); `RK_NULL_POINTER` when
+ * `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_composite_set_when_unavailable(const rk_redis_composite_limiter *limiter,
+                                                  rk_when_unavailable policy);
+
+/**
+ * Sets the longest key the composite takes, in bytes: 1 to 65536 (256
+ * until set). A longer key is `RK_INVALID_ARGUMENT` and nothing is sent.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `max_key_bytes` is not between 1 and
+ * 65536; `RK_NULL_POINTER` when `limiter` is NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter.
+ */
+rk_status rk_redis_composite_set_max_key_bytes(const rk_redis_composite_limiter *limiter,
+                                               int64_t max_key_bytes);
+
+/**
+ * Admits `cost` units for the key of `key_len` bytes at `key` in every
+ * limit, or in none (one round trip; blocks at most the store's timeout),
+ * storing the combined decision (the strictest limit's) in
+ * `*out_decision` and, when `parts_len` is not 0, each limit's own in
+ * `out_parts[0 .. len]` (`len` from `rk_redis_composite_len()`; a limit
+ * that would have admitted a refused request shows its state untouched)
+ * — one `RateLimit` item per policy. A refusal consumes nothing anywhere
+ * and is not an error.
+ *
+ * When Redis cannot answer, the policy decides (see
+ * `rk_redis_composite_set_when_unavailable()`).
+ *
+ * Returns `RK_BUFFER_TOO_SMALL`, sending nothing, when `parts_len` is not
+ * 0 and below the number of limits; `RK_INVALID_ARGUMENT` when `cost` is
+ * negative or the key too long (nothing is sent); `RK_UNAVAILABLE`,
+ * `RK_TIMEOUT`, `RK_REDIS_ERROR` or `RK_PROTOCOL_ERROR` when Redis did
+ * not decide; `RK_UNSUPPORTED` from a callback; `RK_NULL_POINTER` when
+ * `limiter` or `out_decision` is NULL, `key` is NULL with a `key_len`
+ * above 0, or `out_parts` is NULL with a `parts_len` above 0.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_decision` is NULL or valid for a write;
+ * `out_parts` is NULL or valid for writing `parts_len` decisions.
+ */
+rk_status rk_redis_composite_check(const rk_redis_composite_limiter *limiter,
+                                   const char *key,
+                                   size_t key_len,
+                                   int64_t cost,
+                                   rk_decision *out_decision,
+                                   rk_decision *out_parts,
+                                   size_t parts_len);
+
+/**
+ * The decisions `rk_redis_composite_check()` would make now; writes
+ * nothing in Redis. Arguments and statuses as
+ * `rk_redis_composite_check()`.
+ *
+ * # Safety
+ * As `rk_redis_composite_check()`.
+ */
+rk_status rk_redis_composite_peek(const rk_redis_composite_limiter *limiter,
+                                  const char *key,
+                                  size_t key_len,
+                                  int64_t cost,
+                                  rk_decision *out_decision,
+                                  rk_decision *out_parts,
+                                  size_t parts_len);
+
+/**
+ * `rk_redis_composite_check()` for event loops: returns at once, and
+ * `callback(user_data, status, decision, parts, parts_len)` is called
+ * exactly once with the outcome, on the library's Redis thread (see
+ * `rk_composite_callback`).
+ *
+ * Returns `RK_OK` when the decision is under way (and then the callback
+ * will be called); `RK_INVALID_ARGUMENT` or `RK_NULL_POINTER` as
+ * `rk_redis_composite_check()` (`callback` included), and then the
+ * callback is never called.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes (it is copied before this returns); `callback` may be
+ * called with `user_data` from another thread.
+ */
+rk_status rk_redis_composite_check_async(const rk_redis_composite_limiter *limiter,
+                                         const char *key,
+                                         size_t key_len,
+                                         int64_t cost,
+                                         rk_composite_callback callback,
+                                         void *user_data);
+
+/**
+ * Gives `cost` units back to every limit of the key (each as
+ * `rk_redis_limiter_refund()` gives back: never more than a fresh key
+ * holds), in one script run. A refund of 0 sends nothing. Not a decision:
+ * the store's failure whatever the unavailability policy.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key too
+ * long (nothing is sent); the store's failures (`RK_UNAVAILABLE`,
+ * `RK_TIMEOUT`, ...); `RK_UNSUPPORTED` from a callback;
+ * `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+ * NULL.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes.
+ */
+rk_status rk_redis_composite_refund(const rk_redis_composite_limiter *limiter,
+                                    const char *key,
+                                    size_t key_len,
+                                    int64_t cost);
+
+/**
+ * Forgets the key's state in every limit — every key, deleted atomically
+ * — so that its next request is decided as a new key's; `*out_removed`
+ * (when not NULL) whether Redis held any. Not a decision: the store's
+ * failure whatever the unavailability policy.
+ *
+ * Returns as `rk_redis_limiter_remove()`.
+ *
+ * # Safety
+ * `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+ * `key_len` bytes; `out_removed` is NULL or valid for a write.
+ */
+rk_status rk_redis_composite_remove(const rk_redis_composite_limiter *limiter,
+                                    const char *key,
+                                    size_t key_len,
+                                    bool *out_removed);
 
 /**
  * Creates a leased limiter named `name` in `store` over `*spec`

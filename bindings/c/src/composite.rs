@@ -27,7 +27,7 @@ pub struct rk_composite_limiter {
 ///
 /// # Safety
 /// `limits` is valid for reading `limits_len` specs.
-unsafe fn specs(limits: *const rk_limiter_spec, limits_len: usize) -> Result<Vec<LimiterSpec>, Failure> {
+pub(crate) unsafe fn specs(limits: *const rk_limiter_spec, limits_len: usize) -> Result<Vec<LimiterSpec>, Failure> {
     if limits_len == 0 {
         // No limits: the std layer's own error (`limits_len`), below.
         return Ok(Vec::new());

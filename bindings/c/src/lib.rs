@@ -91,6 +91,7 @@ pub use load::{rk_bbr, rk_bbr_permit, rk_load, rk_system_guard, rk_system_permit
 pub use manual_clock::rk_manual_clock;
 pub use markers::{rk_srtcm, rk_trtcm};
 pub use rate_limiter::rk_rate_limiter;
+pub use redis::composite::rk_redis_composite_limiter;
 pub use redis::concurrency::{rk_redis_concurrency_lease, rk_redis_concurrency_limiter};
 pub use redis::divided::rk_redis_divided_limiter;
 pub use redis::exact::rk_redis_limiter;

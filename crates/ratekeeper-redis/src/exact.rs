@@ -551,6 +551,51 @@ impl RedisLimiter {
         RedisStore::spawn_with(async move { this.remove_key(&key).await }, callback);
     }
 
+    /// Gives `cost` units admitted earlier for `key` back, as the in-process
+    /// limiters do ([`ratekeeper::Admission::refund`]'s table: the same
+    /// semantics per algorithm, never more than a fresh key holds), in one
+    /// script run at the server's time: a request skipped or failed
+    /// (express-rate-limit's `decrement`). This client's remembered refusal
+    /// for `key` is dropped, since the units given back may admit what it
+    /// refused. Not a decision: when Redis cannot answer, the error,
+    /// whatever the unavailability policy (the caller may ignore it). A
+    /// refund of 0 sends nothing.
+    pub async fn refund_async(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<(), Error> {
+        self.refund_key(key.as_ref(), cost).await
+    }
+
+    async fn refund_key(&self, key: &[u8], cost: u64) -> Result<(), Error> {
+        let key = self.checked_key(key)?;
+        if cost == 0 {
+            return Ok(());
+        }
+        self.inner.refusals.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        self.run_script("refund".to_owned(), &[(key.to_vec(), cost)]).await.map(drop)
+    }
+
+    /// Blocking [`refund_async`](Self::refund_async).
+    pub fn refund(&self, key: impl AsRef<[u8]>, cost: u64) -> Result<(), Error> {
+        let key = self.checked_key(key.as_ref())?;
+        let (this, key) = (self.clone(), key.to_vec());
+        RedisStore::block_on(async move { this.refund_key(&key, cost).await })
+    }
+
+    /// [`refund_async`](Self::refund_async) with a callback (see
+    /// [`check_with`](Self::check_with)).
+    pub fn refund_with(
+        &self,
+        key: impl Into<Vec<u8>>,
+        cost: u64,
+        callback: impl FnOnce(Result<(), Error>) + Send + 'static,
+    ) {
+        let key = key.into();
+        if let Err(e) = self.checked_key(&key) {
+            return callback(Err(e));
+        }
+        let this = self.clone();
+        RedisStore::spawn_with(async move { this.refund_key(&key, cost).await }, callback);
+    }
+
     /// Whether `other` is this limiter or a clone of it.
     pub fn is(&self, other: &RedisLimiter) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -759,7 +804,7 @@ fn state_keys(name: &str, algorithm: Algorithm, key: &[u8]) -> Vec<String> {
 
 /// A script's `Decision` reply: seven integers, -1 for "never" (see
 /// `lua/decision.lua`).
-fn decision(reply: &[i64]) -> Result<Decision, Error> {
+pub(crate) fn decision(reply: &[i64]) -> Result<Decision, Error> {
     let [allowed, limit, remaining, retry_after, reset_after, wait, window] = reply
         .get(..7)
         .and_then(|r| <[i64; 7]>::try_from(r).ok())

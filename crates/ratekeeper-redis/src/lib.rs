@@ -11,6 +11,9 @@
 //! * [`RedisLimiter`] — GCRA (redis-cell's reply), the token bucket, the
 //!   fixed window, the sliding window counter and the sliding log, per user
 //!   key, each deciding as the in-process limiter would.
+//! * [`RedisCompositeLimiter`] — several of those limits on one key
+//!   ("10 per second and 1,000 per hour"), decided all or nothing in one
+//!   script run, as the in-process composites decide.
 //! * [`RedisLeasedLimiter`] — leased mode: one round trip takes a
 //!   batch of units that a node then spends locally, with the over-time
 //!   bound and the losses stated in its docs.
@@ -27,6 +30,7 @@
 //!   timeouts, a heartbeat TTL), each with its domain, checked here for
 //!   every language.
 
+mod composite;
 mod concurrency;
 mod divided;
 mod error;
@@ -47,6 +51,7 @@ mod smooth;
 mod store;
 mod tls;
 
+pub use composite::{CompositeDecision, RedisCompositeLimiter};
 pub use concurrency::{ConcurrencyLease, RedisConcurrencyLimiter};
 pub use divided::RedisDividedLimiter;
 pub use error::Error;

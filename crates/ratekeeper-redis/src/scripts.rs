@@ -23,6 +23,7 @@ const SLIDING_LOG: &str = include_str!("lua/sliding_log.lua");
 const MEMBERSHIP: &str = include_str!("lua/membership.lua");
 const CONCURRENCY: &str = include_str!("lua/concurrency.lua");
 const FORGET: &str = include_str!("lua/forget.lua");
+const COMPOSITE: &str = include_str!("lua/composite.lua");
 
 /// Where a script's "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,4 +92,33 @@ pub(crate) fn admission(algorithm: Algorithm, time: TimeSource) -> Option<String
         Algorithm::LeakyBucketMeter | Algorithm::LeakyBucketQueue | Algorithm::SlidingWindow => return None,
     };
     Some([time_source(time), DECISION, body].concat())
+}
+
+/// The script of a composite of `algorithms` (`lua/composite.lua`): each
+/// algorithm's script wrapped as a function of its own `KEYS` and `ARGV`
+/// (each once, however many parts run it), then the all-or-nothing rule
+/// over them, so that the parts decide in one script run at one `NOW`.
+/// `None` if one of them does not run in Redis.
+pub(crate) fn composite(algorithms: &[Algorithm], time: TimeSource) -> Option<String> {
+    let mut source = [time_source(time), DECISION, "local RUN = {}\n"].concat();
+    let mut seen = Vec::new();
+    for &algorithm in algorithms {
+        if seen.contains(&algorithm) {
+            continue;
+        }
+        seen.push(algorithm);
+        let body = match algorithm {
+            Algorithm::Gcra => GCRA,
+            Algorithm::TokenBucket => TOKEN_BUCKET,
+            Algorithm::FixedWindow => FIXED_WINDOW,
+            Algorithm::SlidingWindowCounter => SLIDING_WINDOW_COUNTER,
+            Algorithm::SlidingLog => SLIDING_LOG,
+            Algorithm::LeakyBucketMeter | Algorithm::LeakyBucketQueue | Algorithm::SlidingWindow => return None,
+        };
+        // A script's top-level `return` ends its function instead; `KEYS`
+        // and `ARGV` are the function's parameters, shadowing the run's.
+        source.push_str(&format!("RUN['{}'] = function(KEYS, ARGV)\n{body}\nend\n", algorithm.wire_name()));
+    }
+    source.push_str(COMPOSITE);
+    Some(source)
 }

@@ -9,7 +9,9 @@
 //! such as `"100/minute; 1000/day"` by
 //! [`limiter_from_text`](ratekeeper::http::limiter_from_text), or an
 //! [`AnyKeyedLimiter`](ratekeeper::AnyKeyedLimiter) — or with
-//! the `redis` feature a limiter shared through Redis) under the key an
+//! the `redis` feature a limiter shared through Redis — several limits as
+//! one `RedisCompositeLimiter`, all or nothing in one round trip,
+//! `redis_limiter_from_text`) under the key an
 //! extractor gives ([`KeyExtractor`]: the client's address by default,
 //! [`ClientAddress`]; a header, [`HeaderKey`]; or any closure
 //! `Fn(&Request<B>) -> Option<K>`), and
@@ -84,6 +86,8 @@ mod service;
 pub use body::ResponseBody;
 pub use key::{AddressKey, ClientAddress, HeaderKey, KeyExtractor, PeerFn};
 pub use layer::{LimiterErrorFn, NoKey, RateLimitLayer, RefusalFn, RequestCost};
+#[cfg(feature = "redis")]
+pub use limiter::redis::redis_limiter_from_text;
 pub use limiter::{BoxCheck, BoxError, Checking, KeyedCheck, Named, Never, Verdict, DEFAULT_POLICY_NAME};
 pub use ratekeeper::http::HeaderStyle;
 pub use service::{RateLimit, ResponseFuture};

@@ -67,8 +67,9 @@ pub enum Checking<F> {
 /// [`KeyedCompositeLimiter`]; for `Arc<L>` of any implementation (to keep a handle on the limiter:
 /// to [`remove`](AnyKeyedLimiter::remove) a key, say), for [`Named`]
 /// (policy names), and with the `redis` feature for ratekeeper-redis's
-/// `RedisLimiter` and `RedisLeasedLimiter` (their `check_async`) and
-/// `RedisDividedLimiter` (which decides locally).
+/// `RedisLimiter` and `RedisLeasedLimiter` (their `check_async`),
+/// `RedisCompositeLimiter` (several limits, all or nothing, in one round
+/// trip) and `RedisDividedLimiter` (which decides locally).
 pub trait KeyedCheck: Send + Sync + 'static {
     /// The future of a check that cannot answer at once.
     type Future: Future<Output = Result<Verdict, BoxError>> + Send + 'static;
@@ -210,9 +211,9 @@ impl<L: KeyedCheck> KeyedCheck for Named<L> {
 }
 
 #[cfg(feature = "redis")]
-mod redis {
+pub(crate) mod redis {
     use super::*;
-    use ratekeeper_redis::{RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter};
+    use ratekeeper_redis::{RedisCompositeLimiter, RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter};
 
     /// Round trips are boxed futures: a Redis round trip costs far more
     /// than the allocation.
@@ -238,6 +239,48 @@ mod redis {
 
     async_check!(RedisLimiter);
     async_check!(RedisLeasedLimiter);
+
+    /// Several limits through Redis ("10 per second and 1,000 per hour"):
+    /// one script run decides them all or nothing, so a request refused by
+    /// one limit takes nothing from the others — checking one
+    /// `RedisLimiter` per limit in turn would have taken it from those
+    /// before the refusing one, and let other servers' requests in between.
+    /// Policies unnamed: `"policy-1"`, `"policy-2"`… (wrap it in [`Named`]).
+    impl KeyedCheck for RedisCompositeLimiter {
+        type Future = BoxCheck;
+
+        fn check(&self, key: &[u8], cost: u64) -> Checking<BoxCheck> {
+            let limiter = self.clone();
+            let key = key.to_vec();
+            Checking::Pending(Box::pin(async move {
+                let decision = limiter.check_async(key, cost).await.map_err(BoxError::from)?;
+                Ok(Verdict { combined: decision.combined, parts: decision.parts })
+            }))
+        }
+
+        fn policy_name(&self, index: usize) -> &str {
+            numbered_policy_name(index)
+        }
+    }
+
+    /// The Redis limiter for limits text (`"10/second; 1000/hour"`, as
+    /// [`ratekeeper::http::limiter_from_text`] reads it): a composite of
+    /// its items, each mapped by [`RateItem::spec`](ratekeeper::http::RateItem::spec)
+    /// with `algorithm` (it must run in Redis), named by their policy names
+    /// (`"10-in-1sec"`), under `name` in `store`. Several items are decided
+    /// all or nothing in one round trip; one item is a composite of one —
+    /// the same decisions as a `RedisLimiter`, with no remembered refusals.
+    pub fn redis_limiter_from_text(
+        store: &ratekeeper_redis::RedisStore,
+        name: &str,
+        text: &str,
+        algorithm: ratekeeper::Algorithm,
+    ) -> Result<Named<RedisCompositeLimiter>, BoxError> {
+        let items = ratekeeper::http::parse_limits(text)?;
+        let specs = items.iter().map(|item| item.spec(algorithm)).collect::<Result<Vec<_>, _>>()?;
+        let limiter = RedisCompositeLimiter::new(store, name, &specs)?;
+        Ok(Named::new(limiter, items.iter().map(ratekeeper::http::RateItem::policy_name)))
+    }
 
     /// Divided mode decides with this node's share, locally: no round trip.
     impl KeyedCheck for RedisDividedLimiter {

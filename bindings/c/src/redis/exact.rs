@@ -400,3 +400,39 @@ pub unsafe extern "C" fn rk_redis_limiter_remove(
         Ok(())
     })
 }
+
+/// Gives `cost` units admitted earlier for the key back — a request that
+/// was skipped or failed (express-rate-limit's `decrement`) — with the same
+/// semantics per algorithm as `rk_limiter_refund()`: never more than a
+/// fresh key holds, nothing once the units have aged out. One script run
+/// at the server's time; this limiter's remembered refusal for the key is
+/// dropped (what was given back may admit what it refused). A refund of 0
+/// sends nothing. Not a decision: the store's failure whatever the
+/// unavailability policy (the caller may ignore it).
+///
+/// Returns `RK_INVALID_ARGUMENT` when `cost` is negative or the key is
+/// longer than the limiter's `max_key_bytes` (nothing is sent then); the
+/// store's failures (`RK_UNAVAILABLE`, `RK_TIMEOUT`, ...);
+/// `RK_UNSUPPORTED` from a callback of the store's thread;
+/// `RK_NULL_POINTER` when `limiter`, or `key` with a `key_len` above 0, is
+/// NULL.
+///
+/// # Safety
+/// `limiter` is NULL or a live limiter; `key` is NULL or valid for reading
+/// `key_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rk_redis_limiter_refund(
+    limiter: *const rk_redis_limiter,
+    key: *const c_char,
+    key_len: usize,
+    cost: i64,
+) -> rk_status {
+    guard("rk_redis_limiter_refund", || {
+        // SAFETY: the caller's contract.
+        let (limiter, key) = unsafe { (handle(limiter, "limiter")?, text::bytes(key, key_len, "key")?) };
+        let cost = cost_from_i64(cost)?;
+        not_in_callback()?;
+        limiter.limiter.refund(key, cost)?;
+        Ok(())
+    })
+}

@@ -1,7 +1,8 @@
 //! The distributed limiters of `ratekeeper-redis` for C: the store
 //! ([`rk_redis_store`]), exact mode ([`rk_redis_limiter`], with its
 //! unavailability policy), leased mode ([`rk_redis_leased_limiter`]),
-//! divided mode ([`rk_redis_divided_limiter`]), membership
+//! several limits all or nothing ([`rk_redis_composite_limiter`]), divided
+//! mode ([`rk_redis_divided_limiter`]), membership
 //! ([`rk_redis_membership`]), Guava's limiter shared through Redis
 //! ([`rk_redis_rate_limiter`]) and the concurrency limit shared as leases
 //! ([`rk_redis_concurrency_limiter`]).
@@ -31,6 +32,7 @@
 //! | `store` | `rk_redis_store`: connecting, options |
 //! | `membership` | `rk_redis_membership` |
 //! | `exact` | exact mode, with its unavailability policy |
+//! | `composite` | several exact-mode limits on one key, all or nothing |
 //! | `leased` | leased mode |
 //! | `divided` | divided mode |
 //! | `smooth` | Guava's limiter shared through Redis |
@@ -41,6 +43,8 @@ pub mod store;
 pub mod membership;
 
 pub mod exact;
+
+pub mod composite;
 
 pub mod leased;
 

@@ -3,7 +3,8 @@
 -- since the Unix epoch). Worst case: 2 × limit across a window edge.
 --
 -- KEYS[1]  the state (a string: "window-index units-counted")
--- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[1]  "check" | "peek" | "refund" (count `cost` fewer units in now's
+--          window, saturating at 0: the core's `refund`);  ARGV[2] cost
 -- ARGV[3]  limit;  ARGV[4] window µs
 
 local key = KEYS[1]
@@ -28,6 +29,16 @@ local start = index * window
 local t = now
 if t < start then t = start end
 local to_end = start + window - t
+if ARGV[1] == 'refund' then
+  -- Only now's window gives back: an earlier one's units are gone already.
+  -- The state stays (with the window's index) even at 0, as the core's.
+  if count > 0 and cost > 0 then
+    local left = count - cost
+    if left < 0 then left = 0 end
+    redis.call('SET', key, string.format('%d %d', index, left), 'PX', expire_ms(to_end) + EXPIRY_SLACK_MS)
+  end
+  return 0
+end
 local function reset_after(counted)
   if counted == 0 then return 0 end
   return to_end

@@ -51,7 +51,9 @@
 --          offset, the expiry)
 -- ARGV[1]  "check" | "peek" | "lease:N" (one key only: take up to N units
 --          if that covers the cost) | "peek:N" (what "lease:N" would
---          answer, taking nothing: leased mode's peek)
+--          answer, taking nothing: leased mode's peek) | "refund" (the
+--          TAT moved back by cost × the emission interval, never before
+--          now, as the core's `refund`: nothing when the key is idle)
 -- ARGV[2] max_burst;  ARGV[3] count per period;  ARGV[4] period µs;
 -- ARGV[4 + i] the cost of request i
 --
@@ -100,7 +102,21 @@ for i = 1, n do
     end
   end
 
-  if op ~= 'peek' then
+  if op == 'refund' then
+    if lead > 0 and cost > 0 then
+      local new_lead = lead - interval * cost
+      if new_lead <= 0 then
+        -- The TAT back at now: whole again, the same as no state.
+        redis.call('DEL', key)
+      elseif expires >= NOW + new_lead / count + EXPIRY_SLACK_MS * 1000 then
+        redis.call('SET', key, struct.pack('<ddd', NOW, new_lead, expires), 'KEEPTTL')
+      else
+        -- (An earlier version's state, which holds no expiry.)
+        local ttl = math.max(math.floor(2 * new_lead / TICKS_PER_MS), 1000) + 1 + EXPIRY_SLACK_MS  -- ms
+        redis.call('SET', key, struct.pack('<ddd', NOW, new_lead, NOW + ttl * 1000), 'PX', string.format('%d', ttl))
+      end
+    end
+  elseif op ~= 'peek' then
     local granted = nil
     if op ~= 'check' then
       -- Leased mode: take what is left (floor((tolerance − lead) / interval)),

@@ -6,7 +6,10 @@
 --
 -- KEYS[1]  the sorted set (member: a sequence number, score: µs admitted)
 -- KEYS[2]  its companion hash (fields t = latest time, n = sequence)
--- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[1]  "check" | "peek" | "refund" (drop the newest `cost` units still
+--          in the window: a check logs its units as the newest, so a check
+--          and a refund at one time cancel out, as the core's `refund`)
+-- ARGV[2]  cost
 -- ARGV[3]  limit;  ARGV[4] window µs
 
 local log, meta = KEYS[1], KEYS[2]
@@ -23,6 +26,26 @@ local latest = tonumber(redis.call('HGET', meta, 't') or '')
 if latest and latest > t then t = latest end
 
 local horizon = t - window
+if ARGV[1] == 'refund' then
+  if cost > 0 then
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', string.format('%d', horizon))
+    local held = redis.call('ZCARD', log)
+    if held > 0 then
+      -- The newest have the highest scores (units logged at one time are
+      -- alike, so which of them goes does not matter); what slid out is
+      -- gone already. The time is kept as a check keeps it.
+      local drop = cost
+      if drop > held then drop = held end
+      -- (ZRANGE and ZREM rather than ZPOPMAX: the commands a deployment
+      -- grants stay those of tests/redis/acl-least-privilege.)
+      local newest = redis.call('ZRANGE', log, string.format('%d', -drop), '-1')
+      redis.call('ZREM', log, unpack(newest))
+      redis.call('HSET', meta, 't', string.format('%d', t))
+      redis.call('PEXPIRE', meta, expire_ms(window) + EXPIRY_SLACK_MS)
+    end
+  end
+  return 0
+end
 local total
 if consume then
   redis.call('HSET', meta, 't', string.format('%d', t))

@@ -4,7 +4,10 @@
 -- integers (exact while limit × window stays below 2^53).
 --
 -- KEYS[1]  the state (a string: "window-index previous current")
--- ARGV[1]  "check" | "peek";  ARGV[2] cost
+-- ARGV[1]  "check" | "peek" | "refund" (count `cost` fewer units in now's
+--          window, saturating at 0; the previous window is history the
+--          estimate weighs, never given back: the core's `refund`)
+-- ARGV[2]  cost
 -- ARGV[3]  limit;  ARGV[4] window µs
 
 local key = KEYS[1]
@@ -27,6 +30,15 @@ if state then
 end
 local elapsed = now - index * w
 if elapsed < 0 then elapsed = 0 end
+
+if ARGV[1] == 'refund' then
+  if current > 0 and cost > 0 then
+    local left = current - cost
+    if left < 0 then left = 0 end
+    redis.call('SET', key, string.format('%d %d %d', index, previous, left), 'PX', expire_ms(2 * w - elapsed) + EXPIRY_SLACK_MS)
+  end
+  return 0
+end
 
 local weighted_previous = previous * (w - elapsed)
 local capacity = limit * w

@@ -9,7 +9,10 @@
 -- KEYS[1]  the state (a string: "tokens last", last in µs)
 -- ARGV[1]  "check" | "peek" | "lease:N" (take up to N tokens if that covers
 --          the cost, replying with how many after the Decision) | "peek:N"
---          (what "lease:N" would answer, taking nothing);  ARGV[2] cost
+--          (what "lease:N" would answer, taking nothing) | "refund" (put
+--          `cost` tokens back, capped at the burst: the core's `refund`;
+--          a bucket here is never in debt, as it takes no reservations)
+-- ARGV[2]  cost
 -- ARGV[3]  rate (tokens per second; "inf" for no limit);  ARGV[4] burst
 
 local key = KEYS[1]
@@ -65,6 +68,25 @@ if limit > 0 then available = tokens + (sec + nsec / 1e9) * limit end
 if available > burst then available = burst end
 
 local window = report(duration_from_tokens(burst))
+
+if ARGV[1] == 'refund' then
+  if n > 0 then
+    local tokens_after = available + n
+    if tokens_after >= burst then
+      -- Whole again: the same as no state at all.
+      redis.call('DEL', key)
+    else
+      local reset_after = report(duration_from_tokens(burst - tokens_after))
+      local value = string.format('%.17g %d', tokens_after, t)
+      if reset_after ~= NEVER then
+        redis.call('SET', key, value, 'PX', expire_ms(reset_after) + EXPIRY_SLACK_MS)
+      else
+        redis.call('SET', key, value)
+      end
+    end
+  end
+  return 0
+end
 
 -- reserveN(t, n, 0) as a Decision: allowed, the tokens left, and the
 -- remaining, retry-after and reset-after.

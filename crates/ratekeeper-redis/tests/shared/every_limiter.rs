@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use ratekeeper::LimiterSpec;
 use ratekeeper_redis::{
-    Error, RedisConcurrencyLimiter, RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter, RedisRateLimiter, RedisStore,
+    Error, RedisCompositeLimiter, RedisConcurrencyLimiter, RedisDividedLimiter, RedisLeasedLimiter, RedisLimiter,
+    RedisRateLimiter, RedisStore,
 };
 
 /// Each exact algorithm with a limit of 3 a minute: three admitted, the
@@ -51,7 +52,21 @@ pub fn every_limiter_decides(store: &RedisStore, prefix: &str) -> Result<(), Err
             Ok::<_, Error>(allowed)
         })?;
         assert_eq!(asynchronous, [true, true, true, false], "{name}, async");
+        // A refund gives one back (its commands are the script's own).
+        let limiter = RedisLimiter::new(store, &name, spec)?.remember_refusals(false);
+        limiter.refund("blocking", 1)?;
+        assert!(limiter.check("blocking", 1)?.allowed, "{name}, after a refund");
     }
+
+    // Every algorithm as one composite: one script run for all of them.
+    let specs: Vec<LimiterSpec> = EXACT.iter().map(|(_, spec)| *spec).collect();
+    let composite = RedisCompositeLimiter::new(store, &format!("{prefix}-composite"), &specs)?;
+    let allowed: Vec<bool> =
+        (0..4).map(|_| composite.check("k", 1).map(|d| d.combined.allowed)).collect::<Result<_, _>>()?;
+    assert_eq!(allowed, [true, true, true, false], "composite");
+    composite.refund("k", 1)?;
+    assert!(composite.peek("k", 1)?.combined.allowed, "composite, after a refund");
+    assert!(composite.remove("k")?, "composite, removed");
 
     let gcra = EXACT[0].1;
     let leased = RedisLeasedLimiter::new(store, &format!("{prefix}-leased"), gcra, 2, Duration::from_secs(60))?;
