@@ -358,7 +358,7 @@ impl RedisCompositeLimiter {
     async fn decide(&self, op: &'static str, key: &[u8], cost: u64) -> Result<CompositeDecision, Error> {
         let key = self.checked_key(key)?;
         match self.run(op, key, cost).await {
-            Ok(reply) => self.decisions(reply),
+            Ok(reply) => self.decisions(reply, cost),
             Err(e) if e.is_unavailability() => self.unavailable(e, cost),
             Err(e) => Err(e),
         }
@@ -401,7 +401,7 @@ impl RedisCompositeLimiter {
     /// The decisions in the script's reply: one array per part (see
     /// `lua/composite.lua`), combined as the in-process composite combines
     /// them.
-    fn decisions(&self, reply: redis::Value) -> Result<CompositeDecision, Error> {
+    fn decisions(&self, reply: redis::Value, cost: u64) -> Result<CompositeDecision, Error> {
         let replies: Vec<Vec<i64>> = redis::from_redis_value(reply).map_err(|e| Error::Protocol(e.to_string()))?;
         if replies.len() != self.inner.parts.len() {
             return Err(Error::Protocol(format!(
@@ -416,7 +416,9 @@ impl RedisCompositeLimiter {
             .iter()
             .zip(&replies)
             .map(|(part, reply)| match (&part.gcra, reply.as_slice()) {
-                (Some(gcra), &[lead, cost]) => Ok(gcra.decide_ahead(cost.max(0) as u64, i128::from(lead))),
+                (Some(gcra), &[lead, at_cost]) => {
+                    Ok(gcra.decide_ahead(if at_cost == 1 { cost } else { 0 }, i128::from(lead)))
+                }
                 (Some(_), _) => Err(Error::Protocol(format!("not a GCRA part's reply: {reply:?}"))),
                 (None, reply) => crate::exact::decision(reply),
             })

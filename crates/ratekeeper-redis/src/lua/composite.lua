@@ -13,8 +13,10 @@
 -- parameters, and the parameters (the registry's order)
 --
 -- Reply: 0 for "refund"; otherwise one array per part, in order: its
--- Decision's seven integers, or for GCRA { lead, cost } (the TAT's lead
--- and the cost the client decides it with, `Gcra::decide_ahead`). In a
+-- Decision's seven integers, or for GCRA { lead, at_cost } (the TAT's lead,
+-- and 1 when the client decides with the request's cost, 0 with a look of
+-- 0: `Gcra::decide_ahead`; a flag rather than the cost, which a Lua number
+-- cannot carry back exactly above 2^53). In a
 -- refusal, a part that would have admitted shows its state untouched (a
 -- look of cost 0), as the in-process composite shows it.
 
@@ -61,8 +63,8 @@ local function admits(part, reply, n)
   return reply + interval * n <= tolerance
 end
 
-local function shown(part, reply, n)
-  if part.kind == 'gcra' then return { reply, n } end
+local function shown(part, reply, at_cost)
+  if part.kind == 'gcra' then return { reply, at_cost } end
   return reply
 end
 
@@ -87,7 +89,7 @@ if op == 'check' and all and c > 0 then
   for i, part in ipairs(parts) do
     local reply = run(part, 'check', cost)
     if failed(reply) then return reply end
-    out[i] = shown(part, reply, c)
+    out[i] = shown(part, reply, 1)
   end
   return out
 end
@@ -98,7 +100,7 @@ for i, part in ipairs(parts) do
     if failed(reply) then return reply end
     out[i] = shown(part, reply, 0)
   else
-    out[i] = shown(part, peeks[i], c)
+    out[i] = shown(part, peeks[i], 1)
   end
 end
 return out
