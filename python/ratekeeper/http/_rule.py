@@ -32,7 +32,6 @@ from ratekeeper._ratekeeper import (
     RedisLimiter,
     RedisStore,
     TrustedProxies,
-    combine_decisions,
     parse_limits,
     response_fields,
 )
@@ -501,34 +500,22 @@ class _Composite(_Backend):
 
 
 class _Shared(_Backend):
-    """Redis limiters asked in turn (one, as a rule: several limits of
-    limits text are a ``_Composite``): after the first refusal the others
-    are only peeked at (a cost of 0: what they hold now, taking nothing),
-    but the limits that admitted before it keep what they took."""
+    """One Redis limiter (several limits of limits text are a
+    ``_Composite``)."""
 
-    __slots__ = ("_limiters",)
+    __slots__ = ("_limiter",)
     is_async = True
 
-    def __init__(self, limiters: Sequence[RedisLimiter | RedisLeasedLimiter]) -> None:
-        self._limiters = tuple(limiters)
+    def __init__(self, limiter: RedisLimiter | RedisLeasedLimiter) -> None:
+        self._limiter = limiter
 
     def check(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
-        parts: list[Decision] = []
-        for limiter in self._limiters:
-            if parts and not parts[-1].allowed:
-                parts.append(limiter.peek(key, 0))
-            else:
-                parts.append(limiter.check(key, cost))
-        return combine_decisions(parts), parts
+        decision = self._limiter.check(key, cost)
+        return decision, (decision,)
 
     async def check_async(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
-        parts: list[Decision] = []
-        for limiter in self._limiters:
-            if parts and not parts[-1].allowed:
-                parts.append(await limiter._peek_future(key, 0))
-            else:
-                parts.append(await limiter._check_future(key, cost))
-        return combine_decisions(parts), parts
+        decision = await self._limiter._check_future(key, cost)
+        return decision, (decision,)
 
 
 def _backend(
@@ -571,7 +558,7 @@ def _backend(
                 item.template(algorithm),
                 when_unavailable=when_unavailable,
             )
-            return _Shared([shared]), policies
+            return _Shared(shared), policies
         native = KeyedLimits(limits, algorithm, max_keys=max_keys, when_full=when_full, clock=clock)
         return _Native(native), tuple(native.policies)
     if store is not None:
@@ -579,7 +566,7 @@ def _backend(
     if isinstance(limits, KeyedLimits):
         return _Native(limits), tuple(limits.policies)
     if isinstance(limits, (RedisLimiter, RedisLeasedLimiter)):
-        return _Shared([limits]), (policy,)
+        return _Shared(limits), (policy,)
     if isinstance(limits, RedisCompositeLimiter):
         parts = len(limits.algorithms)
         names = (policy,) if parts == 1 else tuple(f"{policy}-{i}" for i in range(1, parts + 1))

@@ -190,3 +190,6 @@ def test_a_rate_limit_s_several_limits_through_redis_are_one_composite(
     assert RateLimit(composite, policy="api").policies == ("api-1", "api-2")
     single = RedisCompositeLimiter(store, name, [FixedWindow(3, HOUR)])
     assert RateLimit(single, policy="api").policies == ("api",)
+    # A composite has no local share.
+    with pytest.raises(InvalidArgumentError, match="no local share"):
+        RateLimit("3/hour; 2/day", store=store, name=name, when_unavailable="local_share")
