@@ -101,6 +101,8 @@ fn a_composite_decides_as_the_in_process_composite() {
         vec![SPECS[0], SPECS[4]],
         vec![SPECS[1], LimiterSpec::TokenBucket { rate: 0.5, burst: 6 }],
         vec![SPECS[2], LimiterSpec::FixedWindow { limit: 9, window_micros: 3_000_000 }, SPECS[0]],
+        // Only sliding logs: no part is checked without a peek first.
+        vec![SPECS[4], LimiterSpec::SlidingLog { limit: 5, window_micros: 2_000_000 }],
     ];
     let mut refusals = 0;
     for (n, specs) in mixes.iter().enumerate() {

@@ -2,10 +2,11 @@
 -- composite.rs): every part is first asked whether it would admit (its own
 -- script's "peek"); only if all would is the cost taken from each ("check"),
 -- on the same state at the same time (this one script run), so the answers
--- cannot change in between. A refusal writes nothing anywhere.
+-- cannot change in between. A refusal writes nothing anywhere. (One part
+-- is checked without a peek first: see "direct" below.)
 --
 -- Each algorithm's script is included above as a function of its own KEYS
--- and ARGV (`run_<algorithm>`), sharing NOW: the parts decide at one time.
+-- and ARGV (`RUN[<algorithm>]`), sharing NOW: the parts decide at one time.
 --
 -- KEYS     every part's keys, part after part (all under one hash tag)
 -- ARGV[1]  "check" | "peek" | "refund";  ARGV[2] cost;  ARGV[3] parts
@@ -76,16 +77,56 @@ if op == 'refund' then
   return 0
 end
 
+-- A check peeks at every part but one, and checks that one directly: a
+-- check that refuses writes nothing (its decision is the peek's), so when
+-- it admits, the others (which would admit) are checked too, and when it
+-- refuses, nothing was written anywhere. That saves a run of that part's
+-- script on every admitted request (a composite of two: three runs
+-- instead of four). Not a sliding log: its refused check still records
+-- the time and drops what slid out.
+local direct = nil
+if op == 'check' and c > 0 then
+  for i = #parts, 1, -1 do
+    if parts[i].kind ~= 'sliding_log' then direct = i; break end
+  end
+end
+
 local peeks, all = {}, true
 for i, part in ipairs(parts) do
-  local reply = run(part, 'peek', cost)
-  if failed(reply) then return reply end
-  peeks[i] = reply
-  if not admits(part, reply, c) then all = false end
+  if i ~= direct then
+    local reply = run(part, 'peek', cost)
+    if failed(reply) then return reply end
+    peeks[i] = reply
+    if not admits(part, reply, c) then all = false end
+  end
 end
 
 local out = {}
+if direct and all then
+  local reply = run(parts[direct], 'check', cost)
+  if failed(reply) then return reply end
+  if admits(parts[direct], reply, c) then
+    for i, part in ipairs(parts) do
+      if i == direct then
+        out[i] = shown(part, reply, 1)
+      else
+        local checked = run(part, 'check', cost)
+        if failed(checked) then return checked end
+        out[i] = shown(part, checked, 1)
+      end
+    end
+    return out
+  end
+  -- Refused by it, and nothing written: its decision is its peek's.
+  peeks[direct], all = reply, false
+elseif direct then
+  -- Refused already: that part is only looked at.
+  local reply = run(parts[direct], 'peek', cost)
+  if failed(reply) then return reply end
+  peeks[direct] = reply
+end
 if op == 'check' and all and c > 0 then
+  -- (Only sliding logs: every part peeked, and each admits.)
   for i, part in ipairs(parts) do
     local reply = run(part, 'check', cost)
     if failed(reply) then return reply end
