@@ -265,9 +265,9 @@ stage_python-redis() {
   tests/redis/with-redis --tls bash -c 'cd python && exec "$1"/bin/pytest tests/with_redis_tls' _ "$RK_VENV"
 }
 
-stage bench-report "bench python" "benchmark report writer (benches/report.py) on made-up results"
+stage bench-report "bench python" "benchmark report writer (benches/report.py) on made-up results, and what the HTTP harness writes for it"
 stage_bench-report() {
-  "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py
+  "$RK_VENV"/bin/pytest -q -p no:cacheprovider benches/test_report.py benches/http/python/test_bench_http.py
 }
 
 stage install-bench "bench python" "install benchmark (benches/install/run: sizes, import times) on made-up artifacts"

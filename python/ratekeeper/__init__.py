@@ -45,7 +45,8 @@ flight; refusing, warming up, or queueing at a uniform pace).
 
 Limits shared by many processes through Redis (or a Redis Cluster):
 ``RedisStore`` (the connection), ``RedisLimiter`` (exact: one atomic
-script per decision, on the server's clock), ``RedisLeasedLimiter``
+script per decision, on the server's clock), ``RedisCompositeLimiter``
+(several exact limits, all or nothing in one script), ``RedisLeasedLimiter``
 (batches spent locally), ``RedisDividedLimiter`` and ``Membership`` (each
 node enforces its share), ``RedisRateLimiter`` (Guava's, shared), and
 ``RedisConcurrencyLimiter`` (permits held at once, as leases that expire
@@ -130,6 +131,7 @@ from ratekeeper._ratekeeper import (
 )
 from ratekeeper._redis import (
     Membership,
+    RedisCompositeLimiter,
     RedisConcurrencyLimiter,
     RedisDividedLimiter,
     RedisLeasedLimiter,
@@ -163,6 +165,7 @@ for _cls in (
     KeyedLimiter,
     RedisStore,
     RedisLimiter,
+    RedisCompositeLimiter,
     RedisLeasedLimiter,
     RedisDividedLimiter,
     Membership,
@@ -209,6 +212,7 @@ __all__ = [
     "RateLimitExceeded",
     "RateLimiter",
     "RedisAuthError",
+    "RedisCompositeLimiter",
     "RedisConcurrencyLimiter",
     "RedisDividedLimiter",
     "RedisError",

@@ -8,13 +8,12 @@ waiting callers of ``metrics()`` while it sleeps.
 
 from __future__ import annotations
 
-from types import TracebackType
-
 from ratekeeper import _ratekeeper
+from ratekeeper._limited import SpentOnLeaving
 from ratekeeper._ratekeeper import RateLimitExceeded
 
 
-class CycleLimiter(_ratekeeper.CycleLimiter):
+class CycleLimiter(_ratekeeper.CycleLimiter, SpentOnLeaving):
     """Resilience4j's ``AtomicRateLimiter``: ``limit_for_period`` permits per
     cycle of ``limit_refresh_period`` seconds, counted from the limiter's
     creation; permits a cycle leaves unused carry over, never above
@@ -65,25 +64,9 @@ class CycleLimiter(_ratekeeper.CycleLimiter):
         if not self.acquire_permission():
             raise self._refused_block()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return None
-
     async def __aenter__(self) -> None:
         if not await self.acquire_permission_async():
             raise self._refused_block()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return None
 
     def _refused_block(self) -> RateLimitExceeded:
         return RateLimitExceeded(

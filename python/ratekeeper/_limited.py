@@ -143,7 +143,33 @@ class LimitedCalls:
         return exceeded
 
 
-class WaitsInBlocks(LimitedCalls):
+class SpentOnLeaving:
+    """The leaving half of ``with`` and ``async with`` on the limiters
+    whose block waits for a unit on entering (``WaitsInBlocks``,
+    ``CycleLimiter``): it does nothing. What the block took was a unit of
+    a rate, spent once taken; only the concurrency limiters give something
+    back when a block ends, and they have their own."""
+
+    __slots__ = ()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+
+class WaitsInBlocks(LimitedCalls, SpentOnLeaving):
     """``with limiter:`` and ``async with limiter:``, aiolimiter's idiom:
     entering the block waits for one unit (a permit, a token, a slot) as
     the undecorated ``limited`` does, ``async with`` without blocking the
@@ -162,26 +188,10 @@ class WaitsInBlocks(LimitedCalls):
         if not answer:
             raise self._refused_block(answer)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return None
-
     async def __aenter__(self) -> None:
         answer, _ = await self._admit_call_async(1, None)
         if not answer:
             raise self._refused_block(answer)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        return None
 
     def _refused_block(self, answer: Decision | bool) -> RateLimitExceeded:
         decision = answer if isinstance(answer, Decision) else None

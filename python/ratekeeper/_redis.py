@@ -342,6 +342,10 @@ class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls, _Closes):
         """``peek`` for ``asyncio``: never blocks the event loop."""
         return await self._peek_future(key, cost)
 
+    async def refund_async(self, key: Key, cost: int = 1) -> None:
+        """``refund`` for ``asyncio``: never blocks the event loop."""
+        await self._refund_future(key, cost)
+
     async def remove_async(self, key: Key) -> bool:
         """``remove`` for ``asyncio``: never blocks the event loop."""
         return await self._remove_future(key)
@@ -351,6 +355,36 @@ class RedisLimiter(_ratekeeper.RedisLimiter, _SharedKeyedCalls, _Closes):
 
     async def _check_key_async(self, key: Key, cost: int) -> Decision:
         return await self.check_async(key, cost)
+
+
+class RedisCompositeLimiter(_ratekeeper.RedisCompositeLimiter, _SharedKeyedCalls, _Closes):
+    __slots__ = ()
+    __doc__ = _ratekeeper.RedisCompositeLimiter.__doc__
+
+    async def check_async(self, key: Key, cost: int = 1) -> tuple[Decision, list[Decision]]:
+        """``check`` for ``asyncio``: the round trip never blocks the event
+        loop. If the task is cancelled while Redis decides, the decision is
+        still made (and may take the units)."""
+        return await self._check_future(key, cost)
+
+    async def peek_async(self, key: Key, cost: int = 1) -> tuple[Decision, list[Decision]]:
+        """``peek`` for ``asyncio``: never blocks the event loop."""
+        return await self._peek_future(key, cost)
+
+    async def refund_async(self, key: Key, cost: int = 1) -> None:
+        """``refund`` for ``asyncio``: never blocks the event loop."""
+        await self._refund_future(key, cost)
+
+    async def remove_async(self, key: Key) -> bool:
+        """``remove`` for ``asyncio``: never blocks the event loop."""
+        return await self._remove_future(key)
+
+    # The decorator (``limited``) admits a call on the combined decision.
+    def _check_key(self, key: Key, cost: int) -> Decision:
+        return self.check(key, cost)[0]
+
+    async def _check_key_async(self, key: Key, cost: int) -> Decision:
+        return (await self.check_async(key, cost))[0]
 
 
 class RedisLeasedLimiter(_ratekeeper.RedisLeasedLimiter, _SharedKeyedCalls, _Closes):

@@ -127,9 +127,24 @@ def test_a_cycle_past_its_timeout_refuses_the_block() -> None:
     assert clock.now == pytest.approx(1.0)
 
 
-def test_leaving_the_block_gives_nothing_back() -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_leaving_the_block_gives_nothing_back(kind: str) -> None:
+    # A block that fails spent its unit, and its exception goes on: the
+    # next block waits the whole second, with and async with alike.
     clock = ManualClock()
-    bucket = TokenBucket(1.0, 1, clock=clock)
-    with pytest.raises(KeyError), bucket:
+    limiter = one_per_second(kind, clock)
+    with pytest.raises(KeyError), limiter:
         raise KeyError("the block failed")
-    assert bucket.tokens == pytest.approx(0.0)
+    with limiter:
+        pass
+    assert clock.now == pytest.approx(1.0)
+
+    async def blocks() -> None:
+        with pytest.raises(KeyError):
+            async with limiter:
+                raise KeyError("the block failed")
+        async with limiter:
+            pass
+
+    asyncio.run(blocks())
+    assert clock.now == pytest.approx(3.0)

@@ -26,12 +26,12 @@ from ratekeeper._ratekeeper import (
     KeyedLimits,
     Limiter,
     ManualClock,
+    RedisCompositeLimiter,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
     RedisStore,
     TrustedProxies,
-    combine_decisions,
     parse_limits,
     response_fields,
 )
@@ -197,7 +197,14 @@ class Outcome:
 
 
 Limits = Union[
-    str, KeyedLimits, KeyedLimiter, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, Limiter
+    str,
+    KeyedLimits,
+    KeyedLimiter,
+    RedisLimiter,
+    RedisCompositeLimiter,
+    RedisLeasedLimiter,
+    RedisDividedLimiter,
+    Limiter,
 ]
 
 _HEADER_STYLES = ("draft-6", "draft-7", "draft-8", "none")
@@ -220,12 +227,15 @@ class RateLimit:
     ``"100/hour; 1000/day"``: several are all or nothing), with
     ``algorithm`` (``sliding_window_counter`` by default), in this process
     (at most ``max_keys`` keys) or, with ``store``, shared through Redis
-    (one ``RedisLimiter`` per limit, named ``"{name}:{policy}"``: give each
-    application its own ``name``; ``when_unavailable`` as
-    ``RedisLimiter``'s: ``"error"``, the default, fails the request); or any
-    ratekeeper limiter: a ``KeyedLimiter``, a Redis keyed limiter (awaited
-    on ASGI: the event loop never blocks), or an unkeyed ``Limiter`` (one
-    budget for every request), whose policy is named ``policy``. In this
+    (a ``RedisLimiter`` named ``"{name}:{policy}"`` for one limit, a
+    ``RedisCompositeLimiter`` named ``name`` for several, all or nothing in
+    one round trip: give each application its own ``name``;
+    ``when_unavailable``: ``"error"``, the default, fails the request,
+    ``"fail_open"`` admits, ``"fail_closed"`` refuses); or any ratekeeper
+    limiter: a ``KeyedLimiter``, a Redis keyed limiter (awaited on ASGI:
+    the event loop never blocks), or an unkeyed ``Limiter`` (one budget
+    for every request), whose policy is named ``policy`` (a
+    ``RedisCompositeLimiter``'s parts: ``policy-1``, ``policy-2``...). In this
     process, ``when_full`` says what happens to a new key when ``max_keys``
     are held and none can be forgotten yet: refused (the default: memory
     stays bounded and nothing is over-admitted) or ``"evict_soonest_full"``.
@@ -472,37 +482,40 @@ class _Unkeyed(_Backend):
         return decision, (decision,)
 
 
-class _Shared(_Backend):
-    """Redis limiters, one per limit, asked in turn: after the first
-    refusal the others are only peeked at (a cost of 0: what they hold
-    now, taking nothing), but the limits
-    that admitted before it keep what they took, as with the ``limits``
-    library's Redis storage: several limits are all or nothing only in
-    this process."""
+class _Composite(_Backend):
+    """Several limits through Redis, decided all or nothing in one script
+    run (``RedisCompositeLimiter``)."""
 
-    __slots__ = ("_limiters",)
+    __slots__ = ("_limiter",)
     is_async = True
 
-    def __init__(self, limiters: Sequence[RedisLimiter | RedisLeasedLimiter]) -> None:
-        self._limiters = tuple(limiters)
+    def __init__(self, limiter: RedisCompositeLimiter) -> None:
+        self._limiter = limiter
 
     def check(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
-        parts: list[Decision] = []
-        for limiter in self._limiters:
-            if parts and not parts[-1].allowed:
-                parts.append(limiter.peek(key, 0))
-            else:
-                parts.append(limiter.check(key, cost))
-        return combine_decisions(parts), parts
+        return self._limiter.check(key, cost)
 
     async def check_async(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
-        parts: list[Decision] = []
-        for limiter in self._limiters:
-            if parts and not parts[-1].allowed:
-                parts.append(await limiter._peek_future(key, 0))
-            else:
-                parts.append(await limiter._check_future(key, cost))
-        return combine_decisions(parts), parts
+        return await self._limiter._check_future(key, cost)
+
+
+class _Shared(_Backend):
+    """One Redis limiter (several limits of limits text are a
+    ``_Composite``)."""
+
+    __slots__ = ("_limiter",)
+    is_async = True
+
+    def __init__(self, limiter: RedisLimiter | RedisLeasedLimiter) -> None:
+        self._limiter = limiter
+
+    def check(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
+        decision = self._limiter.check(key, cost)
+        return decision, (decision,)
+
+    async def check_async(self, key: Key, cost: int) -> tuple[Decision, Sequence[Decision]]:
+        decision = await self._limiter._check_future(key, cost)
+        return decision, (decision,)
 
 
 def _backend(
@@ -518,18 +531,34 @@ def _backend(
     if isinstance(limits, str):
         if store is not None:
             items = parse_limits(limits)
-            from ratekeeper import RedisLimiter as Shared
+            policies = tuple(item.policy_name for item in items)
+            if len(items) > 1:
+                if when_unavailable == "local_share":
+                    raise _value_error(
+                        "when_unavailable",
+                        when_unavailable,
+                        "'error', 'fail_open' or 'fail_closed' for several limits "
+                        "(no local share of a composite)",
+                    )
+                from ratekeeper import RedisCompositeLimiter as Composite
 
-            shared = [
-                Shared(
+                composite = Composite(
                     store,
-                    f"{name}:{item.policy_name}",
-                    item.template(algorithm),
+                    name,
+                    [item.template(algorithm) for item in items],
                     when_unavailable=when_unavailable,
                 )
-                for item in items
-            ]
-            return _Shared(shared), tuple(item.policy_name for item in items)
+                return _Composite(composite), policies
+            from ratekeeper import RedisLimiter as Shared
+
+            (item,) = items
+            shared = Shared(
+                store,
+                f"{name}:{item.policy_name}",
+                item.template(algorithm),
+                when_unavailable=when_unavailable,
+            )
+            return _Shared(shared), policies
         native = KeyedLimits(limits, algorithm, max_keys=max_keys, when_full=when_full, clock=clock)
         return _Native(native), tuple(native.policies)
     if store is not None:
@@ -537,7 +566,11 @@ def _backend(
     if isinstance(limits, KeyedLimits):
         return _Native(limits), tuple(limits.policies)
     if isinstance(limits, (RedisLimiter, RedisLeasedLimiter)):
-        return _Shared([limits]), (policy,)
+        return _Shared(limits), (policy,)
+    if isinstance(limits, RedisCompositeLimiter):
+        parts = len(limits.algorithms)
+        names = (policy,) if parts == 1 else tuple(f"{policy}-{i}" for i in range(1, parts + 1))
+        return _Composite(limits), names
     if isinstance(limits, (KeyedLimiter, RedisDividedLimiter)):
         return _Keyed(limits), (policy,)
     if isinstance(limits, Limiter):
@@ -545,8 +578,8 @@ def _backend(
     raise _type_error(
         "limits",
         limits,
-        "limits as text (as in '10/minute'), or a ratekeeper limiter "
-        "(KeyedLimiter, RedisLimiter, RedisLeasedLimiter, RedisDividedLimiter, a Limiter)",
+        "limits as text (as in '10/minute'), or a ratekeeper limiter (KeyedLimiter, "
+        "RedisLimiter, RedisCompositeLimiter, RedisLeasedLimiter, RedisDividedLimiter, a Limiter)",
     )
 
 

@@ -27,7 +27,12 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# The application wrapped, and the middleware's own call, take Any: each
+# framework types ASGI its own way (Starlette with mappings, Litestar and
+# Quart with a TypedDict per scope and event), and no framework's type
+# accepts another's, so a precise type here would make ``mypy --strict``
+# refuse the middleware on all but one of them.
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class AsgiRequest(Request):
@@ -110,7 +115,8 @@ class RateLimitMiddleware:
         self.app = app
         self.rule = rule
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # Any, as ASGIApp's (see there); ASGI's scope, receive and send.
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -4,7 +4,8 @@
 Every application answers ``GET /`` and ``GET /health`` with ``ok`` and
 ``POST /upload`` with ``stored``. ``serve(kind, rule)`` runs one and yields
 its port; ``KINDS`` names them: the middleware (ASGI or WSGI) on each
-framework, and each framework's per-route form."""
+framework (Litestar and Quart each in its own documented way), and each
+framework's per-route form."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ KINDS = [
     "starlette",
     "fastapi",
     "fastapi-dependency",
+    "litestar",
+    "litestar-wrapped",
+    "quart",
     "flask",
     "flask-decorator",
     "django",
@@ -78,6 +82,73 @@ def fastapi_app(rule: RateLimit, *, dependency: bool) -> Any:
     async def upload() -> str:
         return "stored"
 
+    return app
+
+
+def litestar_app(rule: RateLimit, *, wrapped: bool) -> Any:
+    """Litestar's own way: the middleware in ``middleware=``, built by
+    ``DefineMiddleware`` (it passes the next application as ``app=``), which
+    Litestar runs around each route (a request no route takes, a 404 or
+    405, is not limited); or, ``wrapped``, around the whole application, as
+    any ASGI application (every request is)."""
+    from litestar import Litestar, MediaType, get, post
+    from litestar.middleware import DefineMiddleware
+
+    from ratekeeper.http.asgi import RateLimitMiddleware
+
+    # Served under lifespan "on": "ok" only once startup has run through
+    # whatever wraps the application.
+    started: list[bool] = []
+
+    @get(["/", "/health"], media_type=MediaType.TEXT)
+    async def ok() -> str:
+        return "ok" if started else "not started"
+
+    # 200, as the other frameworks answer a POST (Litestar's default: 201).
+    @post("/upload", media_type=MediaType.TEXT, status_code=200)
+    async def upload() -> str:
+        return "stored"
+
+    def startup() -> None:
+        started.append(True)
+
+    if wrapped:
+        return RateLimitMiddleware(Litestar([ok, upload], on_startup=[startup]), rule)
+    return Litestar(
+        [ok, upload],
+        on_startup=[startup],
+        middleware=[DefineMiddleware(RateLimitMiddleware, rule=rule)],
+    )
+
+
+_quart_apps = itertools.count()
+
+
+def quart_app(rule: RateLimit) -> Any:
+    """Quart's own way: its ASGI application wrapped (``app.asgi_app``), as
+    Quart documents for ASGI middleware."""
+    import quart
+
+    from ratekeeper.http.asgi import RateLimitMiddleware
+
+    app = quart.Quart(f"rk_quart_{next(_quart_apps)}")
+    # Served under lifespan "on", as Litestar's application.
+    started: list[bool] = []
+
+    @app.before_serving
+    async def startup() -> None:
+        started.append(True)
+
+    @app.get("/")
+    @app.get("/health")
+    async def ok() -> str:
+        return "ok" if started else "not started"
+
+    @app.post("/upload")
+    async def upload() -> str:
+        return "stored"
+
+    app.asgi_app = RateLimitMiddleware(app.asgi_app, rule)  # type: ignore[method-assign]
     return app
 
 
@@ -172,6 +243,13 @@ def serve(kind: str, rule: RateLimit) -> AbstractContextManager[int]:
         return uvicorn_server(fastapi_app(rule, dependency=False))
     if kind == "fastapi-dependency":
         return uvicorn_server(fastapi_app(rule, dependency=True))
+    # Lifespan on: their startup goes through the middleware.
+    if kind == "litestar":
+        return uvicorn_server(litestar_app(rule, wrapped=False), lifespan="on")
+    if kind == "litestar-wrapped":
+        return uvicorn_server(litestar_app(rule, wrapped=True), lifespan="on")
+    if kind == "quart":
+        return uvicorn_server(quart_app(rule), lifespan="on")
     if kind == "flask":
         return waitress_server(flask_app(rule, decorator=False))
     if kind == "flask-decorator":

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 import waitress
@@ -50,7 +50,9 @@ def request(
 
 
 @contextmanager
-def uvicorn_server(app: Any) -> Iterator[int]:
+def uvicorn_server(app: Any, *, lifespan: Literal["on", "off"] = "off") -> Iterator[int]:
+    """``lifespan="on"``: the application's startup and shutdown run (and
+    must succeed through whatever middleware wraps it)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -59,7 +61,7 @@ def uvicorn_server(app: Any) -> Iterator[int]:
     # so that ratekeeper's own handling is tested.
     server = uvicorn.Server(
         uvicorn.Config(
-            app, log_level="error", lifespan="off", access_log=False, proxy_headers=False
+            app, log_level="error", lifespan=lifespan, access_log=False, proxy_headers=False
         )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

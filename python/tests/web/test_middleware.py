@@ -1,6 +1,7 @@
-"""ratekeeper.http's middleware on real servers with real clients: FastAPI
-and Starlette under uvicorn, Flask and Django under waitress, each through
-its middleware and its per-route form (``apps.KINDS``), on loopback port 0.
+"""ratekeeper.http's middleware on real servers with real clients: FastAPI,
+Starlette, Litestar and Quart under uvicorn, Flask and Django under
+waitress, each through its middleware and its per-route form
+(``apps.KINDS``), on loopback port 0.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -200,3 +201,62 @@ def test_the_refusal_hook_builds_the_body(kind: str) -> None:
     assert body["path"] == "/"
     assert body["retry_after"] > 0
     assert re.match(r"^\d+$", reply.header("Retry-After") or "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "limited"), [("litestar", False), ("litestar-wrapped", True), ("quart", True)]
+)
+def test_requests_no_route_takes(kind: str, limited: bool) -> None:
+    # Litestar runs the middleware of middleware= around each route, so a
+    # 404 or 405 is not limited (the README says so); wrapped around the
+    # whole application, as Quart's and any ASGI application's, every
+    # request counts.
+    with serve(kind, RateLimit("2/hour")) as port:
+        unknown = [request(port, "/nowhere").status for _ in range(3)]
+        wrong_method = request(port, method="DELETE").status
+    if limited:
+        assert unknown == [404, 404, 429]
+        assert wrong_method == 429
+    else:
+        assert unknown == [404, 404, 404]
+        assert wrong_method == 405
+
+
+def test_litestar_s_authenticated_user_is_the_key() -> None:
+    # Litestar's authentication middleware, listed before the limit, puts
+    # the user in the scope: by_user() keys each user's budget by it.
+    from litestar import Litestar, MediaType, get
+    from litestar.connection import ASGIConnection
+    from litestar.middleware import (
+        AbstractAuthenticationMiddleware,
+        AuthenticationResult,
+        DefineMiddleware,
+    )
+
+    from ratekeeper.http import by_user
+    from ratekeeper.http.asgi import RateLimitMiddleware
+    from web.servers import uvicorn_server
+
+    class HeaderAuthentication(AbstractAuthenticationMiddleware):
+        async def authenticate_request(
+            self, connection: ASGIConnection[Any, Any, Any, Any]
+        ) -> AuthenticationResult:
+            return AuthenticationResult(user=connection.headers.get("x-user"), auth=None)
+
+    @get("/", media_type=MediaType.TEXT)
+    async def ok() -> str:
+        return "ok"
+
+    rule = RateLimit("2/hour", key=by_user(fallback=None))
+    app = Litestar(
+        [ok],
+        middleware=[HeaderAuthentication, DefineMiddleware(RateLimitMiddleware, rule=rule)],
+    )
+    with uvicorn_server(app) as port:
+        alice = [request(port, headers={"X-User": "alice"}).status for _ in range(3)]
+        bob = [request(port, headers={"X-User": "bob"}).status for _ in range(3)]
+        # No user: by_user's fallback None leaves the request unlimited.
+        anonymous = [request(port).status for _ in range(3)]
+    assert alice == [200, 200, 429]
+    assert bob == [200, 200, 429]
+    assert anonymous == [200, 200, 200]

@@ -86,6 +86,21 @@ def test_several_limits_through_redis(redis_url: str, name: str) -> None:
     assert '"3-in-1day";r=1;' in last
 
 
+def test_several_limits_through_redis_are_all_or_nothing(redis_url: str, name: str) -> None:
+    # "3/hour; 2/day": the day's limit refuses the third request, and the
+    # hour's keeps the unit it would have taken (one RedisCompositeLimiter:
+    # asked in turn, the hour's limit kept what it took, r=0), on both
+    # kinds of server.
+    for kind in ("fastapi", "flask"):
+        with shared_server(kind, redis_url, f"{name}-{kind}", "3/hour; 2/day") as port:
+            replies = [request(port, headers={"X-Key": "a"}) for _ in range(4)]
+        assert [r.status for r in replies] == [200, 200, 429, 429]
+        for refused in replies[2:]:
+            fields = refused.header("RateLimit") or ""
+            assert fields.startswith('"3-in-1hr";r=1;'), fields
+            assert '"2-in-1day";r=0;' in fields
+
+
 def test_the_asgi_middleware_awaits_redis_without_blocking_the_loop(
     private_redis: PrivateRedis, name: str
 ) -> None:

@@ -15,12 +15,14 @@ from ratekeeper import (
     FixedWindow,
     Gcra,
     Membership,
+    RedisCompositeLimiter,
     RedisDividedLimiter,
     RedisLeasedLimiter,
     RedisLimiter,
     RedisRateLimiter,
     RedisStore,
     SlidingLog,
+    SlidingWindowCounter,
     TokenBucket,
 )
 
@@ -57,6 +59,25 @@ def test_exact_mode_holds_each_keys_limit(
     # 40 keys land on every master of the three.
     for key in (f"user:{i}" for i in range(40)):
         assert [limiter.check(key).allowed for _ in range(6)] == [True] * 5 + [False], key
+
+
+def test_a_composite_holds_each_keys_limits_all_or_nothing(store: RedisStore, name: str) -> None:
+    # Every part of one key under one hash tag: one script run on one
+    # master, whichever of the three holds the key.
+    limiter = RedisCompositeLimiter(
+        store, name, [SlidingWindowCounter(5, 60.0), FixedWindow(3, 1e6)]
+    )
+    for key in (f"user:{i}" for i in range(40)):
+        answers = [limiter.check(key) for _ in range(4)]
+        assert [d.allowed for d, _ in answers] == [True] * 3 + [False], key
+        assert answers[3][1][0].remaining == 2  # the refusal took nothing
+        limiter.refund(key)
+        assert limiter.check(key)[0].allowed, key
+
+    async def main() -> list[bool]:
+        return [(await limiter.check_async(f"async:{i % 4}"))[0].allowed for i in range(20)]
+
+    assert sum(asyncio.run(main())) == 4 * 3
 
 
 def test_async_and_threads_of_decisions(store: RedisStore, name: str) -> None:

@@ -185,6 +185,29 @@ impl PyRedisLimiter {
         Ok(future)
     }
 
+    /// Gives ``cost`` units back to ``key``, as the in-process limiters'
+    /// ``refund``: what a request took and did not use (a failed upload, a
+    /// response that should not count), never more than the limit, at the
+    /// server's time, atomically. Not a decision: raises when Redis cannot
+    /// answer, whatever ``when_unavailable`` (a caller may ignore it). A
+    /// cost of 0 sends nothing. One round trip, GIL released.
+    #[pyo3(signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn refund(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<()> {
+        let key = args::key(key)?;
+        let limiter = self.limiter.get(py)?;
+        py.detach(|| limiter.refund(key.as_bytes(), cost.0)).map_err(|e| from_redis(py, e))
+    }
+
+    /// For ``refund_async``: a future of ``refund``'s ``None``.
+    #[pyo3(name = "_refund_future", signature = (key, cost = Cost::ONE), text_signature = "($self, key, cost=1)")]
+    fn refund_future(&self, py: Python<'_>, key: &Bound<'_, PyAny>, cost: Cost) -> PyResult<Py<PyAny>> {
+        let key = args::key(key)?.as_bytes().to_vec();
+        let limiter = self.limiter.get(py)?;
+        let (pending, future) = Pending::new(py)?;
+        limiter.refund_with(key, cost.0, move |answer| pending.settle(answer, super::none_object));
+        Ok(future)
+    }
+
     /// Forgets ``key``'s state in Redis (every key of it, deleted
     /// atomically): its next request is decided as a new key's, with the
     /// whole limit — ``KeyedLimiter.remove``, ``limits``' ``clear``,

@@ -1,5 +1,6 @@
 //! The distributed limiters of `ratekeeper-redis` for Python: the store
-//! ([`store`]), exact mode ([`exact`]), leased mode ([`leased`]), divided
+//! ([`store`]), exact mode ([`exact`]) and several exact limits as one
+//! ([`composite`]), leased mode ([`leased`]), divided
 //! mode ([`divided`]), membership ([`membership`]), Guava's limiter
 //! shared through Redis ([`smooth`]) and the shared concurrency limit
 //! ([`concurrency`]).
@@ -32,6 +33,7 @@
 //! it. Closing twice does nothing more. Node's objects close alike
 //! (`ERR_RATEKEEPER_CLOSED`).
 
+pub mod composite;
 pub mod concurrency;
 pub mod divided;
 pub mod exact;
@@ -197,6 +199,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     py.import("atexit")?.call_method1("register", (exiting,))?;
     module.add_class::<store::PyRedisStore>()?;
     module.add_class::<exact::PyRedisLimiter>()?;
+    module.add_class::<composite::PyRedisCompositeLimiter>()?;
     module.add_class::<leased::PyRedisLeasedLimiter>()?;
     module.add_class::<divided::PyRedisDividedLimiter>()?;
     module.add_class::<membership::PyMembership>()?;
@@ -286,6 +289,11 @@ pub(crate) fn max_keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     let max = args::count(obj, Argument::MaxKeys)?;
     usize::try_from(max)
         .map_err(|_| crate::errors::from_rust(obj.py(), ratekeeper::Error::invalid_uint(Argument::MaxKeys, max)))
+}
+
+/// `None`, the result of the refunds' futures.
+pub(crate) fn none_object(py: Python<'_>, (): ()) -> PyResult<Bound<'_, PyAny>> {
+    Ok(py.None().into_bound(py))
 }
 
 /// A `bool` as a Python object (the resets' futures).
