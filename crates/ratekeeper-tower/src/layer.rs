@@ -420,6 +420,14 @@ impl<S, L, E: Clone, C: Clone> Layer<S> for RateLimitLayer<L, E, C> {
 }
 
 impl Settings {
+    /// Whether an admitted response gets no fields at all (no `RateLimit`
+    /// style, no legacy ones): then the limiter is asked only whether it
+    /// admits ([`KeyedCheck::admit`]).
+    #[inline]
+    pub(crate) fn admitted_bare(&self) -> bool {
+        self.style == HeaderStyle::None && !self.legacy
+    }
+
     /// Whether the request passes unchecked (an exempt method or path).
     #[inline]
     pub(crate) fn exempt<B>(&self, request: &Request<B>) -> bool {

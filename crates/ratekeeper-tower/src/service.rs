@@ -12,7 +12,6 @@ use http::{Request, Response};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use crate::body::ResponseBody;
 use crate::key::KeyExtractor;
 use crate::layer::{insert_fields, Fields, NoKey, RequestCost, Settings};
 use crate::limiter::{BoxError, Checking, KeyedCheck, Verdict};
@@ -62,11 +61,12 @@ impl<S: fmt::Debug, L, E: fmt::Debug, C: fmt::Debug> fmt::Debug for RateLimit<S,
 impl<S, L, E, C, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimit<S, L, E, C>
 where
     S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
+    ResBody: From<Bytes>,
     L: KeyedCheck,
     E: KeyExtractor<ReqBody>,
     C: RequestCost<ReqBody>,
 {
-    type Response = Response<ResponseBody<ResBody>>;
+    type Response = Response<ResBody>;
     type Error = S::Error;
     type Future = ResponseFuture<S, ReqBody, L>;
 
@@ -80,13 +80,18 @@ where
         if settings.exempt(&request) {
             return ResponseFuture::calling(self.inner.call(request), None);
         }
-        let key = shared.key.extract(&request);
+        // Known when compiled: an in-process limiter's key in its cheaper form.
+        let key = if L::LOCAL_KEYS { shared.key.extract_local(&request) } else { shared.key.extract(&request) };
         let key: &[u8] = match (&key, &settings.no_key) {
             (Some(key), _) => key.as_ref(),
             (None, NoKey::Shared(shared)) => shared,
             (None, NoKey::Admit) => return ResponseFuture::calling(self.inner.call(request), None),
         };
         let cost = shared.cost.cost(&request);
+        if settings.admitted_bare() && shared.limiter.admit(key, cost) {
+            // Admitted, and nothing to add to the response.
+            return ResponseFuture::calling(self.inner.call(request), None);
+        }
         match shared.limiter.check(key, cost) {
             Checking::Ready(result) => {
                 ResponseFuture { state: decided(result, &mut self.inner, request, &*shared.limiter, settings) }
@@ -205,9 +210,10 @@ where
 impl<S, ReqBody, ResBody, L> Future for ResponseFuture<S, ReqBody, L>
 where
     S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    ResBody: From<Bytes>,
     L: KeyedCheck,
 {
-    type Output = Result<Response<ResponseBody<ResBody>>, S::Error>;
+    type Output = Result<Response<ResBody>, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.project().state;
@@ -221,7 +227,7 @@ where
                     state.set(next);
                 }
                 StateProjection::Calling { future, fields } => {
-                    let mut response = ready!(future.poll(cx))?.map(ResponseBody::inner);
+                    let mut response = ready!(future.poll(cx))?;
                     if let Some(fields) = fields.take() {
                         insert_fields(response.headers_mut(), fields);
                     }
@@ -229,7 +235,7 @@ where
                 }
                 StateProjection::Own { response } => {
                     let response = response.take().expect("ResponseFuture polled after completion");
-                    return Poll::Ready(Ok(response.map(ResponseBody::own)));
+                    return Poll::Ready(Ok(response.map(ResBody::from)));
                 }
             }
         }
