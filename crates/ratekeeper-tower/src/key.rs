@@ -85,7 +85,8 @@ pub type PeerFn = fn(&http::Extensions) -> Option<IpAddr>;
 #[derive(Clone)]
 pub struct ClientAddress {
     trusted: Arc<TrustedProxies>,
-    peer: PeerFn,
+    /// `None`: the default places, inlined (not called through a pointer).
+    peer: Option<PeerFn>,
     ipv6_prefix: Ipv6Prefix,
 }
 
@@ -99,12 +100,12 @@ impl ClientAddress {
     /// The client behind `trusted` proxies (a load balancer, a reverse
     /// proxy on the same host: `TrustedProxies::parse(["loopback"])`).
     pub fn trusting(trusted: TrustedProxies) -> Self {
-        ClientAddress { trusted: Arc::new(trusted), peer: default_peer, ipv6_prefix: Ipv6Prefix::DEFAULT }
+        ClientAddress { trusted: Arc::new(trusted), peer: None, ipv6_prefix: Ipv6Prefix::DEFAULT }
     }
 
     /// Reads the TCP peer with `peer` instead of the default places.
     pub fn peer(mut self, peer: PeerFn) -> Self {
-        self.peer = peer;
+        self.peer = Some(peer);
         self
     }
 
@@ -116,6 +117,7 @@ impl ClientAddress {
     }
 
     /// The client's address for a request from `peer` with these headers.
+    #[inline]
     pub fn address(&self, peer: IpAddr, headers: &http::HeaderMap) -> IpAddr {
         if self.trusted.is_empty() || !self.trusted.contains(peer) {
             // Its headers would not be read: spare the two look-ups and
@@ -130,6 +132,7 @@ impl ClientAddress {
     }
 
     /// The client's key for a request from `peer` with these headers.
+    #[inline]
     pub fn client_key(&self, peer: IpAddr, headers: &http::HeaderMap) -> ClientKey {
         ClientKey::new(self.address(peer, headers), self.ipv6_prefix)
     }
@@ -158,6 +161,7 @@ fn header_text(value: Option<&HeaderValue>) -> Option<&str> {
     value.and_then(|v| v.to_str().ok())
 }
 
+#[inline]
 fn default_peer(extensions: &http::Extensions) -> Option<IpAddr> {
     #[cfg(feature = "axum")]
     if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
@@ -169,17 +173,27 @@ fn default_peer(extensions: &http::Extensions) -> Option<IpAddr> {
     extensions.get::<IpAddr>().copied()
 }
 
+impl ClientAddress {
+    #[inline]
+    fn peer_of(&self, extensions: &http::Extensions) -> Option<IpAddr> {
+        match self.peer {
+            None => default_peer(extensions),
+            Some(peer) => peer(extensions),
+        }
+    }
+}
+
 impl<B> KeyExtractor<B> for ClientAddress {
     type Key = AddressKey;
 
     fn extract(&self, request: &Request<B>) -> Option<AddressKey> {
-        let peer = (self.peer)(request.extensions())?;
+        let peer = self.peer_of(request.extensions())?;
         Some(AddressKey::text(self.client_key(peer, request.headers())))
     }
 
     #[inline]
     fn extract_local(&self, request: &Request<B>) -> Option<AddressKey> {
-        let peer = (self.peer)(request.extensions())?;
+        let peer = self.peer_of(request.extensions())?;
         Some(AddressKey::compact(self.client_key(peer, request.headers())))
     }
 }

@@ -241,3 +241,68 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ClientAddress, RateLimitLayer, ResponseBody};
+    use http_body_util::{BodyExt, Empty};
+    use ratekeeper::{AnyClock, AnyKeyedLimiter, KeyedOptions, LimiterSpec};
+    use std::convert::Infallible;
+    use std::net::{IpAddr, Ipv4Addr};
+    use tower_layer::Layer;
+
+    /// An inner service whose body (`Empty`) cannot be made from bytes,
+    /// its responses mapped into `ResponseBody` first.
+    #[derive(Clone)]
+    struct EmptyBodies;
+
+    impl Service<Request<()>> for EmptyBodies {
+        type Response = Response<ResponseBody<Empty<Bytes>>>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<()>) -> Self::Future {
+            std::future::ready(Ok(Response::new(ResponseBody::inner(Empty::new()))))
+        }
+    }
+
+    /// The layer answers with the inner body type: the inner service's own
+    /// body when admitted, its refusal's bytes when not.
+    #[test]
+    fn a_body_that_cannot_be_made_from_bytes_goes_through_response_body() {
+        let spec = LimiterSpec::FixedWindow { limit: 1, window_micros: 60_000_000 };
+        let limiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(10), AnyClock::default()).unwrap();
+        let mut service = RateLimitLayer::new(limiter).key(ClientAddress::default()).layer(EmptyBodies);
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let mut request = Request::new(());
+            request.extensions_mut().insert(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+            let response = at_once(service.call(request)).unwrap();
+            let status = response.status();
+            replies.push((status, at_once(response.into_body().collect()).unwrap().to_bytes()));
+        }
+        assert_eq!(replies[0], (http::StatusCode::OK, Bytes::new()));
+        assert_eq!(replies[1], (http::StatusCode::TOO_MANY_REQUESTS, Bytes::from_static(b"Too Many Requests\n")));
+    }
+
+    struct NoWake;
+
+    impl std::task::Wake for NoWake {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// Polls a future that never waits (these services answer at once).
+    fn at_once<F: Future>(future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        let waker = std::task::Waker::from(Arc::new(NoWake));
+        match future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(output) => output,
+            Poll::Pending => panic!("the service waited"),
+        }
+    }
+}

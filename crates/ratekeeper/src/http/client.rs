@@ -138,6 +138,7 @@ fn masked(bits: u128, prefix: u8, width: u32) -> u128 {
 
 /// An IPv4-mapped IPv6 address as the IPv4 address (RFC 4291 §2.5.5.2): a
 /// dual-stack socket reports IPv4 peers that way.
+#[inline]
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
