@@ -85,7 +85,7 @@ pub type PeerFn = fn(&http::Extensions) -> Option<IpAddr>;
 #[derive(Clone)]
 pub struct ClientAddress {
     trusted: Arc<TrustedProxies>,
-    /// `None`: the default places, inlined (not called through a pointer).
+    /// `None`: the default places (see `key_of`).
     peer: Option<PeerFn>,
     ipv6_prefix: Ipv6Prefix,
 }
@@ -161,25 +161,26 @@ fn header_text(value: Option<&HeaderValue>) -> Option<&str> {
     value.and_then(|v| v.to_str().ok())
 }
 
-#[inline]
-fn default_peer(extensions: &http::Extensions) -> Option<IpAddr> {
-    #[cfg(feature = "axum")]
-    if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
-        return Some(info.0.ip());
-    }
-    if let Some(addr) = extensions.get::<SocketAddr>() {
-        return Some(addr.ip());
-    }
-    extensions.get::<IpAddr>().copied()
-}
-
 impl ClientAddress {
+    /// The request's key in the form `make` gives, from its peer: found
+    /// by the user's [`PeerFn`], or in the default places. Each place makes
+    /// its own key rather than handing an `IpAddr` on: the paths then never
+    /// meet over an address in memory, which costs a stalled load.
     #[inline]
-    fn peer_of(&self, extensions: &http::Extensions) -> Option<IpAddr> {
-        match self.peer {
-            None => default_peer(extensions),
-            Some(peer) => peer(extensions),
+    fn key_of<B, K>(&self, request: &Request<B>, make: impl Fn(ClientKey) -> K) -> Option<K> {
+        let extensions = request.extensions();
+        let key = |peer: IpAddr| make(self.client_key(peer, request.headers()));
+        if let Some(peer) = self.peer {
+            return peer(extensions).map(key);
         }
+        #[cfg(feature = "axum")]
+        if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
+            return Some(key(info.0.ip()));
+        }
+        if let Some(addr) = extensions.get::<SocketAddr>() {
+            return Some(key(addr.ip()));
+        }
+        extensions.get::<IpAddr>().map(|&ip| key(ip))
     }
 }
 
@@ -187,14 +188,12 @@ impl<B> KeyExtractor<B> for ClientAddress {
     type Key = AddressKey;
 
     fn extract(&self, request: &Request<B>) -> Option<AddressKey> {
-        let peer = self.peer_of(request.extensions())?;
-        Some(AddressKey::text(self.client_key(peer, request.headers())))
+        self.key_of(request, AddressKey::text)
     }
 
     #[inline]
     fn extract_local(&self, request: &Request<B>) -> Option<AddressKey> {
-        let peer = self.peer_of(request.extensions())?;
-        Some(AddressKey::compact(self.client_key(peer, request.headers())))
+        self.key_of(request, AddressKey::compact)
     }
 }
 
