@@ -73,6 +73,7 @@ __all__ = [
     "_PermitHandle",
     "__version__",
     "_settle_future",
+    "client_key",
     "combine_decisions",
     "parse_limits",
     "ratelimit_header",

@@ -408,9 +408,9 @@ impl PyKeyedLimits {
 /// (``"2001:db8:0:100::/56"``; 128: the address alone). The same key as
 /// the Rust and Node middleware give the same client.
 #[pyfunction]
-#[pyo3(signature = (address, ipv6_prefix = 56))]
-pub fn client_key(address: &Bound<'_, PyAny>, ipv6_prefix: &Bound<'_, PyAny>) -> PyResult<String> {
-    let prefix = ipv6_prefix_of(ipv6_prefix)?;
+#[pyo3(signature = (address, ipv6_prefix = None), text_signature = "(address, ipv6_prefix=56)")]
+pub fn client_key(address: &Bound<'_, PyAny>, ipv6_prefix: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let prefix = ipv6_prefix.map_or(Ok(http::Ipv6Prefix::DEFAULT), ipv6_prefix_of)?;
     Ok(http::ClientKey::new(ip(address, "address")?, prefix).to_string())
 }
 

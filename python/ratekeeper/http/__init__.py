@@ -40,9 +40,9 @@ from ratekeeper.http._rule import (
     RateLimit,
     Request,
     by_client_address,
-    client_address_key,
     by_header,
     by_user,
+    client_address_key,
     identity,
 )
 

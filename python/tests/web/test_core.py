@@ -240,7 +240,12 @@ def test_an_ipv6_client_is_keyed_by_its_block() -> None:
     assert whole(FakeRequest(peer="2001:db8:0:1aa::9")) == "2001:db8:0:1aa::9"
     # By default, the addresses of one /56 share a limit; the next /56 does not.
     rule = RateLimit("2/hour", clock=ManualClock())
-    block = ["2001:db8:0:100::1", "2001:db8:0:1ff:ffff::2", "2001:db8:0:180::3", "2001:db8:0:200::1"]
+    block = [
+        "2001:db8:0:100::1",
+        "2001:db8:0:1ff:ffff::2",
+        "2001:db8:0:180::3",
+        "2001:db8:0:200::1",
+    ]
     outcomes = [rule.decide(FakeRequest(peer=peer)) for peer in block]
     assert [o is not None and o.allowed for o in outcomes] == [True, True, False, True]
     for bad in (0, 129, -1, 2**70):
