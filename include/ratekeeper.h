@@ -101,6 +101,13 @@
 #define RK_DEFAULT_COLD_FACTOR 3.0
 
 /**
+ * The IPv6 prefix `rk_http_client_key()` keys clients by unless told
+ * otherwise: a /56, what one subscriber is commonly given (as
+ * express-rate-limit 8's `ipv6Subnet`).
+ */
+#define RK_IPV6_PREFIX_DEFAULT 56
+
+/**
  * What a call did. `RK_OK` is 0 and every error is non-zero, so
  * `if (rk_…(…) != RK_OK)` tests for failure. More statuses may be added;
  * treat an unknown one as a failure.
@@ -3978,6 +3985,32 @@ rk_status rk_http_client_address(const char *peer,
                                  char *buf,
                                  size_t buf_len,
                                  size_t *out_len);
+
+/**
+ * Writes the client's rate-limit key — the client's address as
+ * `rk_http_client_address()` finds it, an IPv6 client's by the first
+ * `ipv6_prefix` bits (`RK_IPV6_PREFIX_DEFAULT`, 56, for the block one
+ * subscriber is given; 128 for the whole address) — as text into `buf`
+ * (the buffer protocol of every string this library writes; 44 bytes
+ * always suffice): `"203.0.113.9"`, `"2001:db8:0:100::/56"`,
+ * `"2001:db8::1"` (prefix 128). The same key as the Python and Node
+ * middleware give the same client, so they can share a Redis limiter.
+ *
+ * Returns `RK_INVALID_ARGUMENT` when `ipv6_prefix` is not from 1 to 128
+ * or `peer` is not an IP address; `RK_NULL_POINTER` as
+ * `rk_http_client_address()`.
+ *
+ * # Safety
+ * As `rk_http_client_address()`.
+ */
+rk_status rk_http_client_key(const char *peer,
+                             const char *forwarded,
+                             const char *x_forwarded_for,
+                             const rk_trusted_proxies *trusted,
+                             int32_t ipv6_prefix,
+                             char *buf,
+                             size_t buf_len,
+                             size_t *out_len);
 
 /**
  * Connects to one Redis server at `url` (`"redis://host:port/db"`,

@@ -1113,6 +1113,8 @@ export interface TrustedProxiesMethods {
   contains: (address: string) => boolean
   /** The client's address: peer, `Forwarded`, `X-Forwarded-For`. */
   clientAddress: (peer: string, forwarded: string | undefined, xForwardedFor: string | undefined) => string
+  /** The client's key: its address, an IPv6 one by its block. */
+  clientKey: (peer: string, forwarded: string | undefined, xForwardedFor: string | undefined, ipv6Prefix: number | undefined) => string
 }
 
 /**

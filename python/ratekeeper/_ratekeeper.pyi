@@ -74,6 +74,7 @@ __all__ = [
     "_PermitHandle",
     "__version__",
     "_settle_future",
+    "client_key",
     "combine_decisions",
     "parse_limits",
     "ratelimit_header",
@@ -1075,6 +1076,7 @@ def response_fields(
     now: int | None = None,
 ) -> list[tuple[str, str]]: ...
 def combine_decisions(decisions: Iterable[Decision]) -> Decision: ...
+def client_key(address: str, ipv6_prefix: int = 56) -> str: ...
 
 @final
 class KeyedLimits:

@@ -15,6 +15,9 @@
  *    peer changes nothing; two trusted proxies are walked through;
  *    Forwarded with a quoted IPv6 and a port; malformed entries stop the
  *    walk; IPv4-mapped IPv6 comes out as IPv4; bad trusted entries.
+ * 5. rk_http_client_key: an IPv6 client keyed by its /56 (the default),
+ *    /64 or whole address (128), IPv4 whole; a prefix out of 1..128 is
+ *    RK_INVALID_ARGUMENT naming ipv6_prefix.
  */
 #include <stdlib.h>
 
@@ -278,9 +281,44 @@ static void test_client_address(void) {
   rk_trusted_proxies_free(none);
 }
 
+/* The client's key for the given fields and IPv6 prefix. */
+static const char *key(const char *peer, const char *xff, const rk_trusted_proxies *t, int32_t prefix) {
+  static char buf[64];
+  size_t len = 0;
+  CHECK_OK(rk_http_client_key(peer, NULL, xff, t, prefix, buf, sizeof buf, &len));
+  return buf;
+}
+
+/* 5. Client keys: an IPv6 client by its block, /56 by default. */
+static void test_client_key(void) {
+  const char *entries[] = {"loopback"};
+  rk_trusted_proxies *trusted = NULL;
+  CHECK_OK(rk_trusted_proxies_new(entries, 1, &trusted));
+  CHECK(RK_IPV6_PREFIX_DEFAULT == 56);
+  CHECK_STR(key("2001:db8:0:1ff::7", NULL, NULL, RK_IPV6_PREFIX_DEFAULT), "2001:db8:0:100::/56");
+  CHECK_STR(key("2001:db8:0:1ff::7", NULL, NULL, 64), "2001:db8:0:1ff::/64");
+  CHECK_STR(key("2001:db8:0:1ff::7", NULL, NULL, 128), "2001:db8:0:1ff::7");
+  CHECK_STR(key("::1", "2001:db8:0:1aa::9", trusted, RK_IPV6_PREFIX_DEFAULT), "2001:db8:0:100::/56");
+  CHECK_STR(key("203.0.113.7", NULL, NULL, 1), "203.0.113.7");
+  CHECK_STR(key("::ffff:203.0.113.7", NULL, NULL, 56), "203.0.113.7");
+
+  size_t len = 0;
+  char buf[64];
+  CHECK_STATUS(rk_http_client_key("2001:db8::1", NULL, NULL, NULL, 0, buf, sizeof buf, &len), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "ipv6_prefix");
+  CHECK(strstr(rk_last_error_message(), "from 1 to 128") != NULL);
+  CHECK_STATUS(rk_http_client_key("2001:db8::1", NULL, NULL, NULL, 129, buf, sizeof buf, &len), RK_INVALID_ARGUMENT);
+  CHECK_STATUS(rk_http_client_key("2001:db8::1", NULL, NULL, NULL, -1, buf, sizeof buf, &len), RK_INVALID_ARGUMENT);
+  CHECK_STATUS(rk_http_client_key("nope", NULL, NULL, NULL, 56, buf, sizeof buf, &len), RK_INVALID_ARGUMENT);
+  CHECK_STR(rk_last_error_argument(), "peer");
+  CHECK_STATUS(rk_http_client_key("::1", NULL, NULL, NULL, 56, buf, sizeof buf, NULL), RK_NULL_POINTER);
+  rk_trusted_proxies_free(trusted);
+}
+
 int main(void) {
   test_parse();
   test_limiter_and_fields();
   test_client_address();
+  test_client_key();
   return check_summary("test_http");
 }

@@ -313,6 +313,11 @@ pub struct TrustedProxiesMethods {
     /// The client's address: peer, `Forwarded`, `X-Forwarded-For`.
     #[napi(ts_type = "(peer: string, forwarded: string | undefined, xForwardedFor: string | undefined) => string")]
     pub client_address: (),
+    /// The client's key: its address, an IPv6 one by its block.
+    #[napi(
+        ts_type = "(peer: string, forwarded: string | undefined, xForwardedFor: string | undefined, ipv6Prefix: number | undefined) => string"
+    )]
+    pub client_key: (),
 }
 
 fn contains(p: &Arc<Proxies>, args: &Args) -> Result<Returned, Boxed> {
@@ -327,7 +332,39 @@ fn client_address(p: &Arc<Proxies>, args: &Args) -> Result<Returned, Boxed> {
     Ok(Returned::Value(js::string(args.env, &client.to_string())?))
 }
 
-const PROXY_METHODS: &[Named<Proxies>] = &[(c"contains", 1, contains), (c"clientAddress", 3, client_address)];
+/// The key of `client_address`'s client: an IPv6 client's block of
+/// `ipv6Prefix` bits (56 when `undefined`), as every language's middleware
+/// writes it.
+fn client_key(p: &Arc<Proxies>, args: &Args) -> Result<Returned, Boxed> {
+    let prefix = ipv6_prefix(args.get(3))?;
+    let peer = ip(args.get(0), "peer")?;
+    let forwarded = header(args.get(1), "forwarded")?;
+    let x_forwarded_for = header(args.get(2), "xForwardedFor")?;
+    let client = core::client_address(peer, forwarded.as_deref(), x_forwarded_for.as_deref(), &p.trusted);
+    Ok(Returned::Value(js::string(args.env, &core::ClientKey::new(client, prefix).to_string())?))
+}
+
+/// An IPv6 key prefix in bits, its range checked by the library.
+fn ipv6_prefix(value: Js) -> Result<core::Ipv6Prefix, Failure> {
+    const ARGUMENT: &str = "ipv6Prefix";
+    if value.is_undefined() {
+        return Ok(core::Ipv6Prefix::DEFAULT);
+    }
+    let bits = args::number(value, ARGUMENT)?;
+    if bits.fract() != 0.0 || !bits.is_finite() {
+        return Err(Failure::OutOfRange { argument: ARGUMENT, value, requirement: "must be a whole number of bits" });
+    }
+    // Saturating: 1e300 is out of range as surely as 129.
+    core::Ipv6Prefix::new(bits as i64).map_err(|error| Failure::BadText {
+        argument: Cow::Borrowed(ARGUMENT),
+        value,
+        message: error.to_string(),
+        position: None,
+    })
+}
+
+const PROXY_METHODS: &[Named<Proxies>] =
+    &[(c"contains", 1, contains), (c"clientAddress", 3, client_address), (c"clientKey", 4, client_key)];
 
 /// The trusted proxies of `entries` (an array of strings); an entry the
 /// library refuses throws the `RangeError` naming it (`entries[1]`).

@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 use ratekeeper::http::{self, HeaderStyle, HttpLimiter, LimiterTextError, Policy, RateItem, TrustedProxies};
 use ratekeeper::keyed::{KeyedOptions, WhenFull};
 use ratekeeper::{Algorithm, Argument, Decision, Error, LimiterSpec};
@@ -402,6 +402,29 @@ impl PyKeyedLimits {
     }
 }
 
+/// The rate-limit key of a client at `address` (an IP address as text):
+/// an IPv4 address (and an IPv4-mapped IPv6 one) as it is, an IPv6 one as
+/// its block of ``ipv6_prefix`` bits in CIDR notation
+/// (``"2001:db8:0:100::/56"``; 128: the address alone). The same key as
+/// the Rust and Node middleware give the same client.
+#[pyfunction]
+#[pyo3(signature = (address, ipv6_prefix = None), text_signature = "(address, ipv6_prefix=56)")]
+pub fn client_key(address: &Bound<'_, PyAny>, ipv6_prefix: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let prefix = ipv6_prefix.map_or(Ok(http::Ipv6Prefix::DEFAULT), ipv6_prefix_of)?;
+    Ok(http::ClientKey::new(ip(address, "address")?, prefix).to_string())
+}
+
+/// An IPv6 key prefix from an `int`, its range checked by the library.
+fn ipv6_prefix_of(obj: &Bound<'_, PyAny>) -> PyResult<http::Ipv6Prefix> {
+    const NAME: &str = "ipv6_prefix";
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(wrong_type(NAME, obj, "an int"));
+    }
+    // An int beyond i64 is out of range as surely as 129.
+    let bits = obj.extract::<i64>().unwrap_or(i64::MAX);
+    http::Ipv6Prefix::new(bits).map_err(|e| invalid_named(NAME, obj, &e.to_string()))
+}
+
 /// Adds the classes and functions of `ratekeeper.http`'s native part.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyRateItem>()?;
@@ -410,5 +433,6 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(parse_limits, module)?)?;
     module.add_function(wrap_pyfunction!(response_fields, module)?)?;
     module.add_function(wrap_pyfunction!(combine_decisions, module)?)?;
+    module.add_function(wrap_pyfunction!(client_key, module)?)?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! [`ResponseBody`]: the inner service's body, or the layer's own (a
-//! refusal's), as one type — so the layer works with any body type
-//! (axum's, hyper's `Full`, tonic's) without converting it.
+//! refusal's), as one type — for an inner service whose body type cannot
+//! be made from bytes.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -12,6 +12,14 @@ use pin_project_lite::pin_project;
 pin_project! {
     /// The body of a response through the layer: the inner service's, or
     /// the bytes of a response the layer wrote itself (a 429, a 503).
+    ///
+    /// The layer answers with the inner service's own body type, made from
+    /// bytes (`From<Bytes>`: axum's `Body`, hyper's `Full<Bytes>`) for its
+    /// own responses, so that a framework never has to wrap it again. An
+    /// inner service whose body cannot be made from bytes (hyper's
+    /// `Incoming` in a proxy, a boxed body) maps its responses into this
+    /// type first: `inner.map_response(|r| r.map(ResponseBody::inner))`
+    /// with tower's `ServiceExt`, or any equivalent.
     #[derive(Debug)]
     pub struct ResponseBody<B> {
         #[pin]
@@ -30,11 +38,15 @@ pin_project! {
 }
 
 impl<B> ResponseBody<B> {
-    pub(crate) fn inner(body: B) -> Self {
+    /// The inner service's body.
+    pub fn inner(body: B) -> Self {
         ResponseBody { kind: Kind::Inner { body } }
     }
+}
 
-    pub(crate) fn own(bytes: Bytes) -> Self {
+/// The body of a response the layer wrote itself.
+impl<B> From<Bytes> for ResponseBody<B> {
+    fn from(bytes: Bytes) -> Self {
         ResponseBody { kind: Kind::Own { bytes: (!bytes.is_empty()).then_some(bytes) } }
     }
 }

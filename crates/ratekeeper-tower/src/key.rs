@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use http::header::{HeaderName, FORWARDED};
 use http::{HeaderValue, Request};
-use ratekeeper::http::{client_address, TrustedProxies};
+use ratekeeper::http::{client_address, ClientKey, Ipv6Prefix, TrustedProxies};
 
 /// What a request is limited by: its key, or `None` when it has none (what
 /// the layer then does is [`NoKey`](crate::NoKey)'s choice).
@@ -26,6 +26,17 @@ pub trait KeyExtractor<B>: Clone + Send + Sync + 'static {
 
     /// The request's key, if it has one.
     fn extract(&self, request: &Request<B>) -> Option<Self::Key>;
+
+    /// The request's key for a limiter whose keys never leave this process
+    /// ([`KeyedCheck::LOCAL_KEYS`](crate::KeyedCheck::LOCAL_KEYS)): the
+    /// same client's key in a form that may be cheaper to make (what
+    /// [`ClientAddress`] gives: the address's bytes, not its text), as long
+    /// as two requests get equal keys exactly when [`extract`](Self::extract)
+    /// gives them equal keys. By default, [`extract`](Self::extract)'s.
+    #[inline]
+    fn extract_local(&self, request: &Request<B>) -> Option<Self::Key> {
+        self.extract(request)
+    }
 }
 
 impl<B, F, K> KeyExtractor<B> for F
@@ -61,13 +72,22 @@ pub type PeerFn = fn(&http::Extensions) -> Option<IpAddr>;
 /// ([`NoKey::Admit`](crate::NoKey)), so a server that forgets to record
 /// the peer limits nothing — a test of the limit finds that at once.
 ///
-/// The key is the address as text (`"203.0.113.7"`, `"2001:db8::1"`;
-/// IPv4-mapped IPv6 as IPv4), formatted on the stack: the same key as the
-/// other languages' middleware gives the same client.
+/// An IPv6 client is keyed by its /56 block (its subscriber's: see
+/// [`Ipv6Prefix`]; [`ipv6_prefix`](Self::ipv6_prefix) changes it, 128
+/// keys each address alone). The key is [`ClientKey`]'s text
+/// (`"203.0.113.7"`, `"2001:db8:0:100::/56"`; IPv4-mapped IPv6 as IPv4),
+/// the same key as the other languages' middleware gives the same client
+/// — except for a limiter in this process ([`KeyedCheck::LOCAL_KEYS`]),
+/// which gets the address's bytes ([`ClientKey::compact`]): nothing else
+/// sees its keys, and no text is formatted.
+///
+/// [`KeyedCheck::LOCAL_KEYS`]: crate::KeyedCheck::LOCAL_KEYS
 #[derive(Clone)]
 pub struct ClientAddress {
     trusted: Arc<TrustedProxies>,
-    peer: PeerFn,
+    /// `None`: the default places (see `key_of`).
+    peer: Option<PeerFn>,
+    ipv6_prefix: Ipv6Prefix,
 }
 
 impl ClientAddress {
@@ -80,30 +100,41 @@ impl ClientAddress {
     /// The client behind `trusted` proxies (a load balancer, a reverse
     /// proxy on the same host: `TrustedProxies::parse(["loopback"])`).
     pub fn trusting(trusted: TrustedProxies) -> Self {
-        ClientAddress { trusted: Arc::new(trusted), peer: default_peer }
+        ClientAddress { trusted: Arc::new(trusted), peer: None, ipv6_prefix: Ipv6Prefix::DEFAULT }
     }
 
     /// Reads the TCP peer with `peer` instead of the default places.
     pub fn peer(mut self, peer: PeerFn) -> Self {
-        self.peer = peer;
+        self.peer = Some(peer);
+        self
+    }
+
+    /// Keys an IPv6 client by the first `prefix` bits of its address
+    /// (/56 by default; [`Ipv6Prefix::FULL`], 128, for the whole address).
+    pub fn ipv6_prefix(mut self, prefix: Ipv6Prefix) -> Self {
+        self.ipv6_prefix = prefix;
         self
     }
 
     /// The client's address for a request from `peer` with these headers.
+    #[inline]
     pub fn address(&self, peer: IpAddr, headers: &http::HeaderMap) -> IpAddr {
         if self.trusted.is_empty() || !self.trusted.contains(peer) {
             // Its headers would not be read: spare the two look-ups and
             // the walk (the usual case, a server facing its clients
-            // directly). The peer is the client, IPv4-mapped IPv6 as IPv4
-            // as client_address gives it.
-            return match peer {
-                IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
-                v4 => v4,
-            };
+            // directly). ClientKey takes IPv4-mapped IPv6 as IPv4, as
+            // client_address does.
+            return peer;
         }
         let forwarded = header_text(headers.get(FORWARDED));
         let x_forwarded_for = header_text(headers.get(X_FORWARDED_FOR));
         client_address(peer, forwarded, x_forwarded_for, &self.trusted)
+    }
+
+    /// The client's key for a request from `peer` with these headers.
+    #[inline]
+    pub fn client_key(&self, peer: IpAddr, headers: &http::HeaderMap) -> ClientKey {
+        ClientKey::new(self.address(peer, headers), self.ipv6_prefix)
     }
 }
 
@@ -115,7 +146,10 @@ impl Default for ClientAddress {
 
 impl fmt::Debug for ClientAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientAddress").field("trusted", &self.trusted).finish_non_exhaustive()
+        f.debug_struct("ClientAddress")
+            .field("trusted", &self.trusted)
+            .field("ipv6_prefix", &self.ipv6_prefix.bits())
+            .finish_non_exhaustive()
     }
 }
 
@@ -127,99 +161,96 @@ fn header_text(value: Option<&HeaderValue>) -> Option<&str> {
     value.and_then(|v| v.to_str().ok())
 }
 
-fn default_peer(extensions: &http::Extensions) -> Option<IpAddr> {
-    #[cfg(feature = "axum")]
-    if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
-        return Some(info.0.ip());
+impl ClientAddress {
+    /// The request's key in the form `make` gives, from its peer: found
+    /// by the user's [`PeerFn`], or in the default places. Each place makes
+    /// its own key rather than handing an `IpAddr` on: the paths then never
+    /// meet over an address in memory, which costs a stalled load.
+    #[inline]
+    fn key_of<B, K>(&self, request: &Request<B>, make: impl Fn(ClientKey) -> K) -> Option<K> {
+        let extensions = request.extensions();
+        let key = |peer: IpAddr| make(self.client_key(peer, request.headers()));
+        if let Some(peer) = self.peer {
+            return peer(extensions).map(key);
+        }
+        #[cfg(feature = "axum")]
+        if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
+            return Some(key(info.0.ip()));
+        }
+        if let Some(addr) = extensions.get::<SocketAddr>() {
+            return Some(key(addr.ip()));
+        }
+        extensions.get::<IpAddr>().map(|&ip| key(ip))
     }
-    if let Some(addr) = extensions.get::<SocketAddr>() {
-        return Some(addr.ip());
-    }
-    extensions.get::<IpAddr>().copied()
 }
 
 impl<B> KeyExtractor<B> for ClientAddress {
     type Key = AddressKey;
 
     fn extract(&self, request: &Request<B>) -> Option<AddressKey> {
-        let peer = (self.peer)(request.extensions())?;
-        Some(AddressKey::new(self.address(peer, request.headers())))
+        self.key_of(request, AddressKey::text)
+    }
+
+    #[inline]
+    fn extract_local(&self, request: &Request<B>) -> Option<AddressKey> {
+        self.key_of(request, AddressKey::compact)
     }
 }
 
-/// An IP address as text, on the stack (at most 45 bytes: a full IPv6
-/// address with an IPv4 tail), as [`ClientAddress`]'s key.
+/// [`ClientAddress`]'s key, on the stack: [`ClientKey`]'s text (at most 43
+/// bytes: an IPv6 block and its length), or for a limiter in this process
+/// its compact bytes (4, 15 or 16).
 #[derive(Clone, Copy)]
 pub struct AddressKey {
+    key: ClientKey,
     len: u8,
-    text: [u8; 45],
+    bytes: [u8; 48],
 }
 
 impl AddressKey {
-    /// `ip` as text; IPv4-mapped IPv6 (`::ffff:a.b.c.d`) as IPv4, so a
-    /// dual-stack listener gives an IPv4 client the key an IPv4 listener
-    /// would.
-    pub fn new(ip: IpAddr) -> Self {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            v4 => v4,
-        };
-        let mut text = [0u8; 45];
-        let len = match ip {
-            // Most clients: the dotted quad by hand, without the
-            // formatting machinery (a third of the layer's own cost).
-            IpAddr::V4(v4) => {
-                let mut len = 0;
-                for (i, octet) in v4.octets().into_iter().enumerate() {
-                    if i > 0 {
-                        text[len] = b'.';
-                        len += 1;
-                    }
-                    if octet >= 100 {
-                        text[len] = b'0' + octet / 100;
-                        len += 1;
-                    }
-                    if octet >= 10 {
-                        text[len] = b'0' + octet / 10 % 10;
-                        len += 1;
-                    }
-                    text[len] = b'0' + octet % 10;
-                    len += 1;
-                }
-                len
-            }
-            IpAddr::V6(_) => {
-                let mut cursor = std::io::Cursor::new(&mut text[..]);
-                // The longest address is 45 bytes, so this cannot fail.
-                let _ = write!(cursor, "{ip}");
-                cursor.position() as usize
-            }
-        };
-        AddressKey { len: len as u8, text }
+    /// The key as text, the same in every language: what a limiter shared
+    /// with other processes (Redis) is given.
+    pub fn text(key: ClientKey) -> Self {
+        let mut cursor = std::io::Cursor::new([0u8; 48]);
+        // The longest text is 43 bytes, so this cannot fail.
+        let _ = write!(cursor, "{key}");
+        let len = cursor.position() as u8;
+        AddressKey { key, len, bytes: cursor.into_inner() }
     }
 
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        // Only `write!` of an address, ASCII, filled the buffer.
-        std::str::from_utf8(&self.text[..usize::from(self.len)]).unwrap_or_default()
+    /// The address's bytes ([`ClientKey::compact`]): the key for a
+    /// limiter whose keys stay in this process.
+    #[inline]
+    pub fn compact(key: ClientKey) -> Self {
+        let (compact, len) = key.compact();
+        let mut bytes = [0u8; 48];
+        bytes[..16].copy_from_slice(&compact);
+        AddressKey { key, len: len as u8, bytes }
+    }
+
+    /// The client's key, whichever form this is.
+    pub fn client_key(&self) -> ClientKey {
+        self.key
     }
 }
 
 impl AsRef<[u8]> for AddressKey {
+    #[inline]
     fn as_ref(&self) -> &[u8] {
-        &self.text[..usize::from(self.len)]
+        &self.bytes[..usize::from(self.len)]
     }
 }
 
 impl fmt::Debug for AddressKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("AddressKey").field(&self.as_str()).finish()
+        f.debug_tuple("AddressKey").field(&format_args!("{}", self.key)).finish()
     }
 }
 
+/// The client's key as text (either form).
 impl fmt::Display for AddressKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.key.fmt(f)
     }
 }
 
@@ -252,19 +283,37 @@ mod tests {
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     #[test]
-    fn address_keys_are_the_addresses_text() {
+    fn address_keys_are_the_client_keys_text_or_bytes() {
         let longest: Ipv6Addr = "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255".parse().unwrap();
-        for (ip, text) in [
-            (IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)), "203.0.113.7"),
-            (IpAddr::V4(Ipv4Addr::new(0, 9, 10, 255)), "0.9.10.255"),
-            (IpAddr::V4(Ipv4Addr::new(100, 101, 199, 250)), "100.101.199.250"),
-            (IpAddr::V6("2001:db8::1".parse().unwrap()), "2001:db8::1"),
-            (IpAddr::V6("::ffff:192.0.2.1".parse().unwrap()), "192.0.2.1"),
-            (IpAddr::V6(longest), "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+        let prefix = |bits| Ipv6Prefix::new(bits).unwrap();
+        for (ip, bits, text, bytes) in [
+            (IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)), 56, "203.0.113.7", &[203, 0, 113, 7][..]),
+            (IpAddr::V6("::ffff:192.0.2.1".parse().unwrap()), 56, "192.0.2.1", &[192, 0, 2, 1]),
+            (
+                IpAddr::V6("2001:db8::1".parse().unwrap()),
+                128,
+                "2001:db8::1",
+                &Ipv6Addr::from_bits(0x2001_0db8 << 96 | 1).octets(),
+            ),
+            (
+                IpAddr::V6("2001:db8:0:1ff::1".parse().unwrap()),
+                56,
+                "2001:db8:0:100::/56",
+                &Ipv6Addr::from_bits(0x2001_0db8_0000_0100 << 64).octets()[..15],
+            ),
+            (IpAddr::V6(longest), 128, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", &[0xff; 16]),
+            (
+                IpAddr::V6(longest),
+                127,
+                "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127",
+                &longest.to_bits().wrapping_sub(1).to_be_bytes(),
+            ),
         ] {
-            let key = AddressKey::new(ip);
-            assert_eq!(key.as_str(), text);
-            assert_eq!(key.as_ref(), text.as_bytes());
+            let key = ClientKey::new(ip, prefix(bits));
+            assert_eq!(AddressKey::text(key).as_ref(), text.as_bytes());
+            assert_eq!(AddressKey::text(key).to_string(), text);
+            assert_eq!(AddressKey::compact(key).as_ref(), bytes);
+            assert_eq!(AddressKey::compact(key).to_string(), text);
         }
     }
 
@@ -275,6 +324,8 @@ mod tests {
         request.extensions_mut().insert(SocketAddr::from(([192, 0, 2, 9], 4242)));
         request.headers_mut().insert(X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1"));
         let key = ClientAddress::default().extract(&request).unwrap();
-        assert_eq!(key.as_str(), "192.0.2.9");
+        assert_eq!(key.as_ref(), b"192.0.2.9");
+        let key = ClientAddress::default().extract_local(&request).unwrap();
+        assert_eq!(key.as_ref(), [192, 0, 2, 9]);
     }
 }

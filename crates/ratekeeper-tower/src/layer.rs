@@ -77,11 +77,14 @@ pub(crate) struct Settings {
 }
 
 /// A `RateLimit-Policy` value and the `(limit, window)` of each policy it
-/// was written for (the names are the limiter's, fixed for the layer).
+/// was written for (the names are the limiter's, fixed for the layer), with
+/// the start of each policy's item in `RateLimit` (`"name";r=`), as
+/// [`Decision::write_ratelimit`] wrote it.
 #[derive(Clone)]
 pub(crate) struct PolicyField {
     shape: Vec<(u64, Option<u64>)>,
     value: HeaderValue,
+    state_starts: Vec<Box<str>>,
 }
 
 impl PolicyField {
@@ -115,13 +118,43 @@ struct StackText {
     bytes: [u8; 192],
 }
 
-impl fmt::Write for StackText {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+impl StackText {
+    fn push(&mut self, text: &[u8]) -> Option<()> {
+        let end = self.len + text.len();
+        self.bytes.get_mut(self.len..end)?.copy_from_slice(text);
         self.len = end;
-        Ok(())
+        Some(())
     }
+
+    /// `n` in decimal, without `core::fmt`'s machinery.
+    fn push_u64(&mut self, n: u64) -> Option<()> {
+        let mut digits = [0u8; 20];
+        let (mut n, mut start) = (n, digits.len());
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[start..])
+    }
+}
+
+/// Where each policy's `RateLimit` item starts: its text up to its `r=`
+/// value, as [`Decision::write_ratelimit`] writes it (the name is quoted
+/// and checked there, once). The last `;r=` is the parameter's: an escaped
+/// name may hold one too, before it.
+fn state_starts<L: KeyedCheck>(limiter: &L, decisions: &[Decision]) -> Option<Vec<Box<str>>> {
+    (0..decisions.len())
+        .map(|i| {
+            let mut item = String::new();
+            decisions[i].write_ratelimit(limiter.policy_name(i), &mut item).ok()?;
+            let end = item.rfind(";r=")? + 3;
+            Some(item[..end].into())
+        })
+        .collect()
 }
 
 impl Settings {
@@ -136,7 +169,7 @@ impl Settings {
         }
         let draft8_only = settings.style == HeaderStyle::Draft8 && !settings.legacy && verdict.allowed();
         if draft8_only {
-            if let Some(fields) = self.draft8_fields(limiter, verdict.policies()) {
+            if let Some(fields) = self.draft8_fields(verdict.policies()) {
                 return Ok(fields);
             }
         }
@@ -163,7 +196,9 @@ impl Settings {
             // the same policies reuse this value and write only `RateLimit`.
             if let Some((_, value)) = fields.iter().find(|(name, _)| *name == RATELIMIT_POLICY) {
                 let shape = decisions.iter().map(|d| (d.limit, d.window_secs())).collect();
-                let _ = self.policy_field.set(PolicyField { shape, value: value.clone() });
+                if let Some(state_starts) = state_starts(limiter, decisions) {
+                    let _ = self.policy_field.set(PolicyField { shape, value: value.clone(), state_starts });
+                }
             }
         }
         Ok(Fields::Any(fields))
@@ -171,18 +206,28 @@ impl Settings {
 
     /// Draft-8's two fields for an admitted request, when the policies are
     /// those of the kept `RateLimit-Policy` value: it is reused, and only
-    /// `RateLimit` is written (on the stack, then copied once). `None`
-    /// sends the request down the general path.
-    fn draft8_fields<L: KeyedCheck>(&self, limiter: &L, decisions: &[Decision]) -> Option<Fields> {
+    /// `RateLimit` is written — each item's kept start, then its numbers
+    /// (on the stack, then copied once). `None` sends the request down the
+    /// general path.
+    fn draft8_fields(&self, decisions: &[Decision]) -> Option<Fields> {
         let policy = self.policy_field.get().filter(|kept| kept.fits(decisions))?;
         let mut text = StackText { len: 0, bytes: [0; 192] };
-        for (i, decision) in decisions.iter().enumerate() {
+        for (i, (decision, start)) in decisions.iter().zip(&policy.state_starts).enumerate() {
             if i > 0 {
-                fmt::Write::write_str(&mut text, ", ").ok()?;
+                text.push(b", ")?;
             }
-            decision.write_ratelimit(limiter.policy_name(i), &mut text).ok()?;
+            text.push(start.as_bytes())?;
+            text.push_u64(decision.remaining)?;
+            if let Some(t) = decision.reset_after_secs() {
+                text.push(b";t=")?;
+                text.push_u64(t)?;
+            }
         }
-        let state = HeaderValue::from_bytes(&text.bytes[..text.len]).ok()?;
+        let bytes = Bytes::copy_from_slice(&text.bytes[..text.len]);
+        // SAFETY: the text is UTF-8 — pieces of strings Decision::write_ratelimit
+        // wrote (its names printable ASCII), ASCII digits and separators —
+        // and no header field value holds anything else (no CR, no LF).
+        let state = unsafe { HeaderValue::from_maybe_shared_unchecked(bytes) };
         Some(Fields::Draft8 { policy: policy.value.clone(), state })
     }
 
@@ -420,11 +465,22 @@ impl<S, L, E: Clone, C: Clone> Layer<S> for RateLimitLayer<L, E, C> {
 }
 
 impl Settings {
+    /// Whether an admitted response gets no fields at all (no `RateLimit`
+    /// style, no legacy ones): then the limiter is asked only whether it
+    /// admits ([`KeyedCheck::admit`]).
+    #[inline]
+    pub(crate) fn admitted_bare(&self) -> bool {
+        self.style == HeaderStyle::None && !self.legacy
+    }
+
     /// Whether the request passes unchecked (an exempt method or path).
     #[inline]
     pub(crate) fn exempt<B>(&self, request: &Request<B>) -> bool {
         if self.exempt_methods.contains(request.method()) {
             return true;
+        }
+        if self.exempt_paths.is_empty() {
+            return false;
         }
         let path = request.uri().path();
         self.exempt_paths.iter().any(|prefix| match path.strip_prefix(prefix.as_str()) {

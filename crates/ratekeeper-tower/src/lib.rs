@@ -64,7 +64,10 @@
 //! here as in the Python and Node middleware (which matters when they
 //! share a Redis limiter). [`ClientAddress`] takes the TCP peer, and the
 //! forwarding headers only from the proxies you trust: a client that sends
-//! `X-Forwarded-For` itself changes nothing. A request with no key (no
+//! `X-Forwarded-For` itself changes nothing; an IPv6 client is keyed by its
+//! /56 block ([`ClientAddress::ipv6_prefix`]), and an in-process limiter
+//! gets the address's bytes rather than its text
+//! ([`KeyedCheck::LOCAL_KEYS`]). A request with no key (no
 //! peer recorded, no such header) passes unchecked unless
 //! [`RateLimitLayer::when_no_key`] says otherwise.
 //!

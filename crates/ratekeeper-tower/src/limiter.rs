@@ -74,9 +74,32 @@ pub trait KeyedCheck: Send + Sync + 'static {
     /// The future of a check that cannot answer at once.
     type Future: Future<Output = Result<Verdict, BoxError>> + Send + 'static;
 
+    /// Whether the limiter's keys stay in this process (an in-process
+    /// limiter): then the layer asks the extractor for its
+    /// [`extract_local`](crate::KeyExtractor::extract_local) key, which
+    /// may be cheaper to make ([`ClientAddress`](crate::ClientAddress)'s:
+    /// the address's bytes rather than its text). `false` by default: a
+    /// limiter shared with other processes (Redis) gets the key every
+    /// language's middleware gives the same client.
+    const LOCAL_KEYS: bool = false;
+
     /// Admits `cost` units for `key` if the limit allows (consuming them),
     /// or refuses.
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future>;
+
+    /// Admits `cost` units for `key` at once if the limit allows,
+    /// consuming exactly what [`check`](Self::check) would, without the
+    /// rest of its verdict — for a layer that sends no fields on admitted
+    /// responses (an algorithm may then skip computing them, and nothing is
+    /// moved but a `bool`). `false` decides nothing: a refusal consumed
+    /// nothing, so the layer then asks [`check`](Self::check), whose
+    /// verdict the refusal needs (as it does for a limiter that cannot tell
+    /// at once: the default answers `false`).
+    #[inline]
+    fn admit(&self, key: &[u8], cost: u64) -> bool {
+        let _ = (key, cost);
+        false
+    }
 
     /// The name of policy `index` (an index into
     /// [`Verdict::policies`]), as the `RateLimit` and `RateLimit-Policy`
@@ -103,10 +126,17 @@ pub const DEFAULT_POLICY_NAME: &str = "default";
 
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for AnyKeyedLimiter<C> {
     type Future = Never;
+    const LOCAL_KEYS: bool = true;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
         Checking::Ready(AnyKeyedLimiter::check(self, key, cost).map(Verdict::single).map_err(BoxError::from))
+    }
+
+    #[inline]
+    fn admit(&self, key: &[u8], cost: u64) -> bool {
+        // A key too long is check's to report.
+        self.allow(key, cost).unwrap_or(false)
     }
 
     fn policy_name(&self, _index: usize) -> &str {
@@ -116,6 +146,7 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for AnyKeyedLimiter<C> {
 
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
     type Future = Never;
+    const LOCAL_KEYS: bool = true;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
@@ -129,6 +160,14 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
         Checking::Ready(verdict.map_err(BoxError::from))
     }
 
+    #[inline]
+    fn admit(&self, key: &[u8], cost: u64) -> bool {
+        match self.keyed() {
+            KeyedTextLimiter::One(limiter) => limiter.allow(key, cost).unwrap_or(false),
+            KeyedTextLimiter::Several(_) => false,
+        }
+    }
+
     fn policy_name(&self, index: usize) -> &str {
         self.policy_names().get(index).map_or(DEFAULT_POLICY_NAME, String::as_str)
     }
@@ -138,6 +177,7 @@ impl<C: Clock + Send + Sync + 'static> KeyedCheck for HttpLimiter<C> {
 /// order of its specs (wrap it in [`Named`] to name them).
 impl<C: Clock + Send + Sync + 'static> KeyedCheck for KeyedCompositeLimiter<C> {
     type Future = Never;
+    const LOCAL_KEYS: bool = true;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
@@ -164,10 +204,16 @@ fn numbered_policy_name(index: usize) -> &'static str {
 
 impl<L: KeyedCheck + ?Sized> KeyedCheck for Arc<L> {
     type Future = L::Future;
+    const LOCAL_KEYS: bool = L::LOCAL_KEYS;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
         (**self).check(key, cost)
+    }
+
+    #[inline]
+    fn admit(&self, key: &[u8], cost: u64) -> bool {
+        (**self).admit(key, cost)
     }
 
     fn policy_name(&self, index: usize) -> &str {
@@ -199,10 +245,16 @@ impl<L: KeyedCheck> Named<L> {
 
 impl<L: KeyedCheck> KeyedCheck for Named<L> {
     type Future = L::Future;
+    const LOCAL_KEYS: bool = L::LOCAL_KEYS;
 
     #[inline]
     fn check(&self, key: &[u8], cost: u64) -> Checking<Self::Future> {
         self.limiter.check(key, cost)
+    }
+
+    #[inline]
+    fn admit(&self, key: &[u8], cost: u64) -> bool {
+        self.limiter.admit(key, cost)
     }
 
     fn policy_name(&self, index: usize) -> &str {

@@ -12,7 +12,6 @@ use http::{Request, Response};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use crate::body::ResponseBody;
 use crate::key::KeyExtractor;
 use crate::layer::{insert_fields, Fields, NoKey, RequestCost, Settings};
 use crate::limiter::{BoxError, Checking, KeyedCheck, Verdict};
@@ -62,11 +61,12 @@ impl<S: fmt::Debug, L, E: fmt::Debug, C: fmt::Debug> fmt::Debug for RateLimit<S,
 impl<S, L, E, C, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimit<S, L, E, C>
 where
     S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone,
+    ResBody: From<Bytes>,
     L: KeyedCheck,
     E: KeyExtractor<ReqBody>,
     C: RequestCost<ReqBody>,
 {
-    type Response = Response<ResponseBody<ResBody>>;
+    type Response = Response<ResBody>;
     type Error = S::Error;
     type Future = ResponseFuture<S, ReqBody, L>;
 
@@ -80,13 +80,18 @@ where
         if settings.exempt(&request) {
             return ResponseFuture::calling(self.inner.call(request), None);
         }
-        let key = shared.key.extract(&request);
+        // Known when compiled: an in-process limiter's key in its cheaper form.
+        let key = if L::LOCAL_KEYS { shared.key.extract_local(&request) } else { shared.key.extract(&request) };
         let key: &[u8] = match (&key, &settings.no_key) {
             (Some(key), _) => key.as_ref(),
             (None, NoKey::Shared(shared)) => shared,
             (None, NoKey::Admit) => return ResponseFuture::calling(self.inner.call(request), None),
         };
         let cost = shared.cost.cost(&request);
+        if settings.admitted_bare() && shared.limiter.admit(key, cost) {
+            // Admitted, and nothing to add to the response.
+            return ResponseFuture::calling(self.inner.call(request), None);
+        }
         match shared.limiter.check(key, cost) {
             Checking::Ready(result) => {
                 ResponseFuture { state: decided(result, &mut self.inner, request, &*shared.limiter, settings) }
@@ -205,9 +210,10 @@ where
 impl<S, ReqBody, ResBody, L> Future for ResponseFuture<S, ReqBody, L>
 where
     S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    ResBody: From<Bytes>,
     L: KeyedCheck,
 {
-    type Output = Result<Response<ResponseBody<ResBody>>, S::Error>;
+    type Output = Result<Response<ResBody>, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.project().state;
@@ -221,7 +227,7 @@ where
                     state.set(next);
                 }
                 StateProjection::Calling { future, fields } => {
-                    let mut response = ready!(future.poll(cx))?.map(ResponseBody::inner);
+                    let mut response = ready!(future.poll(cx))?;
                     if let Some(fields) = fields.take() {
                         insert_fields(response.headers_mut(), fields);
                     }
@@ -229,9 +235,74 @@ where
                 }
                 StateProjection::Own { response } => {
                     let response = response.take().expect("ResponseFuture polled after completion");
-                    return Poll::Ready(Ok(response.map(ResponseBody::own)));
+                    return Poll::Ready(Ok(response.map(ResBody::from)));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ClientAddress, RateLimitLayer, ResponseBody};
+    use http_body_util::{BodyExt, Empty};
+    use ratekeeper::{AnyClock, AnyKeyedLimiter, KeyedOptions, LimiterSpec};
+    use std::convert::Infallible;
+    use std::net::{IpAddr, Ipv4Addr};
+    use tower_layer::Layer;
+
+    /// An inner service whose body (`Empty`) cannot be made from bytes,
+    /// its responses mapped into `ResponseBody` first.
+    #[derive(Clone)]
+    struct EmptyBodies;
+
+    impl Service<Request<()>> for EmptyBodies {
+        type Response = Response<ResponseBody<Empty<Bytes>>>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<()>) -> Self::Future {
+            std::future::ready(Ok(Response::new(ResponseBody::inner(Empty::new()))))
+        }
+    }
+
+    /// The layer answers with the inner body type: the inner service's own
+    /// body when admitted, its refusal's bytes when not.
+    #[test]
+    fn a_body_that_cannot_be_made_from_bytes_goes_through_response_body() {
+        let spec = LimiterSpec::FixedWindow { limit: 1, window_micros: 60_000_000 };
+        let limiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(10), AnyClock::default()).unwrap();
+        let mut service = RateLimitLayer::new(limiter).key(ClientAddress::default()).layer(EmptyBodies);
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let mut request = Request::new(());
+            request.extensions_mut().insert(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+            let response = at_once(service.call(request)).unwrap();
+            let status = response.status();
+            replies.push((status, at_once(response.into_body().collect()).unwrap().to_bytes()));
+        }
+        assert_eq!(replies[0], (http::StatusCode::OK, Bytes::new()));
+        assert_eq!(replies[1], (http::StatusCode::TOO_MANY_REQUESTS, Bytes::from_static(b"Too Many Requests\n")));
+    }
+
+    struct NoWake;
+
+    impl std::task::Wake for NoWake {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// Polls a future that never waits (these services answer at once).
+    fn at_once<F: Future>(future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        let waker = std::task::Waker::from(Arc::new(NoWake));
+        match future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(output) => output,
+            Poll::Pending => panic!("the service waited"),
         }
     }
 }

@@ -13,7 +13,7 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use http::{HeaderName, Method, Request, Response, StatusCode};
-use ratekeeper::http::{limiter_from_text, response_fields, HeaderStyle, Policy, TrustedProxies};
+use ratekeeper::http::{limiter_from_text, response_fields, HeaderStyle, Ipv6Prefix, Policy, TrustedProxies};
 use ratekeeper::{Algorithm, AnyClock, AnyKeyedLimiter, Decision, KeyedOptions, LimiterSpec, ManualClock};
 use ratekeeper_tower::{ClientAddress, HeaderKey, Named, NoKey, RateLimitLayer};
 use support::{expected_fields, loopback, serve, Client, Reply};
@@ -194,6 +194,30 @@ async fn forwarding_headers_count_only_from_trusted_proxies() {
     assert_eq!(statuses, [StatusCode::OK, StatusCode::OK, StatusCode::TOO_MANY_REQUESTS], "203.0.113.1's own limit");
     // The proxy's own requests (no header) are its own key, still whole.
     assert_eq!(proxy.get("/", &[]).await.status, StatusCode::OK);
+}
+
+/// IPv6 clients forwarded by a trusted proxy: by default every address of
+/// one /56 shares a key (a subscriber's block, whose addresses it can
+/// rotate through), the next /56 has its own; with a prefix of 128 each
+/// address is its own key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_clients_are_keyed_by_their_block() {
+    let spec = LimiterSpec::FixedWindow { limit: 2, window_micros: HOUR_MICROS };
+    let trusted = || TrustedProxies::parse(["127.0.0.9/32"]).unwrap();
+    let same_block = ["2001:db8:0:100::1", "2001:db8:0:1ff:ffff::2", "2001:db8:0:180::3"];
+    for (prefix, admitted_in_block) in [(Ipv6Prefix::DEFAULT, 2), (Ipv6Prefix::FULL, 3)] {
+        let clock = Arc::new(ManualClock::new());
+        let key = ClientAddress::trusting(trusted()).ipv6_prefix(prefix);
+        let server = serve(app().layer(RateLimitLayer::new(limiter(&spec, &clock)).key(key))).await;
+        let mut proxy = Client::connect(server, loopback(9)).await;
+        let mut admitted = 0;
+        for client in same_block {
+            admitted += usize::from(proxy.get("/", &[("x-forwarded-for", client)]).await.status == StatusCode::OK);
+        }
+        assert_eq!(admitted, admitted_in_block, "/{}", prefix.bits());
+        let next_block = proxy.get("/", &[("x-forwarded-for", "2001:db8:0:200::1")]).await;
+        assert_eq!(next_block.status, StatusCode::OK, "/{}: the next block is another key", prefix.bits());
+    }
 }
 
 /// The cost per request, exempt paths (segment by segment) and methods,

@@ -36,6 +36,21 @@ export class TrustedProxies {
      * @returns {string}
      */
     clientAddress(peer: string, forwarded?: string | string[], xForwardedFor?: string | string[]): string;
+    /**
+     * The client's rate-limit key: `clientAddress`'s address, an IPv6 one as
+     * its block of `ipv6Prefix` bits in CIDR notation (`'2001:db8:0:100::/56'`:
+     * a subscriber is given a whole /56 or /64 and could rotate through its
+     * addresses), an IPv4 one as it is. The same key as the Python and Rust
+     * middleware give the same client.
+     * @param {string} peer The TCP peer (`req.socket.remoteAddress`).
+     * @param {string | string[]} [forwarded] The `Forwarded` field.
+     * @param {string | string[]} [xForwardedFor] The `X-Forwarded-For` field.
+     * @param {number} [ipv6Prefix=56] Bits of an IPv6 address that make the
+     *   key, from 1 to 128 (the whole address); anything else throws a
+     *   `RangeError` (a non-number a `TypeError`).
+     * @returns {string}
+     */
+    clientKey(peer: string, forwarded?: string | string[], xForwardedFor?: string | string[], ipv6Prefix?: number): string;
     get [Symbol.toStringTag](): string;
     #private;
 }

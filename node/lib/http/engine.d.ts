@@ -77,6 +77,13 @@ export type RateLimitOptions<Req> = {
      */
     trustedProxies?: Iterable<string> | TrustedProxies | undefined;
     /**
+     * The default key's IPv6 block: clients
+     * whose addresses share their first `ipv6Prefix` bits share a key (56 by
+     * default, as express-rate-limit's `ipv6Subnet`; 128 keys each address
+     * alone). From 1 to 128.
+     */
+    ipv6Prefix?: number | undefined;
+    /**
      * The
      * `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
      * `'draft-6'` or `'none'`. Sent on admitted and refused responses.
@@ -245,6 +252,10 @@ export function isThenable(value: unknown): value is PromiseLike<unknown>;
  * @property {Iterable<string> | TrustedProxies} [trustedProxies] The
  *   proxies whose forwarding headers are believed (see `TrustedProxies`):
  *   none by default.
+ * @property {number} [ipv6Prefix] The default key's IPv6 block: clients
+ *   whose addresses share their first `ipv6Prefix` bits share a key (56 by
+ *   default, as express-rate-limit's `ipv6Subnet`; 128 keys each address
+ *   alone). From 1 to 128.
  * @property {import('./fields.js').HeaderStyle} [standardHeaders] The
  *   `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
  *   `'draft-6'` or `'none'`. Sent on admitted and refused responses.

@@ -62,6 +62,10 @@ const { parseLimits } = require('./limits.js');
  * @property {Iterable<string> | TrustedProxies} [trustedProxies] The
  *   proxies whose forwarding headers are believed (see `TrustedProxies`):
  *   none by default.
+ * @property {number} [ipv6Prefix] The default key's IPv6 block: clients
+ *   whose addresses share their first `ipv6Prefix` bits share a key (56 by
+ *   default, as express-rate-limit's `ipv6Subnet`; 128 keys each address
+ *   alone). From 1 to 128.
  * @property {import('./fields.js').HeaderStyle} [standardHeaders] The
  *   `RateLimit` fields' draft: `'draft-8'` by default, `'draft-7'`,
  *   `'draft-6'` or `'none'`. Sent on admitted and refused responses.
@@ -96,6 +100,7 @@ const OPTIONS = Object.freeze([
   'policy',
   'key',
   'trustedProxies',
+  'ipv6Prefix',
   'standardHeaders',
   'legacyHeaders',
   'exemptPaths',
@@ -147,6 +152,8 @@ class Engine {
   #trusted;
   /** Whether no proxy is trusted (the TCP peer is the client). */
   #peerIsClient = false;
+  /** @type {number | undefined} */
+  #ipv6Prefix;
   /** @type {((request: Req) => Key | PromiseLike<Key>) | undefined} */
   #keyFunction;
   /** @type {string | undefined} */
@@ -231,6 +238,9 @@ class Engine {
       this.#trusted = new TrustedProxies(entries);
       this.#peerIsClient = entries.length === 0;
     }
+    this.#ipv6Prefix = o.ipv6Prefix;
+    // A bad prefix throws here, not on the first request.
+    this.#trusted.clientKey('::', undefined, undefined, this.#ipv6Prefix);
     const key = o.key;
     if (typeof key === 'function') this.#keyFunction = key;
     else if (typeof key === 'object' && key !== null && typeof key.header === 'string') this.#keyHeader = key.header.toLowerCase();
@@ -309,10 +319,11 @@ class Engine {
     // A peer that is not an IP address (a Unix socket's): one key for all.
     if (peer === undefined || peer === '') return '';
     // Trusting no proxy, an IPv4 peer is the client as the library would
-    // write it: Node.js gives it in the canonical dotted form (its text
-    // from the socket's address). A third of a request's native time saved.
+    // write it (an IPv6 prefix leaves IPv4 whole): Node.js gives it in the
+    // canonical dotted form (its text from the socket's address). A third
+    // of a request's native time saved.
     if (this.#peerIsClient && peer.indexOf(':') === -1) return peer;
-    return this.#trusted.clientAddress(peer, view.headers.forwarded, view.headers['x-forwarded-for']);
+    return this.#trusted.clientKey(peer, view.headers.forwarded, view.headers['x-forwarded-for'], this.#ipv6Prefix);
   }
 
   /**

@@ -121,6 +121,19 @@ describe('TrustedProxies', () => {
     assert.equal(trusted.contains('11.0.0.1'), false);
   });
 
+  test('client keys: an IPv6 client by its /56 unless told otherwise, IPv4 whole', () => {
+    const trusted = new TrustedProxies(['loopback']);
+    assert.equal(trusted.clientKey('2001:db8:0:1ff::7'), '2001:db8:0:100::/56');
+    assert.equal(trusted.clientKey('2001:db8:0:1ff::7', undefined, undefined, 64), '2001:db8:0:1ff::/64');
+    assert.equal(trusted.clientKey('2001:db8:0:1ff::7', undefined, undefined, 128), '2001:db8:0:1ff::7');
+    assert.equal(trusted.clientKey('::1', undefined, '2001:db8:0:1aa::9'), '2001:db8:0:100::/56');
+    assert.equal(trusted.clientKey('::ffff:203.0.113.7', undefined, undefined, 1), '203.0.113.7');
+    for (const bad of [0, 129, -1, 56.5, Infinity, NaN]) {
+      assert.throws(() => trusted.clientKey('::1', undefined, undefined, bad), { name: 'RangeError', code: codes.invalidArgument, argument: 'ipv6Prefix' }, String(bad));
+    }
+    assert.throws(() => trusted.clientKey('::1', undefined, undefined, '56'), { name: 'TypeError', argument: 'ipv6Prefix' });
+  });
+
   test('bad entries and addresses are typed errors', () => {
     assert.throws(() => new TrustedProxies(['10.0.0.0/8', 'nowhere']), { name: 'RangeError', argument: 'entries[1]', value: 'nowhere' });
     assert.throws(() => new TrustedProxies([1]), { name: 'TypeError', argument: 'entries[0]' });

@@ -86,6 +86,19 @@ describe('rateLimit on Express', () => {
     assert.equal(viaForwarded.status, 200);
   });
 
+  test('IPv6 clients share their /56 by default, or each has its own with ipv6Prefix: 128', async () => {
+    const block = ['2001:db8:0:100::1', '2001:db8:0:1ff:ffff::2', '2001:db8:0:180::3', '2001:db8:0:200::1'];
+    for (const [ipv6Prefix, expected] of [
+      [undefined, [200, 200, 429, 200]],
+      [128, [200, 200, 200, 200]],
+    ]) {
+      const url = await serve({ limit: '2/hour', trustedProxies: ['loopback'], ipv6Prefix });
+      const seen = [];
+      for (const client of block) seen.push((await send(url, { headers: { 'x-forwarded-for': client } })).status);
+      assert.deepEqual(seen, expected, `ipv6Prefix ${ipv6Prefix}`);
+    }
+  });
+
   test("Express's req.ip when the user says so, with its trust proxy setting", async () => {
     const url = await serve({ limit: '1/hour', key: (req) => req.ip }, (a) => a.set('trust proxy', 'loopback'));
     assert.equal((await send(url, { headers: { 'x-forwarded-for': '203.0.113.1' } })).status, 200);
@@ -161,6 +174,11 @@ describe('rateLimit on Express', () => {
     assert.throws(() => rateLimit({ limit: '10/minute', trustedProxies: ['10.0.0.0/33'] }), {
       name: 'RangeError',
       argument: 'entries[0]',
+    });
+    assert.throws(() => rateLimit({ limit: '10/minute', ipv6Prefix: 0 }), {
+      name: 'RangeError',
+      code: codes.invalidArgument,
+      argument: 'ipv6Prefix',
     });
     assert.throws(() => rateLimit({ limit: '10/minute', limitt: 1 }), { name: 'TypeError', code: codes.invalidOption });
     assert.throws(() => rateLimit({ limit: '10/minute', limiter: new KeyedLimiter({ algorithm: 'fixedWindow', limit: 1, windowMs: 1 }, { maxKeys: 1 }) }), {

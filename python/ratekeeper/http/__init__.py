@@ -30,6 +30,7 @@ from ratekeeper._ratekeeper import (
     KeyedLimits,
     RateItem,
     TrustedProxies,
+    client_key,
     combine_decisions,
     parse_limits,
     response_fields,
@@ -41,6 +42,7 @@ from ratekeeper.http._rule import (
     by_client_address,
     by_header,
     by_user,
+    client_address_key,
     identity,
 )
 
@@ -58,6 +60,8 @@ __all__ = [
     "by_client_address",
     "by_header",
     "by_user",
+    "client_address_key",
+    "client_key",
     "combine_decisions",
     "identity",
     "parse_limits",

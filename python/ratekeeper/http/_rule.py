@@ -32,6 +32,7 @@ from ratekeeper._ratekeeper import (
     RedisLimiter,
     RedisStore,
     TrustedProxies,
+    client_key,
     parse_limits,
     response_fields,
 )
@@ -138,8 +139,35 @@ RefusalFunction: TypeAlias = Callable[[Request, Decision], Body]
 
 
 def by_client_address(request: Request) -> str:
-    """The default key: the client's address (``Request.client``)."""
-    return request.client
+    """The default key: the client's address (``Request.client``), an IPv6
+    client's as its /56 block (``client_key``: a subscriber is given a whole
+    block and could rotate through its addresses; as express-rate-limit's
+    ``ipv6Subnet``). ``client_address_key`` chooses another prefix."""
+    return _client_key(request.client, 56)
+
+
+def client_address_key(ipv6_prefix: int = 56) -> KeyFunction:
+    """``by_client_address`` with an IPv6 client keyed by the first
+    ``ipv6_prefix`` bits of its address (1 to 128: 64 for a single
+    subnet, 128 for the address alone). A prefix out of range raises
+    ``InvalidArgumentError`` here, not on the first request."""
+    client_key("::", ipv6_prefix)
+
+    def key(request: Request) -> str:
+        return _client_key(request.client, ipv6_prefix)
+
+    return key
+
+
+def _client_key(client: str, ipv6_prefix: int) -> str:
+    # Only IPv6 (and IPv4-mapped) addresses have a colon: the rest is the
+    # key as it is, a peer that is not an IP address (a Unix socket's) too.
+    if ":" not in client:
+        return client
+    try:
+        return client_key(client, ipv6_prefix)
+    except InvalidArgumentError:
+        return client
 
 
 def by_header(name: str, *, fallback: KeyFunction | None = by_client_address) -> KeyFunction:

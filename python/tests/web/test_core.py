@@ -26,8 +26,11 @@ from ratekeeper.http import (
     RateLimit,
     Request,
     TrustedProxies,
+    by_client_address,
     by_header,
     by_user,
+    client_address_key,
+    client_key,
     combine_decisions,
     identity,
     parse_limits,
@@ -222,6 +225,39 @@ def test_keys_by_header_and_user_fall_back_to_the_address() -> None:
     assert by_header("X-Api-Key", fallback=None)(FakeRequest()) is None
     assert by_user()(FakeRequest(user="42")) == "user:42"
     assert by_user()(FakeRequest()) == "192.0.2.1"
+
+
+def test_an_ipv6_client_is_keyed_by_its_block() -> None:
+    assert client_key("2001:db8:0:1ff::7") == "2001:db8:0:100::/56"
+    assert client_key("2001:db8:0:1ff::7", 64) == "2001:db8:0:1ff::/64"
+    assert client_key("2001:db8:0:1ff::7", 128) == "2001:db8:0:1ff::7"
+    assert client_key("::ffff:203.0.113.7", 1) == "203.0.113.7"
+    assert by_client_address(FakeRequest(peer="2001:db8:0:1aa::9")) == "2001:db8:0:100::/56"
+    assert by_client_address(FakeRequest(peer="192.0.2.1")) == "192.0.2.1"
+    assert by_client_address(FakeRequest(peer="/run/a:b")) == "/run/a:b"
+    assert by_client_address(FakeRequest(peer=None)) == ""
+    whole = client_address_key(128)
+    assert whole(FakeRequest(peer="2001:db8:0:1aa::9")) == "2001:db8:0:1aa::9"
+    # By default, the addresses of one /56 share a limit; the next /56 does not.
+    rule = RateLimit("2/hour", clock=ManualClock())
+    block = [
+        "2001:db8:0:100::1",
+        "2001:db8:0:1ff:ffff::2",
+        "2001:db8:0:180::3",
+        "2001:db8:0:200::1",
+    ]
+    outcomes = [rule.decide(FakeRequest(peer=peer)) for peer in block]
+    assert [o is not None and o.allowed for o in outcomes] == [True, True, False, True]
+    for bad in (0, 129, -1, 2**70):
+        with pytest.raises(InvalidArgumentError, match="from 1 to 128"):
+            client_key("::1", bad)
+        with pytest.raises(InvalidArgumentError):
+            client_address_key(bad)
+    for wrong in ("56", True, 56.0):
+        with pytest.raises(ArgumentTypeError):
+            client_key("::1", wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        client_key("not an address")
 
 
 def test_a_rule_exempts_and_costs() -> None:

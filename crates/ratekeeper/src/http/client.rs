@@ -138,6 +138,7 @@ fn masked(bits: u128, prefix: u8, width: u32) -> u128 {
 
 /// An IPv4-mapped IPv6 address as the IPv4 address (RFC 4291 §2.5.5.2): a
 /// dual-stack socket reports IPv4 peers that way.
+#[inline]
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
@@ -199,6 +200,150 @@ pub fn client_address(
         }
     }
     current
+}
+
+/// How many leading bits of an IPv6 client's address are its key: a
+/// subscriber is given a whole /56 or /64 and can take any address in it,
+/// so keyed by the full address, one client could rotate through 2^64
+/// keys and never meet its limit. Every address of the block shares the
+/// key of the block's network address, as express-rate-limit 8's
+/// `ipv6Subnet` (56 by default). IPv4 addresses are always whole.
+///
+/// Valid from [`MIN_BITS`](Self::MIN_BITS) to [`MAX_BITS`](Self::MAX_BITS)
+/// (128: the full address, one key per address); checked here only, for
+/// every language's middleware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ipv6Prefix(u8);
+
+impl Ipv6Prefix {
+    /// The narrowest prefix: 1 bit (express-rate-limit's lower bound).
+    pub const MIN_BITS: u8 = 1;
+    /// The widest: 128 bits, the whole address.
+    pub const MAX_BITS: u8 = 128;
+    /// /56, what ISPs commonly delegate to one subscriber, and
+    /// express-rate-limit 8's default.
+    pub const DEFAULT: Ipv6Prefix = Ipv6Prefix(56);
+    /// The whole address: one key per IPv6 address.
+    pub const FULL: Ipv6Prefix = Ipv6Prefix(128);
+
+    /// A prefix of `bits` (from 1 to 128). Signed and wide so that every
+    /// binding hands over whatever number it was given, and the range is
+    /// checked here.
+    pub const fn new(bits: i64) -> Result<Self, Ipv6PrefixError> {
+        if bits < Self::MIN_BITS as i64 || bits > Self::MAX_BITS as i64 {
+            return Err(Ipv6PrefixError { bits });
+        }
+        Ok(Ipv6Prefix(bits as u8))
+    }
+
+    /// The prefix's length in bits.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+}
+
+impl Default for Ipv6Prefix {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// An IPv6 key prefix out of range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv6PrefixError {
+    /// The length asked for.
+    pub bits: i64,
+}
+
+/// `"invalid IPv6 prefix 0: expected a length from 1 to 128 bits"`.
+impl fmt::Display for Ipv6PrefixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid IPv6 prefix {}: expected a length from {} to {} bits",
+            self.bits,
+            Ipv6Prefix::MIN_BITS,
+            Ipv6Prefix::MAX_BITS
+        )
+    }
+}
+
+impl std::error::Error for Ipv6PrefixError {}
+
+/// The address a client at `ip` is limited under: an IPv4 address (and an
+/// IPv4-mapped IPv6 one, as IPv4) as it is, an IPv6 address as the network
+/// address of its `ipv6_prefix` block (`2001:db8:0:1ff::7` with /56 is
+/// `2001:db8:0:100::`). [`ClientKey`] is this address with its text.
+#[inline]
+pub fn client_key_address(ip: IpAddr, ipv6_prefix: Ipv6Prefix) -> IpAddr {
+    match canonical(ip) {
+        IpAddr::V6(v6) => {
+            let host_bits = 128 - u32::from(ipv6_prefix.0);
+            let mask = u128::MAX.checked_shl(host_bits).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from_bits(v6.to_bits() & mask))
+        }
+        v4 => v4,
+    }
+}
+
+/// A client's key: its [`client_key_address`], written as text the same
+/// way by every language's middleware (so that they share a Redis
+/// limiter's keys): IPv4 dotted (`203.0.113.7`), an IPv6 block in CIDR
+/// notation (`2001:db8:0:100::/56`, as express-rate-limit writes it), a
+/// whole IPv6 address (prefix 128) alone (`2001:db8::7`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientKey {
+    /// The address's bits (an IPv4 address's in the low 32), whole
+    /// integers rather than an `IpAddr`, whose bytes sit after its tag and
+    /// are slow to move about.
+    bits: u128,
+    v6: bool,
+    prefix: Ipv6Prefix,
+}
+
+impl ClientKey {
+    /// The key of a client at `ip`.
+    #[inline]
+    pub fn new(ip: IpAddr, ipv6_prefix: Ipv6Prefix) -> Self {
+        match client_key_address(ip, ipv6_prefix) {
+            IpAddr::V4(v4) => ClientKey { bits: u128::from(v4.to_bits()), v6: false, prefix: ipv6_prefix },
+            IpAddr::V6(v6) => ClientKey { bits: v6.to_bits(), v6: true, prefix: ipv6_prefix },
+        }
+    }
+
+    /// The address the client is limited under.
+    pub fn address(&self) -> IpAddr {
+        if self.v6 {
+            IpAddr::V6(Ipv6Addr::from_bits(self.bits))
+        } else {
+            IpAddr::V4(Ipv4Addr::from_bits(self.bits as u32))
+        }
+    }
+
+    /// The address's bytes, `.1` of them: 4 for IPv4; 16 for IPv6, or 15
+    /// when the prefix is at most 120 bits (the last byte is then always
+    /// 0, and a key of up to 15 bytes takes the keyed limiter's faster
+    /// hash). A key as good as the text for a limiter in this process (one
+    /// client, one key, and no IPv4 key the length of an IPv6 one),
+    /// without formatting. Not the key other processes use: that is the
+    /// text.
+    #[inline]
+    pub fn compact(&self) -> ([u8; 16], usize) {
+        if self.v6 {
+            (self.bits.to_be_bytes(), if self.prefix.0 <= 120 { 15 } else { 16 })
+        } else {
+            ((self.bits << 96).to_be_bytes(), 4)
+        }
+    }
+}
+
+impl fmt::Display for ClientKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.address() {
+            IpAddr::V6(v6) if self.prefix != Ipv6Prefix::FULL => write!(f, "{v6}/{}", self.prefix.0),
+            address => address.fmt(f),
+        }
+    }
 }
 
 /// The `for=` address of each element of a `Forwarded` value (RFC 7239 §4:
@@ -456,6 +601,45 @@ mod tests {
                 prop_assert_eq!(untrusted, peer);
             }
         }
+    }
+
+    #[test]
+    fn ipv6_keys_are_their_block_ipv4_ones_whole() {
+        let key = |text: &str, bits: i64| ClientKey::new(ip(text), Ipv6Prefix::new(bits).unwrap()).to_string();
+        assert_eq!(key("2001:db8:0:1ff:aaaa::7", 56), "2001:db8:0:100::/56");
+        assert_eq!(key("2001:db8:0:1ff:aaaa::7", 64), "2001:db8:0:1ff::/64");
+        assert_eq!(key("2001:db8:0:1ff:aaaa::7", 128), "2001:db8:0:1ff:aaaa::7");
+        assert_eq!(key("ffff::1", 1), "8000::/1");
+        assert_eq!(key("203.0.113.7", 56), "203.0.113.7");
+        assert_eq!(key("::ffff:203.0.113.7", 1), "203.0.113.7");
+        // Two addresses of one /56 share a key; the next /56 has its own.
+        let a = ClientKey::new(ip("2001:db8:0:100::1"), Ipv6Prefix::DEFAULT);
+        assert_eq!(a, ClientKey::new(ip("2001:db8:0:1ff:ffff::2"), Ipv6Prefix::default()));
+        assert_ne!(a, ClientKey::new(ip("2001:db8:0:200::1"), Ipv6Prefix::DEFAULT));
+        assert_eq!(a.compact(), (ip6_octets("2001:db8:0:100::"), 15));
+        let whole = ClientKey::new(ip("2001:db8::1"), Ipv6Prefix::new(121).unwrap()).compact();
+        assert_eq!(whole, (ip6_octets("2001:db8::"), 16));
+        let v4 = ClientKey::new(ip("192.0.2.9"), Ipv6Prefix::DEFAULT).compact();
+        assert_eq!(&v4.0[..v4.1], &[192, 0, 2, 9]);
+        assert_eq!(client_key_address(ip("2001:db8::1"), Ipv6Prefix::FULL), ip("2001:db8::1"));
+    }
+
+    fn ip6_octets(text: &str) -> [u8; 16] {
+        text.parse::<Ipv6Addr>().unwrap().octets()
+    }
+
+    #[test]
+    fn ipv6_prefixes_out_of_range_are_refused() {
+        for bits in [0, -1, 129, i64::MAX, i64::MIN] {
+            assert_eq!(Ipv6Prefix::new(bits), Err(Ipv6PrefixError { bits }));
+        }
+        assert_eq!(Ipv6Prefix::new(1).unwrap().bits(), 1);
+        assert_eq!(Ipv6Prefix::new(128), Ok(Ipv6Prefix::FULL));
+        assert_eq!(Ipv6Prefix::default().bits(), 56);
+        assert_eq!(
+            Ipv6Prefix::new(0).unwrap_err().to_string(),
+            "invalid IPv6 prefix 0: expected a length from 1 to 128 bits"
+        );
     }
 
     #[test]

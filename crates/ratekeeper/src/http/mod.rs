@@ -16,7 +16,9 @@
 //!   [`AnyKeyedLimiter`](crate::AnyKeyedLimiter) for one item, a
 //!   [`KeyedCompositeLimiter`](crate::KeyedCompositeLimiter) for several.
 //! * [`client_address`] — the client behind `Forwarded` ([RFC 7239]) and
-//!   `X-Forwarded-For`, believing only [`TrustedProxies`].
+//!   `X-Forwarded-For`, believing only [`TrustedProxies`]; [`ClientKey`]
+//!   — the key of that address, an IPv6 client's by its block
+//!   ([`Ipv6Prefix`], /56 by default).
 //!
 //! ```
 //! use ratekeeper::http::{client_address, parse_limits, response_fields, HeaderStyle, Policy, TrustedProxies};
@@ -43,7 +45,9 @@ mod fields;
 mod limiter;
 mod limits;
 
-pub use client::{client_address, TrustedProxies, TrustedProxyError};
+pub use client::{
+    client_address, client_key_address, ClientKey, Ipv6Prefix, Ipv6PrefixError, TrustedProxies, TrustedProxyError,
+};
 pub(crate) use fields::decimal;
 pub use fields::{response_fields, HeaderStyle, Policy};
 pub use limiter::{limiter_from_text, HttpLimiter, KeyedTextLimiter, LimiterTextError};

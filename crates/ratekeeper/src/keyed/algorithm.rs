@@ -143,7 +143,7 @@ fn hot_of<T: Packed<N>, const N: usize, const H: usize>(value: &T) -> [u64; H] {
 
 /// [`KeyedAlgorithm::check_state`] in general: the template's words with
 /// the key's in front, checked as a whole.
-#[inline]
+#[inline(always)]
 fn check_whole<T: Packed<N> + Admission, const N: usize, const H: usize>(
     template: &T,
     state: &mut [u64; H],
@@ -181,6 +181,14 @@ macro_rules! keyed_by_hot_words {
             #[inline]
             fn check_state(&self, state: &mut [u64; $hot], cost: u64, now_micros: i64) -> Decision {
                 $check(self, state, cost, now_micros)
+            }
+
+            /// The check inlined where only `allowed` is used, so that
+            /// the compiler drops the rest of the decision's arithmetic (a
+            /// sliding window counter's 128-bit divisions for `remaining`).
+            #[inline(always)]
+            fn allow_state(&self, state: &mut [u64; $hot], cost: u64, now_micros: i64) -> bool {
+                $check(self, state, cost, now_micros).allowed
             }
 
             #[inline]
