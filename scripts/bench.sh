@@ -146,14 +146,22 @@ http_python() {
   local args=(--json "$PWD/$results/http-python.json")
   $quick && args+=(--seconds 2)
   benches/http/python/run "${args[@]}"
+  # The middleware's own time, without a server: steadier than the loads.
+  args=(--in-process --json "$PWD/$results/http-python-in-process.json")
+  $quick && args+=(--seconds 1)
+  benches/http/python/run "${args[@]}"
 }
 suite http-python http_python
 http_node() {
   # The package was built for the Node.js suite above.
   (cd benches/http/node && npm ci --no-audit --no-fund --loglevel=error) >&2
-  local args=(--json "$PWD/$results/http-node.json")
-  $quick && args+=(--rounds 1 --seconds 2)
+  local args=(--json "$PWD/$results/http-node.json" --rounds 5)
+  $quick && args=(--json "$PWD/$results/http-node.json" --rounds 1 --seconds 2)
   (cd benches/http/node && node bench.mjs "${args[@]}")
+  # The middleware's own time, without HTTP: steadier than the loads.
+  local direct=(--json "$PWD/$results/http-node-direct.json")
+  $quick && direct+=(--rounds 3 --ms 200)
+  (cd benches/http/node && node direct.mjs "${direct[@]}")
 }
 suite http-node http_node
 

@@ -140,7 +140,10 @@ if (JSON_FILE) {
       'draft-8 fields where the middleware has them. Value: ns of server time per request (1e9 ÷ requests per ' +
       'second, also given); "added by the middleware" is that minus the same app without a limiter. Targets: ' +
       'ratekeeper adds ≤ 0.5× what the peer adds; through Redis (one local redis-server; ratekeeper in exact mode, ' +
-      'one script run per request), ratekeeper serves ≥ 1.5× the peer\'s requests per second, a time ratio ≤ 0.67.',
+      'one script run per request), ratekeeper serves ≥ 1.5× the peer\'s requests per second, a time ratio ≤ 0.67. ' +
+      'On a 2-core machine autocannon, the server (and Redis) share the cores, and rounds differ by more than the ' +
+      "middleware's cost (an added cost can come out negative): the next section, each middleware called without " +
+      'HTTP, measures that cost.',
     tables: tables.map((t) => {
       const n = names(t);
       return {

@@ -4,7 +4,11 @@
 // request and reply of their own, in one process, interleaved. A quick check beside bench.mjs's real load, which only a
 // quiet machine measures well.
 //
-//   (cd benches/http/node && npm ci && node direct.mjs [--rounds N] [--ms MS])
+//   (cd benches/http/node && npm ci && node direct.mjs [--rounds N] [--ms MS] [--json FILE])
+//
+// --json FILE writes the ratekeeper-bench/1 suite `http-node-direct`
+// (scripts/bench.sh passes it): the time each middleware adds, the peer
+// the reference.
 //
 // Express: a request is `await new Promise((next) => middleware(req, res,
 // next))` with a fresh response object (what express-rate-limit's
@@ -15,6 +19,7 @@
 // admitted after a whole decision, with draft-8 fields. One client
 // address (the peers hash it per request; ratekeeper's keyed limiter
 // finds it). Medians over rounds of MS milliseconds per variant.
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +33,7 @@ const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback);
 const ROUNDS = option('--rounds', 7);
 const MS = option('--ms', 500);
+const jsonFile = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : undefined;
 const HOUR = 3_600_000;
 const OUT_OF_REACH = 1_000_000_000;
 
@@ -179,6 +185,7 @@ const median = (xs) => {
 console.log(`Node ${process.version}, ${ROUNDS} rounds × ${MS} ms per variant, medians\n`);
 console.log('| framework | variant | µs/request | added µs |');
 console.log('|---|---|---:|---:|');
+const tables = [];
 for (const framework of ['express', 'fastify']) {
   const mine = cases.filter((c) => c.framework === framework);
   const none = median(samples.get(mine[0]));
@@ -190,5 +197,31 @@ for (const framework of ['express', 'fastify']) {
   }
   const peer = mine[2].name;
   console.log(`|  | ratekeeper ÷ ${peer} | | ${(added.ratekeeper / added[peer]).toFixed(2)} |`);
+  tables.push({
+    title: `${framework === 'express' ? 'Express' : 'Fastify'}: ns added per request, no HTTP`,
+    unit: 'ns',
+    reference: peer,
+    rows: ['ratekeeper', peer].map((name) => ({
+      workload: 'added by the middleware (in process)',
+      contender: name,
+      value: added[name] * 1e3,
+    })),
+  });
+}
+if (jsonFile !== undefined) {
+  const summary = {
+    format: 'ratekeeper-bench/1',
+    suite: 'http-node-direct',
+    title: 'HTTP middleware on Node.js, without HTTP: the time each middleware adds',
+    command: 'benches/http/node/direct.mjs',
+    notes:
+      `Node ${process.version}; each Express middleware called on a request and response of its own, each ` +
+      "Fastify plugin's onRequest hook as Fastify runs it, in one process, interleaved; medians over " +
+      `${ROUNDS} rounds of ${MS} ms per variant, less a middleware that only calls next/done. The limit is ` +
+      'out of reach (every request admitted after a whole decision), draft-8 fields. Steadier than the ' +
+      "load figures on a small machine; ratio: time ÷ the peer's (issue #27's target: ≤ 0.5).",
+    tables,
+  };
+  writeFileSync(jsonFile, `${JSON.stringify(summary, null, 2)}\n`);
 }
 for (const { app } of Object.values(fastifyVariants)) await app.close();
