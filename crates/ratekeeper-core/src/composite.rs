@@ -2,7 +2,7 @@
 //!
 //! "10 per second *and* 1,000 per hour" is two limits that must both agree.
 //! Checking them one after the other is wrong: when the second refuses, the
-//! first has already consumed (rate-limiter-flexible#286 and gubernator#45
+//! first has already consumed (rate-limiter-flexible#280 and gubernator#45
 //! ask for exactly this). A composite first asks every part whether it would
 //! admit the request ([`Admission::peek`]); only if all would does it admit
 //! it in each ([`Admission::check`]) — on the same state at the same time,

@@ -3,7 +3,7 @@
 //!
 //! Checking several [`RedisLimiter`](crate::RedisLimiter)s one after the
 //! other is wrong twice over: when a later one refuses, the earlier ones
-//! have already taken the cost (rate-limiter-flexible#286 asks for exactly
+//! have already taken the cost (rate-limiter-flexible#280 asks for exactly
 //! this), and between the round trips other clients change the states. So
 //! the parts are decided by one script run (`lua/composite.lua`), at one
 //! server time: every part is asked whether it would admit, and only if all
