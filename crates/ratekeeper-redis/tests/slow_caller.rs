@@ -23,6 +23,12 @@ const TIMEOUT: Duration = Duration::from_millis(150);
 const RETRY_INTERVAL: Duration = Duration::from_secs(5);
 /// How long the proxy holds back the slow request.
 const DELAY: Duration = Duration::from_millis(400);
+/// How long a timed-out call may take at most: its timeout plus room for
+/// a loaded machine's scheduling (a CI run saw 234 ms for 150). Still
+/// short of the two failures it tells apart: waiting for the held-back
+/// answer (`DELAY`), and a timeout given whole to each read and write
+/// (twice `TIMEOUT`).
+const TOOK_AT_MOST: Duration = Duration::from_millis(290);
 
 fn slow_key() -> Vec<u8> {
     let mut key = b"slow-".to_vec();
@@ -70,7 +76,7 @@ fn a_slow_blocking_call_times_out_alone_and_the_store_stays_up() {
         (slow.join().unwrap(), outcomes)
     });
     assert!(matches!(answer, Err(Error::Timeout)), "{answer:?}");
-    assert!(took <= TIMEOUT * 6 / 5, "{took:?}");
+    assert!(took <= TOOK_AT_MOST, "{took:?}");
     assert!(outcomes.len() > 10, "{} checks", outcomes.len());
     assert!(outcomes.iter().all(|o| matches!(o, Ok(true))), "every other check answered by Redis: {outcomes:?}");
     assert!(!store.is_down());
@@ -87,7 +93,7 @@ fn a_slow_async_call_times_out_alone_and_the_store_stays_up() {
     let outcomes = others(&limiter, TIMEOUT * 3 + Duration::from_millis(200));
     let (answer, took) = rx.recv().unwrap();
     assert!(matches!(answer, Err(Error::Timeout)), "{answer:?}");
-    assert!(took <= TIMEOUT * 6 / 5, "{took:?}");
+    assert!(took <= TOOK_AT_MOST, "{took:?}");
     assert!(outcomes.iter().all(|o| matches!(o, Ok(true))), "every other check answered by Redis: {outcomes:?}");
     assert!(!store.is_down());
     // The async path's own connection answers again once the held-back
