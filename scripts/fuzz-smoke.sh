@@ -11,6 +11,7 @@
 # At 15 s for 16 targets this was the longest stage of CI, 9 of a
 # 46-minute run.
 # FUZZ_SANITIZER: cargo fuzz's --sanitizer (default address; none is faster).
+# FUZZ_JOBS: how many targets run at once (default: the number of cores).
 #
 # Works on a stable toolchain: cargo-fuzz passes unstable rustc flags
 # (-Zsanitizer=address and the coverage instrumentation), which stable
@@ -46,19 +47,37 @@ fi
 
 out=target/fuzz-smoke
 mkdir -p "$out/corpus"
+rm -f "$out"/*.status
+
+# One target's run: its log, and its exit status in $out/TARGET.status.
+run_target() {
+  local target="$1" status=0
+  mkdir -p "corpus/$target" "$out/corpus/$target"
+  # New inputs go to the first corpus folder; the committed one is read.
+  cargo fuzz run --sanitizer "$sanitizer" "$target" "$out/corpus/$target" "corpus/$target" -- \
+    -max_total_time="$seconds" -timeout=30 -print_final_stats=1 >"$out/$target.log" 2>&1 || status=$?
+  echo "$status" >"$out/$target.status"
+}
+
+# As many targets at once as there are cores (FUZZ_JOBS): each libFuzzer
+# run is one process on one core, so on CI's two cores the runs take half
+# the wall time they took one after the other.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  run_target "$target" &
+done
+wait
+
 passed=0
 failed=()
 total=0
 for target in "${targets[@]}"; do
-  mkdir -p "corpus/$target" "$out/corpus/$target"
   log="$out/$target.log"
-  # New inputs go to the first corpus folder; the committed one is read.
-  status=0
-  cargo fuzz run --sanitizer "$sanitizer" "$target" "$out/corpus/$target" "corpus/$target" -- \
-    -max_total_time="$seconds" -timeout=30 -print_final_stats=1 >"$log" 2>&1 || status=$?
+  status="$(cat "$out/$target.status" 2>/dev/null || echo missing)"
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   runs="${runs:-0}"
-  if [ "$status" -eq 0 ]; then
+  if [ "$status" = 0 ]; then
     passed=$((passed + 1))
     total=$((total + runs))
     printf 'fuzz: %-24s ok   %10s executions in %s s\n' "$target" "$runs" "$seconds"
