@@ -169,7 +169,7 @@ stage_crates-dist() {
   scripts/dist.sh crates
 }
 
-stage c-tests "c" "C tests: linked shared and static, under valgrind; under ASan+UBSan; the markdown's C blocks"
+stage c-tests "c" "C tests: linked shared (under valgrind) and static; under ASan+UBSan; the markdown's C blocks"
 stage_c-tests() {
   make_c -C tests/c check
 }
