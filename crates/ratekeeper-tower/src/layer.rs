@@ -99,8 +99,8 @@ impl PolicyField {
 }
 
 /// The header fields a response gets, with their names parsed once: none,
-/// draft-8's two (the default: inline, no allocation, and their names
-/// implied, so that the response's future stays small), or any.
+/// draft-8's two (the default: their names implied), or any. The
+/// response's future holds them boxed (`service::State`), not inline.
 pub(crate) enum Fields {
     None,
     Draft8 { policy: HeaderValue, state: HeaderValue },

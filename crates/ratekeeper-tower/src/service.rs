@@ -146,7 +146,16 @@ pin_project! {
         // The limiter is deciding (a Redis round trip).
         Waiting { #[pin] check: CheckFuture, pending: Option<Box<Pending<S, Req, L>>> },
         // The inner service is answering; `fields` go on its response.
-        Calling { #[pin] future: CallFuture, fields: Option<Fields> },
+        //
+        // Boxed, and `None` when there are none: this variant sets the
+        // future's size, and the layers above move a future whole each
+        // time they wrap it before it is first polled (axum: into
+        // `MapErr`'s and `MapIntoResponse`'s futures, then into the box
+        // of its `BoxCloneSyncService`). Held inline, draft-8's two values
+        // were copied that many times on every request, fields or not,
+        // which cost more than the box's allocation costs a request that
+        // has fields (benches/http/tower/run, in process).
+        Calling { #[pin] future: CallFuture, fields: Option<Box<Fields>> },
         // The layer's own response (a refusal, a limiter's error).
         Own { response: Option<Response<Bytes>> },
     }
@@ -157,7 +166,7 @@ where
     S: Service<Request<ReqBody>>,
     L: KeyedCheck,
 {
-    fn calling(future: S::Future, fields: Option<Fields>) -> Self {
+    fn calling(future: S::Future, fields: Option<Box<Fields>>) -> Self {
         ResponseFuture { state: State::Calling { future, fields } }
     }
 }
@@ -198,7 +207,13 @@ where
         }
     });
     match answer {
-        Ok(Ok(fields)) => State::Calling { future: service.call(request), fields: Some(fields) },
+        Ok(Ok(fields)) => {
+            let fields = match fields {
+                Fields::None => None,
+                fields => Some(Box::new(fields)),
+            };
+            State::Calling { future: service.call(request), fields }
+        }
         Ok(Err(refusal)) => State::Own { response: Some(refusal) },
         Err(error) => match (settings.limiter_error)(&error) {
             Some(response) => State::Own { response: Some(response) },
@@ -227,9 +242,15 @@ where
                     state.set(next);
                 }
                 StateProjection::Calling { future, fields } => {
+                    if fields.is_none() {
+                        // Nothing to add: the inner future's answer as it
+                        // is, written once where the caller wants it rather
+                        // than copied through this frame.
+                        return future.poll(cx);
+                    }
                     let mut response = ready!(future.poll(cx))?;
                     if let Some(fields) = fields.take() {
-                        insert_fields(response.headers_mut(), fields);
+                        insert_fields(response.headers_mut(), *fields);
                     }
                     return Poll::Ready(Ok(response));
                 }
@@ -288,6 +309,54 @@ mod tests {
         }
         assert_eq!(replies[0], (http::StatusCode::OK, Bytes::new()));
         assert_eq!(replies[1], (http::StatusCode::TOO_MANY_REQUESTS, Bytes::from_static(b"Too Many Requests\n")));
+    }
+
+    /// An inner service whose future is as large as a router's.
+    #[derive(Clone)]
+    struct LargeFutures;
+
+    struct Large([u64; 40]);
+
+    impl Future for Large {
+        type Output = Result<Response<Bytes>, Infallible>;
+
+        fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+            Poll::Ready(Ok(Response::new(Bytes::from(self.0.len().to_string()))))
+        }
+    }
+
+    impl Service<Request<()>> for LargeFutures {
+        type Response = Response<Bytes>;
+        type Error = Infallible;
+        type Future = Large;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<()>) -> Large {
+            Large([0; 40])
+        }
+    }
+
+    /// The response's future is the inner one's and two words at most:
+    /// the layers above move it whole, several times a request, so each
+    /// byte it holds beside the inner future is paid for on every request.
+    #[test]
+    fn the_future_is_the_inner_ones_and_two_words_at_most() {
+        let size = std::mem::size_of::<ResponseFuture<LargeFutures, (), AnyKeyedLimiter>>();
+        assert!(size <= std::mem::size_of::<Large>() + 16, "{size} bytes");
+        // With or without fields, the inner service's response comes through.
+        let spec = LimiterSpec::FixedWindow { limit: 2, window_micros: 60_000_000 };
+        for style in [ratekeeper::http::HeaderStyle::Draft8, ratekeeper::http::HeaderStyle::None] {
+            let limiter = AnyKeyedLimiter::new(&spec, KeyedOptions::new(10), AnyClock::default()).unwrap();
+            let mut service = RateLimitLayer::new(limiter).header_style(style).layer(LargeFutures);
+            let mut request = Request::new(());
+            request.extensions_mut().insert(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+            let response = at_once(service.call(request)).unwrap();
+            assert_eq!(response.body(), &Bytes::from_static(b"40"));
+            assert_eq!(response.headers().contains_key("ratelimit"), style == ratekeeper::http::HeaderStyle::Draft8);
+        }
     }
 
     struct NoWake;
