@@ -433,7 +433,7 @@ export interface HttpLimiterMethods {
   /**
    * `check`, returning the response fields in a style of
    * `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
-   * none).
+   * none). Of one item's records, only the combined one is written.
    */
   respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string
   /**
@@ -785,7 +785,8 @@ export interface RedisDividedMethods {
 
 /**
  * Sends the checks queued on this thread since the last call, as one task
- * on the crate's runtime. `node/lib/redis.js` calls it from a microtask.
+ * on the crate's runtime. `node/lib/redis.js` calls it from an immediate
+ * (`setImmediate`).
  */
 export declare function redisFlush(): void
 

@@ -62,11 +62,21 @@ const ACQUIRE_OPTIONS = Object.freeze(['signal']);
 const TRY_ACQUIRE_OPTIONS = Object.freeze(['timeoutMs', 'timeoutMicros', 'signal']);
 
 /**
- * Whether a microtask will send this turn's checks. `RedisLimiter.check`
- * queues each check on the native side, and the first in a turn queues
- * `flush`, which runs once the turn's code and the microtasks before it are
- * done: the checks of one turn (say, of every worker woken by one batch of
- * answers) go to Redis as one task (bindings/node/src/redis/batch.rs).
+ * Whether an immediate will send this turn's checks. `RedisLimiter.check`
+ * queues each check on the native side, and the first in a turn of the
+ * event loop queues `flush` with `setImmediate`, which runs once the I/O
+ * callbacks of the turn's poll phase (and their microtasks) are done: the
+ * checks of one turn — of every HTTP request whose bytes came in that
+ * phase, or of every worker woken by one batch of answers — go to Redis
+ * together, in one native call and a few writes
+ * (bindings/node/src/redis/batch.rs). A microtask instead flushed once per
+ * I/O callback, so once per HTTP request under load: a write (a system
+ * call, and a read for Redis) per request, which cost a server through
+ * Redis more of its own time and of Redis's per request than the
+ * middleware's whole work (benches/http/node). The price: a check made
+ * alone waits for the rest of its turn's callbacks (none, when nothing
+ * else is ready; the timers and the poll of the next turn when made
+ * outside an I/O callback, as from the main script) before it goes out.
  */
 let flushQueued = false;
 
@@ -124,7 +134,7 @@ class Pipe {
   }
 
   /**
-   * Writes what the native side has to send, one write per script run:
+   * Writes what the native side has to send, a batch as up to four writes:
    * Redis starts on the first while the rest are written, and answers it on
    * its own (crates/ratekeeper-redis/src/pipe.rs, "Pipelining").
    */
@@ -634,7 +644,7 @@ class RedisLimiter {
   check(key, cost) {
     if (!flushQueued) {
       flushQueued = true;
-      queueMicrotask(flush);
+      setImmediate(flush);
     }
     if (this.#pipe !== null) pipesToSend.add(this.#pipe);
     return /** @type {Promise<import('./decision.js').Decision>} */ (this.#check(key, cost));

@@ -35,16 +35,20 @@
 //!
 //! ## Pipelining
 //!
-//! A batch of checks goes as up to four script runs of at least eight
-//! checks each (GCRA, whose runs also take at most 128 checks, so a batch
-//! of more than 512 goes as more runs; the other algorithms run one check
-//! per script), each its own write. Redis starts on the first while the rest are still
-//! being written, and answers it on its own, so the host settles those
-//! checks — and sends the checks they lead to — while Redis runs the rest:
-//! the host and Redis work at the same time instead of in turns, for a
-//! little more of Redis's time per decision (each run's fixed cost); the
-//! figures are in BENCHMARKS.md, "Redis from Node.js" (earlier
-//! measurements, `benches/earlier/redis-node.md`).
+//! A batch of checks goes as up to four writes of at least eight checks
+//! each. A write is one GCRA script run (at most 128 checks, so a batch of
+//! more than 512 has more runs per write) or, for the other algorithms,
+//! which run one check per script, that many script runs. Redis starts on
+//! the first write while the rest are still being written, and answers it
+//! on its own, so the host settles those checks — and sends the checks
+//! they lead to — while Redis runs the rest: the host and Redis work at the
+//! same time instead of in turns, for a little more of Redis's time per
+//! decision (each run's fixed cost); the figures are in BENCHMARKS.md,
+//! "Redis from Node.js" (earlier measurements,
+//! `benches/earlier/redis-node.md`). A write per script run instead (each
+//! a system call, and for Redis a read of its own) cost an HTTP server
+//! through Redis more of its own time and of Redis's per request than the
+//! middleware's whole work (`benches/http/node`).
 //!
 //! ## Failures
 //!
@@ -96,10 +100,10 @@ use crate::exact::{leads, RedisLimiter};
 use crate::frame::Framer;
 use crate::store::RedisStore;
 
-/// A batch of checks goes as at most this many script runs…
-const RUNS_PER_BATCH: usize = 4;
+/// A batch of checks goes as at most this many writes…
+const WRITES_PER_BATCH: usize = 4;
 /// …of at least this many checks each (see "Pipelining" in the module docs).
-const MIN_CHECKS_PER_RUN: usize = 8;
+const MIN_CHECKS_PER_WRITE: usize = 8;
 
 /// How much longer than the command it answers a reply may be; a longer
 /// one is no reply of Redis's (see `frame.rs`). A script run's reply is
@@ -347,20 +351,36 @@ impl<T> ScriptPipe<T> {
         let sent = Instant::now();
         let deadline = sent + self.store.timeout();
         // See "Pipelining" in the module docs.
-        let runs = (pending.len() / MIN_CHECKS_PER_RUN).clamp(1, RUNS_PER_BATCH);
-        let per_run = pending.len().div_ceil(runs).min(limiter.checks_per_script());
+        let writes = (pending.len() / MIN_CHECKS_PER_WRITE).clamp(1, WRITES_PER_BATCH);
+        let per_write = pending.len().div_ceil(writes);
+        let per_run = per_write.min(limiter.checks_per_script());
         while !pending.is_empty() {
-            let rest = pending.split_off(per_run.min(pending.len()));
-            let requests = std::mem::replace(&mut pending, rest);
-            let checks = Checks { limiter: limiter.clone(), requests, sent: clock, as_eval: false };
-            self.send(checks, sent, deadline, &mut answered);
+            let rest = pending.split_off(per_write.min(pending.len()));
+            let mut write = std::mem::replace(&mut pending, rest);
+            let mut bytes = Vec::new();
+            while !write.is_empty() {
+                let rest = write.split_off(per_run.min(write.len()));
+                let requests = std::mem::replace(&mut write, rest);
+                let checks = Checks { limiter: limiter.clone(), requests, sent: clock, as_eval: false };
+                self.send(checks, sent, deadline, &mut bytes, &mut answered);
+            }
+            if !bytes.is_empty() {
+                self.output.push_back(bytes);
+            }
         }
         Ok(answered)
     }
 
-    /// Writes one script run of `checks` (or, if its arguments cannot be
-    /// made, answers them with the error).
-    fn send(&mut self, checks: Checks<T>, sent: Instant, deadline: Instant, answered: &mut Answered<T>) {
+    /// Writes one script run of `checks` at the end of `bytes` (or, if its
+    /// arguments cannot be made, answers them with the error).
+    fn send(
+        &mut self,
+        checks: Checks<T>,
+        sent: Instant,
+        deadline: Instant,
+        bytes: &mut Vec<u8>,
+        answered: &mut Answered<T>,
+    ) {
         let call = checks
             .limiter
             .script_call("check".to_owned(), checks.requests.iter().map(|(key, cost, _)| (key.as_slice(), *cost)));
@@ -373,10 +393,9 @@ impl<T> ScriptPipe<T> {
         } else {
             redis::cmd("EVALSHA").arg(checks.limiter.script().get_hash()).clone()
         };
-        let mut bytes = Vec::new();
-        command.arg(keys.len()).arg(keys).arg(args).write_packed_command(&mut bytes);
-        let reply_limit = REPLY_ALLOWANCE + bytes.len();
-        self.output.push_back(bytes);
+        let before = bytes.len();
+        command.arg(keys.len()).arg(keys).arg(args).write_packed_command(bytes);
+        let reply_limit = REPLY_ALLOWANCE + (bytes.len() - before);
         self.waiting.push_back(Waiting { sent, deadline, command: Command::Checks(checks), reply_limit });
     }
 
@@ -455,7 +474,11 @@ impl<T> ScriptPipe<T> {
                         // Not run: once more, with the source, within the
                         // time it had.
                         checks.as_eval = true;
-                        self.send(checks, waiting.sent, waiting.deadline, answered);
+                        let mut bytes = Vec::new();
+                        self.send(checks, waiting.sent, waiting.deadline, &mut bytes, answered);
+                        if !bytes.is_empty() {
+                            self.output.push_back(bytes);
+                        }
                         return Ok(());
                     }
                 }

@@ -130,6 +130,53 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
 }
 
 #[test]
+fn a_batch_of_one_check_scripts_goes_as_at_most_four_writes_each_answered_in_order() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let spec = LimiterSpec::SlidingWindowCounter { limit: 25, window_micros: 60_000_000 };
+    // One clock for both, so that no window ends between them.
+    let clock = Arc::new(ManualClock::new());
+    clock.advance_micros(1_700_000_000_000_000);
+    let limiter = |name| RedisLimiter::with_test_clock(&store, name, spec, Arc::clone(&clock)).unwrap();
+    let piped = limiter("counter-piped").remember_refusals(false);
+    let direct = limiter("counter-direct").remember_refusals(false);
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    // The script loaded (a new server answers the first run NOSCRIPT).
+    round_trip(&mut pipe, &mut socket, &piped, &[(b"first".to_vec(), 1)]);
+    let before = server.evalsha_calls();
+    // 40 checks (8 or more per write): four writes of ten script runs.
+    let requests: Vec<(Vec<u8>, u64)> = (0..40).map(|i| (format!("k{}", i % 3).into_bytes(), 1 + i % 2)).collect();
+    let numbered = requests.iter().enumerate().map(|(i, (key, cost))| (key.clone(), *cost, i)).collect();
+    let mut answered = pipe.check_many(&piped, numbered).unwrap_or_else(|_| panic!("the pipe is ready"));
+    let writes: Vec<Vec<u8>> = std::iter::from_fn(|| Some(pipe.take_output()).filter(|b| !b.is_empty())).collect();
+    assert_eq!(writes.len(), 4);
+    for write in &writes {
+        assert_eq!(write.windows(7).filter(|w| w == b"EVALSHA").count(), 10, "ten runs a write");
+        socket.write_all(write).unwrap();
+    }
+    let mut buffer = [0u8; 512];
+    while answered.len() < requests.len() {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        answered.extend(pipe.receive(&buffer[..n]));
+    }
+    assert!(pipe.take_output().is_empty(), "nothing sent again");
+    // A script run per check, decided in the order sent.
+    assert_eq!(server.evalsha_calls() - before, 40);
+    for ((key, cost), answer) in requests.iter().zip(in_order(answered)) {
+        let expected = direct.check(key, *cost).unwrap();
+        let answer = answer.unwrap();
+        assert_eq!((answer.allowed, answer.remaining), (expected.allowed, expected.remaining));
+    }
+    // Fewer than 16 checks: one write.
+    let numbered = (0..5).map(|i| (b"one".to_vec(), 1, i)).collect();
+    assert!(pipe.check_many(&piped, numbered).unwrap().is_empty());
+    assert!(!pipe.take_output().is_empty());
+    assert!(pipe.take_output().is_empty(), "one write");
+}
+
+#[test]
 fn the_connection_is_set_up_with_the_urls_password_and_database() {
     let server = RedisServer::start();
     let _: () =

@@ -53,6 +53,7 @@ function rateLimit(options) {
   const engine = new Engine(options);
   const property = engine.requestProperty;
   const status = engine.statusCode;
+  const names = engine.names;
 
   /**
    * @param {import('./engine.js').Outcome} outcome
@@ -61,8 +62,18 @@ function rateLimit(options) {
    * @param {Next} next
    */
   function send(outcome, req, res, next) {
-    const fields = outcome.fields;
-    for (let i = 0; i < fields.length; i += 2) res.setHeader(fields[i], fields[i + 1]);
+    // `fieldList`'s loop, setting each field rather than making an array.
+    const text = outcome.text;
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf('\n', start);
+      const name = names[text.charCodeAt(start) - 48];
+      if (end === -1) {
+        res.setHeader(name, text.slice(start + 1));
+        break;
+      }
+      res.setHeader(name, text.slice(start + 1, end));
+      start = end + 1;
+    }
     /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (req))[property] = outcome.decision;
     if (outcome.allowed) {
       next();
@@ -76,13 +87,7 @@ function rateLimit(options) {
   return function ratekeeperRateLimit(req, res, next) {
     let outcome;
     try {
-      outcome = engine.decide({
-        request: req,
-        headers: req.headers,
-        peer: req.socket.remoteAddress,
-        method: req.method ?? 'GET',
-        url: req.originalUrl ?? req.url ?? '/',
-      });
+      outcome = engine.decide(req, req.headers, req.socket.remoteAddress, req.method ?? 'GET', req.originalUrl ?? req.url ?? '/');
     } catch (error) {
       next(error);
       return;

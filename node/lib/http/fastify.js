@@ -121,6 +121,7 @@ function register(fastify, options) {
 function onRequest(engine) {
   const property = engine.requestProperty;
   const status = engine.statusCode;
+  const names = engine.names;
 
   /**
    * @param {import('./engine.js').Outcome} outcome
@@ -129,8 +130,18 @@ function onRequest(engine) {
    * @param {(error?: unknown) => void} done
    */
   function send(outcome, request, reply, done) {
-    const fields = outcome.fields;
-    for (let i = 0; i < fields.length; i += 2) reply.header(fields[i], fields[i + 1]);
+    // `fieldList`'s loop, setting each field rather than making an array.
+    const text = outcome.text;
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf('\n', start);
+      const name = names[text.charCodeAt(start) - 48];
+      if (end === -1) {
+        reply.header(name, text.slice(start + 1));
+        break;
+      }
+      reply.header(name, text.slice(start + 1, end));
+      start = end + 1;
+    }
     /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (request))[property] = outcome.decision;
     if (outcome.allowed) {
       done();
@@ -145,13 +156,7 @@ function onRequest(engine) {
   return function ratekeeperOnRequest(request, reply, done) {
     let outcome;
     try {
-      outcome = engine.decide({
-        request,
-        headers: request.headers,
-        peer: request.raw.socket.remoteAddress,
-        method: request.method,
-        url: request.url,
-      });
+      outcome = engine.decide(request, request.headers, request.raw.socket.remoteAddress, request.method, request.url);
     } catch (error) {
       done(error);
       return;

@@ -17,21 +17,23 @@
 //! "Redis from Node.js", and its earlier measurements
 //! (`benches/earlier/redis-node.md`); `benches/redis/node` measures it.
 //!
-//! How: `RedisLimiter.check` (node/lib/redis.js) queues a microtask the
-//! first time it is called in a turn, then calls the native `check`, which
-//! answers at once when a remembered refusal decides (no round trip, as
-//! `check_with` does) and otherwise queues the check here ([`check`]). The
-//! microtask runs once the turn's synchronous code and the microtasks
-//! before it are done — after every worker woken by the same batch of
-//! answers has made its next check — and calls [`redis_flush`], which
-//! sends each limiter's checks together: on its store's own socket when
-//! that is open (`pipe`: no thread involved, and the answers settle their
-//! Promises as they arrive), otherwise as one `check_many_async` on the
-//! crate's runtime, whose answers come back to the JavaScript thread
-//! together (`Done::decisions`), so the next turn's batch is as large.
+//! How: `RedisLimiter.check` (node/lib/redis.js) queues `flush` with
+//! `setImmediate` the first time it is called in a turn of the event loop,
+//! then calls the native `check`, which answers at once when a remembered
+//! refusal decides (no round trip, as `check_with` does) and otherwise
+//! queues the check here ([`check`]). The immediate runs once the turn's
+//! I/O callbacks and their microtasks are done — after every HTTP request
+//! read in that turn, and every worker woken by the same batch of answers,
+//! has made its check — and calls [`redis_flush`], which sends each
+//! limiter's checks together: on its store's own socket when that is open
+//! (`pipe`: no thread involved, and the answers settle their Promises as
+//! they arrive), otherwise as one `check_many_async` on the crate's
+//! runtime, whose answers come back to the JavaScript thread together
+//! (`Done::decisions`), so the next turn's batch is as large. (A microtask
+//! flushed after each I/O callback: once per HTTP request under load.)
 //!
 //! Checks queued when the thread ends (a worker terminated, the process
-//! exiting before the microtask ran) are dropped with its thread-locals:
+//! exiting before the immediate ran) are dropped with its thread-locals:
 //! their Promises are abandoned with their environment.
 
 use std::cell::RefCell;
@@ -79,7 +81,8 @@ pub(crate) fn check(limiter: &RedisLimiter, store: &Arc<Store>, key: Vec<u8>, co
 }
 
 /// Sends the checks queued on this thread since the last call, as one task
-/// on the crate's runtime. `node/lib/redis.js` calls it from a microtask.
+/// on the crate's runtime. `node/lib/redis.js` calls it from an immediate
+/// (`setImmediate`).
 #[napi]
 pub fn redis_flush(env: &Env) -> napi::Result<()> {
     guarded(env, || {
