@@ -336,14 +336,25 @@ impl Host {
         self.events.push(Event::Open(self.pipe.is_open()));
     }
 
-    /// Takes what the pipe writes, as the host writes it.
+    /// Takes what the pipe writes, as the host writes it: a write may hold
+    /// several commands (a batch's script runs go a few to a write), each
+    /// a command of the model's.
     fn drain(&mut self) {
         loop {
             let bytes = self.pipe.take_output();
             if bytes.is_empty() {
                 return;
             }
-            if self.model.written(&bytes) != Command::Eval {
+            let mut all_evals = true;
+            let mut at = 0;
+            while at < bytes.len() {
+                let end = reply(&bytes, at).unwrap_or_else(|_| {
+                    panic!("a write that is no commands of the pipe's: {:?}", bytes.escape_ascii().to_string())
+                });
+                all_evals &= self.model.written(&bytes[at..end]) == Command::Eval;
+                at = end;
+            }
+            if !all_evals {
                 self.writes.push(bytes);
             }
         }

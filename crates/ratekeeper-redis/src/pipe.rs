@@ -352,15 +352,16 @@ impl<T> ScriptPipe<T> {
         let deadline = sent + self.store.timeout();
         // See "Pipelining" in the module docs.
         let writes = (pending.len() / MIN_CHECKS_PER_WRITE).clamp(1, WRITES_PER_BATCH);
-        let per_write = pending.len().div_ceil(writes);
-        let per_run = per_write.min(limiter.checks_per_script());
-        while !pending.is_empty() {
-            let rest = pending.split_off(per_write.min(pending.len()));
-            let mut write = std::mem::replace(&mut pending, rest);
+        let per_run = pending.len().div_ceil(writes).min(limiter.checks_per_script()).max(1);
+        let runs_per_write = pending.len().div_ceil(per_run).div_ceil(writes);
+        let mut pending = pending.into_iter().peekable();
+        while pending.peek().is_some() {
             let mut bytes = Vec::new();
-            while !write.is_empty() {
-                let rest = write.split_off(per_run.min(write.len()));
-                let requests = std::mem::replace(&mut write, rest);
+            for _ in 0..runs_per_write {
+                let requests: Vec<_> = pending.by_ref().take(per_run).collect();
+                if requests.is_empty() {
+                    break;
+                }
                 let checks = Checks { limiter: limiter.clone(), requests, sent: clock, as_eval: false };
                 self.send(checks, sent, deadline, &mut bytes, &mut answered);
             }

@@ -130,6 +130,39 @@ fn other_algorithms_go_one_script_run_per_check_and_refusals_are_remembered() {
 }
 
 #[test]
+fn a_gcra_batch_of_more_than_512_goes_as_full_runs_a_few_to_a_write() {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
+    let clock = Arc::new(ManualClock::new());
+    clock.advance_micros(1_700_000_000_000_000);
+    let limiter =
+        RedisLimiter::with_test_clock(&store, "large", SPEC, Arc::clone(&clock)).unwrap().remember_refusals(false);
+    let mut pipe = ScriptPipe::new(&store).unwrap();
+    let mut socket = open(&mut pipe);
+    // The script loaded (a new server answers the first run NOSCRIPT).
+    round_trip(&mut pipe, &mut socket, &limiter, &[(b"first".to_vec(), 1)]);
+    let before = server.evalsha_calls();
+    // 600 checks: runs of GCRA's 128 at most, so five runs, in at most
+    // four writes — not four writes of 150 split into eight runs.
+    let numbered = (0..600).map(|i| (format!("k{}", i % 7).into_bytes(), 1, i)).collect();
+    let mut answered = pipe.check_many(&limiter, numbered).unwrap_or_else(|_| panic!("the pipe is ready"));
+    let writes: Vec<Vec<u8>> = std::iter::from_fn(|| Some(pipe.take_output()).filter(|b| !b.is_empty())).collect();
+    let runs: Vec<usize> = writes.iter().map(|w| w.windows(7).filter(|w| w == b"EVALSHA").count()).collect();
+    assert_eq!(runs, [2, 2, 1]);
+    for write in &writes {
+        socket.write_all(write).unwrap();
+    }
+    let mut buffer = [0u8; 4096];
+    while answered.len() < 600 {
+        let n = socket.read(&mut buffer).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        answered.extend(pipe.receive(&buffer[..n]));
+    }
+    assert!(in_order(answered).iter().all(Result::is_ok));
+    assert_eq!(server.evalsha_calls() - before, 5);
+}
+
+#[test]
 fn a_batch_of_one_check_scripts_goes_as_at_most_four_writes_each_answered_in_order() {
     let server = RedisServer::start();
     let store = RedisStore::connect(&server.url(), StoreOptions::default()).unwrap();
