@@ -97,8 +97,8 @@ const KEY_EXPECTED: &str = "a string or a Uint8Array (a Buffer)";
 /// key: an address, an id) is its bytes with no allocation.
 ///
 /// The string is read as UTF-16 and encoded here: V8 copies a string's
-/// code units far faster than it writes UTF-8 (a third of a `check`'s time
-/// with the UTF-8 read), and a lone surrogate (`'\ud800'`), which has no
+/// code units far faster than it writes UTF-8 (its UTF-8 writer led a
+/// `check`'s profile), and a lone surrogate (`'\ud800'`), which has no
 /// UTF-8, is seen as it is — Node-API's UTF-8 would put U+FFFD in its place,
 /// as `Buffer.from(string)` does, making distinct strings one key. A string
 /// with one is refused with the invalid-argument error naming `key`, its

@@ -46,7 +46,9 @@ describe('fastifyRateLimit', () => {
     // The plugin's first admitted request writes the fields in full, later
     // ones in the short form (RateLimit alone, the policy kept): a twin
     // limiter on a clock of its own says what each should be.
-    for (const limit of ['3/minute', '3/minute; 5/hour']) {
+    // Eight items: longer than the native stack text, the general path.
+    const eight = '3/minute; 5/hour; 6/day; 7/month; 8/year; 9 per 2 hours; 10 per 3 days; 11 per 4 months';
+    for (const limit of ['3/minute', '3/minute; 5/hour', eight]) {
       const clock = new ManualClock();
       const app = Fastify();
       apps.push(app);
@@ -64,6 +66,7 @@ describe('fastifyRateLimit', () => {
         assert.deepEqual(actual, wanted, `${limit}: request ${i + 1}`);
         const body = response.json();
         assert.deepEqual(body.admitted ?? body.refused, JSON.parse(JSON.stringify(decision)), `${limit}: request ${i + 1}`);
+        assert.equal(response.statusCode, decision.allowed ? 200 : 429);
         statuses.push(response.statusCode);
         clock.advance(7_000);
         twinClock.advance(7_000);
