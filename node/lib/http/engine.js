@@ -276,7 +276,7 @@ class Engine {
    * The text is the native functions' (see `fieldList`), or its short form:
    * an admitted request's `RateLimit` value alone (it starts with `"`,
    * never a field's code), whose `RateLimit-Policy` value is
-   * `keptPolicy()` — the two fields set with no text cut (`isShortForm`).
+   * `keptPolicy()` — the two fields set with no text cut (`SHORT_FORM`).
    * @param {Req} request The framework's request, for the user's
    *   functions.
    * @param {Record<string, string | string[] | undefined>} headers
