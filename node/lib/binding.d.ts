@@ -431,11 +431,14 @@ export interface HttpLimiterMethods {
   /** The decisions `check` would make, consuming nothing (to `scratch`). */
   peek: (key: string | Uint8Array, cost?: number | bigint) => boolean
   /**
-   * `check`, returning the response fields in a style of
-   * `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
-   * none). Of one item's records, only the combined one is written.
+   * The `respond` function of a style of `httpHeaderStyle`, with the
+   * legacy fields if `legacy`: `check`, returning the response fields as
+   * one string (as `httpResponseFields`, or its short form: see
+   * `keptPolicy`; `''` for none). Of one item's records, only the
+   * combined one is written. `unixNowSecs` is read only with the legacy
+   * fields.
    */
-  respond: (key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string
+  responder: (style: number, legacy: boolean) => { respond: (key: string | Uint8Array, cost?: unknown, unixNowSecs?: number) => string, keptPolicy: () => string | undefined }
   /**
    * Gives back `cost` units admitted for `key` that should not count;
    * whether the key was held.

@@ -132,6 +132,18 @@ test('a string with a lone surrogate has no UTF-8: a RangeError naming key, neve
   assert.equal(keyed.size, 2);
 });
 
+test('a string key is its UTF-8, whether it fits the native stack buffer or not', () => {
+  const keyed = new KeyedLimiter(GCRA, { maxKeys: 100, maxKeyBytes: 1024, clock: new ManualClock() });
+  // Around the buffer's 255 code units: ASCII, and ending in a character of two bytes.
+  for (const n of [253, 254, 255, 256, 300]) {
+    for (const key of ['k'.repeat(n), `${'k'.repeat(n - 1)}é`]) {
+      assert.equal(keyed.check(key).remaining, 2, `${n}: ${key.at(-1)}`);
+      assert.equal(keyed.check(Buffer.from(key)).remaining, 1, `${n}: ${key.at(-1)}`);
+    }
+  }
+  assert.equal(keyed.size, 10);
+});
+
 test('remove forgets a key; evictFull drops the full ones, which changes nothing', () => {
   const clock = new ManualClock();
   const keyed = new KeyedLimiter(GCRA, { maxKeys: 10, clock });

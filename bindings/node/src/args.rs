@@ -81,10 +81,10 @@ pub(crate) fn permits_or_one(value: Js) -> Result<u32, Failure> {
     }
 }
 
-/// Room for a key read in one Node-API call: a string whose UTF-8 is
-/// shorter than `KEY_BUFFER - 4` bytes is known to be whole (see
+/// Room for a key read in one Node-API call, in UTF-16 code units: a
+/// string shorter than `KEY_UNITS - 1` units is known to be whole (see
 /// [`with_key`]); longer ones are read again into a buffer of their size.
-const KEY_BUFFER: usize = 256;
+const KEY_UNITS: usize = 256;
 
 /// What a key must be.
 const KEY_EXPECTED: &str = "a string or a Uint8Array (a Buffer)";
@@ -93,46 +93,41 @@ const KEY_EXPECTED: &str = "a string or a Uint8Array (a Buffer)";
 /// the bytes of a `Uint8Array` (a `Buffer`) as they are — so the string
 /// `"é"` and `Buffer.from("é")` are the same key. The hot path of
 /// `KeyedLimiter.check(key, cost)`: one Node-API call for a string of up to
-/// 251 bytes, read into this stack frame; no allocation.
+/// 254 code units, read into this stack frame; an ASCII one (the usual
+/// key: an address, an id) is its bytes with no allocation.
 ///
-/// A string with a lone surrogate (`'\ud800'`) has no UTF-8: Node-API
-/// reads it with U+FFFD in its place, as `Buffer.from(string)` does, which
-/// would make distinct strings one key. So a string whose UTF-8 holds
-/// U+FFFD is read again as UTF-16 (only then: a real U+FFFD is rare in a
-/// key), and one with a lone surrogate is refused with the invalid-argument
-/// error naming `key`, its value the surrogate's index.
+/// The string is read as UTF-16 and encoded here: V8 copies a string's
+/// code units far faster than it writes UTF-8 (its UTF-8 writer led a
+/// `check`'s profile), and a lone surrogate (`'\ud800'`), which has no
+/// UTF-8, is seen as it is — Node-API's UTF-8 would put U+FFFD in its place,
+/// as `Buffer.from(string)` does, making distinct strings one key. A string
+/// with one is refused with the invalid-argument error naming `key`, its
+/// value the surrogate's index.
 #[inline]
 pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Failure> {
-    let checked = |bytes: &[u8]| -> Result<(), Failure> {
-        if !bytes.windows(3).any(|w| w == "\u{FFFD}".as_bytes()) {
-            return Ok(());
-        }
-        let units = value.string_utf16().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
-        match first_lone_surrogate(&units) {
-            Some(at) => Err(Failure::Library(ratekeeper::Error::invalid_uint(Argument::KeyText, at as u64))),
-            None => Ok(()),
-        }
-    };
-    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); KEY_BUFFER];
+    let mut units = [std::mem::MaybeUninit::<u16>::uninit(); KEY_UNITS];
     let mut written = 0usize;
-    // SAFETY: `buf` has room for `KEY_BUFFER` bytes (Node-API writes at most
-    // `KEY_BUFFER - 1` and a NUL); it fails without side effects when the
-    // value is not a string.
+    // SAFETY: `units` has room for `KEY_UNITS` code units (Node-API writes
+    // at most `KEY_UNITS - 1` and a NUL); it fails without side effects
+    // when the value is not a string.
     let status = unsafe {
-        sys::napi_get_value_string_utf8(value.env, value.raw, buf.as_mut_ptr().cast(), KEY_BUFFER, &mut written)
+        sys::napi_get_value_string_utf16(value.env, value.raw, units.as_mut_ptr().cast(), KEY_UNITS, &mut written)
     };
     if status == sys::Status::napi_ok {
-        // Node-API writes whole characters only (up to 4 bytes each): fewer
-        // than `KEY_BUFFER - 4` bytes written means the string was whole.
-        if written < KEY_BUFFER - 4 {
-            // SAFETY: Node-API initialised the first `written` bytes.
-            let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written) };
-            checked(bytes)?;
-            return Ok(f(bytes));
+        if written < KEY_UNITS - 1 {
+            // SAFETY: Node-API initialised the first `written` units.
+            let units = unsafe { std::slice::from_raw_parts(units.as_ptr().cast::<u16>(), written) };
+            let mut bytes = [0u8; KEY_UNITS];
+            for (byte, &unit) in bytes.iter_mut().zip(units) {
+                if unit >= 0x80 {
+                    return Ok(f(utf8(units)?.as_bytes()));
+                }
+                *byte = unit as u8;
+            }
+            return Ok(f(&bytes[..written]));
         }
-        let long = value.string_bytes().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
-        checked(&long)?;
-        return Ok(f(&long));
+        let long = value.string_utf16().ok_or(Failure::Internal("a string could not be read".to_owned()))?;
+        return Ok(f(utf8(&long)?.as_bytes()));
     }
     let (mut kind, mut len, mut data) = (0, 0usize, std::ptr::null_mut());
     // SAFETY: fails without side effects when the value is not a typed array.
@@ -158,16 +153,21 @@ pub(crate) fn with_key<R>(value: Js, f: impl FnOnce(&[u8]) -> R) -> Result<R, Fa
     Err(Failure::WrongType { argument: "key", value, expected: KEY_EXPECTED })
 }
 
-/// The index of the first lone surrogate among UTF-16 `units`, if any.
-fn first_lone_surrogate(units: &[u16]) -> Option<usize> {
-    let mut at = 0;
+/// The UTF-8 of a key's UTF-16 `units`, or the invalid-argument error whose
+/// value is the index of its first lone surrogate.
+#[cold]
+fn utf8(units: &[u16]) -> Result<String, Failure> {
+    let mut text = String::with_capacity(units.len() * 3);
     for decoded in char::decode_utf16(units.iter().copied()) {
         match decoded {
-            Ok(c) => at += c.len_utf16(),
-            Err(_) => return Some(at),
+            Ok(c) => text.push(c),
+            Err(_) => {
+                let at = text.chars().map(char::len_utf16).sum::<usize>();
+                return Err(Failure::Library(ratekeeper::Error::invalid_uint(Argument::KeyText, at as u64)));
+            }
         }
     }
-    None
+    Ok(text)
 }
 
 /// `maxKeyBytes`, the longest key of a keyed or Redis limiter: an integer

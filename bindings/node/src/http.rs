@@ -6,9 +6,11 @@
 //! JavaScript; everything two languages would both write is in the library.
 //!
 //! A request through the middleware with a local limit is one native call,
-//! `respond` of a limiter made by `httpLimiterCreate`: it decides and
-//! returns the response fields, `[name, value, …]`, with the decisions in
-//! the limiter's scratch words for the `Decision` JavaScript makes of them.
+//! `respond` of the responder (`responder(style, legacy)`, made once per
+//! middleware) of a limiter made by `httpLimiterCreate`: it decides and
+//! returns the response fields as one string (see `FieldText`), with the
+//! decisions in the limiter's scratch words for the `Decision` JavaScript
+//! makes of them.
 
 use std::borrow::Cow;
 use std::ffi::CString;
@@ -188,6 +190,9 @@ const FIELD_NAMES: [&str; 9] = [
     "Retry-After",
 ];
 
+/// `RateLimit-Policy`'s code in [`FIELD_NAMES`].
+const RATELIMIT_POLICY: usize = 0;
+
 /// The separator of the fields in their text: a byte no field value has
 /// (HTTP forbids control characters in them; policy names are checked
 /// printable ASCII).
@@ -200,6 +205,13 @@ const FIELD_SEPARATOR: char = '\n';
 /// property store), and the names JavaScript sets are then its own
 /// strings, the same each request, which the frameworks' header maps
 /// store fastest (`node/lib/http/engine.js`, `fieldList`).
+///
+/// A responder's `respond` has a shorter form for the usual answer, an
+/// admitted request in draft-8 whose `RateLimit-Policy` value is the one
+/// the limiter kept (see [`KeptPolicy`]): the `RateLimit` value alone,
+/// which starts with `"` (a policy name, quoted), never a code; the
+/// responder's `keptPolicy()` is the other field's value. JavaScript then
+/// sets both fields without cutting the text.
 struct FieldText(String);
 
 impl FieldText {
@@ -413,10 +425,15 @@ struct Limiter {
 }
 
 /// A `RateLimit-Policy` value and the `(limit, window)` of each item it was
-/// written for (the names are the limiter's, fixed).
+/// written for (the names are the limiter's, fixed), as the start of the
+/// fields' text, with the start of each item's `RateLimit` value
+/// (`"name";r=`) as [`Decision::write_ratelimit`] wrote it: the names are
+/// quoted and checked there, once, and a request then writes only its
+/// numbers (as ratekeeper-tower does).
 struct KeptPolicy {
     shape: Vec<(u64, Option<u64>)>,
     value: String,
+    state_starts: Vec<Box<str>>,
 }
 
 impl KeptPolicy {
@@ -428,89 +445,181 @@ impl KeptPolicy {
                 .zip(decisions)
                 .all(|(&(limit, window), d)| limit == d.limit && window == d.window_secs())
     }
+
+    /// Kept from the library's draft-8 `RateLimit-Policy` `value` for
+    /// `parts` and their names; `None` if an item's start is not found
+    /// (then every request takes the general path).
+    fn new<'a>(value: &str, parts: &[Decision], names: impl Iterator<Item = &'a str>) -> Option<Self> {
+        let state_starts = parts
+            .iter()
+            .zip(names)
+            .map(|(decision, name)| {
+                let mut item = String::new();
+                decision.write_ratelimit(name, &mut item).ok()?;
+                // The last `;r=` is the parameter's: an escaped name may
+                // hold one too, before it.
+                let end = item.rfind(";r=")? + 3;
+                Some(item[..end].into())
+            })
+            .collect::<Option<Vec<Box<str>>>>()?;
+        Some(KeptPolicy {
+            shape: parts.iter().map(|d| (d.limit, d.window_secs())).collect(),
+            value: value.to_owned(),
+            state_starts,
+        })
+    }
+
+    /// The `RateLimit` value of admitted `parts` (which
+    /// [`fits`](Self::fits)), into `out`: `None` if it does not fit there.
+    fn write(&self, parts: &[Decision], out: &mut StackText) -> Option<()> {
+        for (i, (decision, start)) in parts.iter().zip(&self.state_starts).enumerate() {
+            if i > 0 {
+                out.push(b", ")?;
+            }
+            out.push(start.as_bytes())?;
+            out.push_u64(decision.remaining)?;
+            if let Some(t) = decision.reset_after_secs() {
+                out.push(b";t=")?;
+                out.push_u64(t)?;
+            }
+        }
+        Some(())
+    }
+}
+
+/// ASCII text written on the stack: the fields' text of the fast path (a
+/// longer one, of many policies or long names, takes the general path).
+struct StackText {
+    len: usize,
+    bytes: [u8; 256],
+}
+
+impl StackText {
+    fn new() -> Self {
+        StackText { len: 0, bytes: [0; 256] }
+    }
+
+    fn push(&mut self, text: &[u8]) -> Option<()> {
+        let end = self.len + text.len();
+        self.bytes.get_mut(self.len..end)?.copy_from_slice(text);
+        self.len = end;
+        Some(())
+    }
+
+    /// `n` in decimal, without `core::fmt`'s machinery.
+    fn push_u64(&mut self, n: u64) -> Option<()> {
+        let mut digits = [0u8; ratekeeper::core::decision::U64_DIGITS];
+        let start = ratekeeper::core::decision::format_u64(n, &mut digits);
+        self.push(&digits[start..])
+    }
+
+    /// As a JavaScript string (Latin-1: the text is ASCII).
+    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value, Failure> {
+        let mut out = ptr::null_mut();
+        // SAFETY: `bytes[..len]` is initialised ASCII (hence Latin-1): the
+        // kept starts were written by the library's checked writers, the
+        // rest are digits and separators.
+        let status =
+            unsafe { sys::napi_create_string_latin1(env, self.bytes.as_ptr().cast(), self.len as isize, &mut out) };
+        js::check(env, status, "create string")?;
+        Ok(out)
+    }
 }
 
 impl Limiter {
-    /// Decides (or, `peek`, looks), writes the decisions to `scratch`, and
-    /// with `style` returns the response fields, as `respond` hands them to
-    /// JavaScript. One limit (the usual case) allocates nothing but the
-    /// fields' text.
+    /// Decides (or, `peek`, looks) and writes the decisions to `scratch`:
+    /// `check` and `peek`.
     #[inline]
-    fn decide(
-        &self,
-        key: &[u8],
-        cost: u64,
-        peek: bool,
-        style: Option<(HeaderStyle, bool, u64)>,
-    ) -> Result<(bool, Option<FieldText>), Boxed> {
+    fn decide(&self, key: &[u8], cost: u64, peek: bool) -> Result<bool, Boxed> {
         match self.limiter.keyed() {
             KeyedTextLimiter::One(one) => {
                 let decision = if peek { one.peek(key, cost)? } else { one.check(key, cost)? };
                 self.scratch.write_decision(0, &decision);
-                // The part's record is the combined one; `respond`'s caller
-                // (the middleware) reads only that, and skips a tenth of
-                // the call's time.
-                if style.is_none() {
-                    self.scratch.write_decision(DECISION_WORDS, &decision);
-                }
-                let fields = match style {
-                    Some(style) => Some(self.fields(&decision, std::slice::from_ref(&decision), style)?),
-                    None => None,
-                };
-                Ok((decision.allowed, fields))
+                self.scratch.write_decision(DECISION_WORDS, &decision);
+                Ok(decision.allowed)
             }
             KeyedTextLimiter::Several(several) => {
                 let (combined, parts) = if peek { several.peek(key, cost)? } else { several.check(key, cost)? };
-                self.scratch.write_decision(0, &combined);
-                for (i, part) in parts.iter().enumerate() {
-                    self.scratch.write_decision(DECISION_WORDS * (i + 1), part);
-                }
-                let fields = match style {
-                    Some(style) => Some(self.fields(&combined, &parts, style)?),
-                    None => None,
-                };
-                Ok((combined.allowed, fields))
+                self.write_decisions(&combined, &parts);
+                Ok(combined.allowed)
             }
         }
     }
 
-    /// The response fields of a decision (see [`FieldText`]): the kept
-    /// `RateLimit-Policy` value and `RateLimit` alone for an admitted
-    /// request in draft-8 without legacy fields, the library's
-    /// [`core::response_fields`] otherwise.
+    fn write_decisions(&self, combined: &Decision, parts: &[Decision]) {
+        self.scratch.write_decision(0, combined);
+        for (i, part) in parts.iter().enumerate() {
+            self.scratch.write_decision(DECISION_WORDS * (i + 1), part);
+        }
+    }
+
+    /// Decides, writes the decisions to `scratch`, and returns the response
+    /// fields in `style` as `respond` hands them to JavaScript. Of one
+    /// item's records, only the combined one is written: the middleware
+    /// reads only that, and skips a tenth of the call's time. One limit
+    /// admitted in draft-8 (the usual case) allocates nothing.
+    #[inline]
+    fn respond(
+        &self,
+        env: sys::napi_env,
+        key: &[u8],
+        cost: u64,
+        style: (HeaderStyle, bool, u64),
+    ) -> Result<sys::napi_value, Boxed> {
+        match self.limiter.keyed() {
+            KeyedTextLimiter::One(one) => {
+                let decision = one.check(key, cost)?;
+                self.scratch.write_decision(0, &decision);
+                self.fields(env, &decision, std::slice::from_ref(&decision), style)
+            }
+            KeyedTextLimiter::Several(several) => {
+                let (combined, parts) = several.check(key, cost)?;
+                self.write_decisions(&combined, &parts);
+                self.fields(env, &combined, &parts, style)
+            }
+        }
+    }
+
+    /// The response fields of a decision (see [`FieldText`]) as a
+    /// JavaScript string: the kept `RateLimit-Policy` value and
+    /// `RateLimit` alone, on the stack, for an admitted request in draft-8
+    /// without legacy fields; the library's [`core::response_fields`]
+    /// otherwise.
     fn fields(
         &self,
+        env: sys::napi_env,
         combined: &Decision,
         parts: &[Decision],
         (style, legacy, now): (HeaderStyle, bool, u64),
-    ) -> Result<FieldText, Boxed> {
+    ) -> Result<sys::napi_value, Boxed> {
         let draft8_only = style == HeaderStyle::Draft8 && !legacy && combined.allowed;
         if draft8_only {
             if let Some(kept) = self.policy.get().filter(|kept| kept.fits(parts)) {
-                let mut text = FieldText::with_capacity(2 * kept.value.len() + 32);
-                text.field("RateLimit-Policy")?.push_str(&kept.value);
-                let state = text.field("RateLimit")?;
-                for (i, (decision, name)) in parts.iter().zip(self.limiter.policy_names()).enumerate() {
-                    if i > 0 {
-                        state.push_str(", ");
-                    }
-                    // The names passed the library's check when the value was kept.
-                    decision
-                        .write_ratelimit(name, state)
-                        .map_err(|_| Failure::Internal("a policy name that was checked".to_owned()))?;
+                // The short form (see `FieldText`).
+                let mut text = StackText::new();
+                if kept.write(parts, &mut text).is_some() {
+                    return Ok(text.to_js(env)?);
                 }
-                return Ok(text);
             }
         }
         let fields = self.limiter.fields(combined, parts, style, legacy, now)?;
-        if draft8_only {
-            if let Some((_, value)) = fields.iter().find(|(name, _)| *name == "RateLimit-Policy") {
-                let shape = parts.iter().map(|d| (d.limit, d.window_secs())).collect();
-                let _ = self.policy.set(KeptPolicy { shape, value: value.clone() });
+        if draft8_only && self.policy.get().is_none() {
+            if let Some((_, value)) = fields.iter().find(|(name, _)| *name == FIELD_NAMES[RATELIMIT_POLICY]) {
+                let names = self.limiter.policy_names().iter().map(String::as_str);
+                if let Some(kept) = KeptPolicy::new(value, parts, names) {
+                    let _ = self.policy.set(kept);
+                }
             }
         }
-        Ok(FieldText::of(&fields)?)
+        Ok(FieldText::of(&fields)?.to_js(env)?)
     }
+}
+
+/// A limiter's `respond` with a header style fixed (`responder`'s).
+struct Responder {
+    limiter: Arc<Limiter>,
+    style: HeaderStyle,
+    legacy: bool,
 }
 
 /// The object `httpLimiterCreate` returns.
@@ -524,13 +633,16 @@ pub struct HttpLimiterMethods {
     /// The decisions `check` would make, consuming nothing (to `scratch`).
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
     pub peek: (),
-    /// `check`, returning the response fields in a style of
-    /// `httpHeaderStyle` as one string (as `httpResponseFields`; `''` for
-    /// none). Of one item's records, only the combined one is written.
+    /// The `respond` function of a style of `httpHeaderStyle`, with the
+    /// legacy fields if `legacy`: `check`, returning the response fields as
+    /// one string (as `httpResponseFields`, or its short form: see
+    /// `keptPolicy`; `''` for none). Of one item's records, only the
+    /// combined one is written. `unixNowSecs` is read only with the legacy
+    /// fields.
     #[napi(
-        ts_type = "(key: string | Uint8Array, cost: unknown, style: number, legacy: boolean, unixNowSecs: number) => string"
+        ts_type = "(style: number, legacy: boolean) => { respond: (key: string | Uint8Array, cost?: unknown, unixNowSecs?: number) => string, keptPolicy: () => string | undefined }"
     )]
-    pub respond: (),
+    pub responder: (),
     /// Gives back `cost` units admitted for `key` that should not count;
     /// whether the key was held.
     #[napi(ts_type = "(key: string | Uint8Array, cost?: number | bigint) => boolean")]
@@ -559,21 +671,43 @@ impl HotKeyed for Limiter {
     /// 0: `check(key, cost)`.
     #[inline]
     fn hot<const W: u8>(&self, key: &[u8], cost: u64) -> Result<bool, Boxed> {
-        Ok(self.decide(key, cost, false, None)?.0)
+        self.decide(key, cost, false)
     }
 }
 
-fn respond(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
-    let cost = args::cost_or_one(args.passed(1))?;
-    let style = (style_of(args.get(2))?, args.get(3).boolean().unwrap_or(false), unix_secs(args.get(4)));
-    let (_, fields) = args::with_key(args.get(0), |key| l.decide(key, cost, false, Some(style)))??;
-    let fields = fields.unwrap_or_else(|| FieldText::with_capacity(0));
-    Ok(Returned::Value(fields.to_js(args.env)?))
+/// `responder(style, legacy)`: the style read once, for every request.
+fn responder(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
+    let style = style_of(args.get(0))?;
+    let legacy = args.get(1).boolean().unwrap_or(false);
+    let binder = &mut Binder::new(args.env, Arc::new(Responder { limiter: Arc::clone(l), style, legacy }))?;
+    binder.methods(RESPONDER_METHODS)?;
+    Ok(Returned::Value(binder.finish()))
 }
+
+/// `respond(key, cost, unixNowSecs)`.
+fn respond(r: &Arc<Responder>, args: &Args) -> Result<Returned, Boxed> {
+    let cost = args::cost_or_one(args.passed(1))?;
+    let now = if r.legacy { unix_secs(args.get(2)) } else { 0 };
+    let style = (r.style, r.legacy, now);
+    let fields = args::with_key(args.get(0), |key| r.limiter.respond(args.env, key, cost, style))??;
+    Ok(Returned::Value(fields))
+}
+
+/// `keptPolicy()`: the `RateLimit-Policy` value of `respond`'s short form
+/// (see [`FieldText`]), `undefined` before the limiter kept one; once kept
+/// it never changes.
+fn kept_policy(r: &Arc<Responder>, args: &Args) -> Result<Returned, Boxed> {
+    Ok(match r.limiter.policy.get() {
+        Some(kept) => Returned::Value(js::latin1(args.env, &kept.value)?),
+        None => Returned::Undefined,
+    })
+}
+
+const RESPONDER_METHODS: &[Named<Responder>] = &[(c"respond", 3, respond), (c"keptPolicy", 0, kept_policy)];
 
 fn peek(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
     let cost = args::cost_or_one(args.passed(1))?;
-    Ok(Returned::Bool(args::with_key(args.get(0), |key| l.decide(key, cost, true, None))??.0))
+    Ok(Returned::Bool(args::with_key(args.get(0), |key| l.decide(key, cost, true))??))
 }
 
 /// `refund(key, cost)`: every item gives the units back.
@@ -587,7 +721,7 @@ fn refund(l: &Arc<Limiter>, args: &Args) -> Result<Returned, Boxed> {
 }
 
 const LIMITER_METHODS: &[Named<Limiter>] = &[
-    (c"respond", 5, respond),
+    (c"responder", 2, responder),
     (c"peek", 2, peek),
     (c"refund", 2, refund),
     (c"remove", 1, |l, args| Ok(Returned::Bool(args::with_key(args.get(0), |key| l.limiter.remove(key))??))),

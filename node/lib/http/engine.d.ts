@@ -139,14 +139,6 @@ export type Outcome = {
     decision: Decision;
 };
 /**
- * A request's verdict: whether it goes on, the response fields as the
- * native functions write them (`text`: see `fieldList`, whose names are
- * the engine's `names`) and the decision behind them. The frameworks set
- * each field straight from the text: an array of them made per request
- * cost a tenth of the middleware's time.
- * @typedef {{ allowed: boolean, text: string, decision: Decision }} Outcome
- */
-/**
  * One configured limit: the engine of a middleware or of a route.
  * @template Req
  */
@@ -168,19 +160,37 @@ export class Engine<Req> {
     /** A refusal's status. */
     statusCode: number;
     /**
-     * The verdict on a request: `null` when it is exempt (nothing to send),
-     * or its outcome — now for a local limit with a synchronous key, in a
-     * Promise otherwise. What the engine reads of the request comes as
-     * arguments (no object made per request).
+     * The verdict on a request: `null` when it is exempt (nothing to send);
+     * for a local limit with a synchronous key, the response fields' text
+     * (a string) — its decision is then `decision()`, until the next request
+     * of this engine; otherwise its outcome, maybe in a Promise. What the
+     * engine reads of the request comes as arguments (no object made per
+     * request).
+     *
+     * The text is the native functions' (see `fieldList`), or its short form:
+     * an admitted request's `RateLimit` value alone (it starts with `"`,
+     * never a field's code), whose `RateLimit-Policy` value is
+     * `keptPolicy()` — the two fields set with no text cut (`SHORT_FORM`).
      * @param {Req} request The framework's request, for the user's
      *   functions.
      * @param {Record<string, string | string[] | undefined>} headers
      * @param {string | undefined} peer The TCP peer's address.
      * @param {string} method
      * @param {string} url The request target: a path, maybe a query.
-     * @returns {Outcome | Promise<Outcome> | null}
+     * @returns {string | Outcome | Promise<Outcome> | null}
      */
-    decide(request: Req, headers: Record<string, string | string[] | undefined>, peer: string | undefined, method: string, url: string): Outcome | Promise<Outcome> | null;
+    decide(request: Req, headers: Record<string, string | string[] | undefined>, peer: string | undefined, method: string, url: string): string | Outcome | Promise<Outcome> | null;
+    /**
+     * The decision behind the text `decide` returned last, read before the
+     * engine's next request.
+     * @returns {Decision}
+     */
+    decision(): Decision;
+    /**
+     * The `RateLimit-Policy` value of the text's short form.
+     * @returns {string}
+     */
+    keptPolicy(): string;
     /**
      * A refusal's body, as built by the `body` option (or the default text).
      * @param {Req} request
@@ -265,6 +275,19 @@ export function isThenable(value: unknown): value is PromiseLike<unknown>;
  *   is put on, for handlers and `body`: `'rateLimit'` by default.
  */
 export const OPTIONS: readonly string[];
+/**
+ * A request's verdict: whether it goes on, the response fields as the
+ * native functions write them (`text`: see `fieldList`, whose names are
+ * the engine's `names`) and the decision behind them. The frameworks set
+ * each field straight from the text: an array of them made per request
+ * cost a tenth of the middleware's time.
+ * @typedef {{ allowed: boolean, text: string, decision: Decision }} Outcome
+ */
+/**
+ * The code the short form of the fields' text starts with: `"`, the quote
+ * of a policy name (see `Engine.decide`).
+ */
+export const SHORT_FORM: 34;
 import native = require("../binding.js");
 import { RedisStore } from "../redis.js";
 import { HttpLimiter } from "./limiter.js";

@@ -123,13 +123,28 @@ const DEFAULT_BODY = 'Too many requests, please try again later.';
  */
 
 /**
+ * The code the short form of the fields' text starts with: `"`, the quote
+ * of a policy name (see `Engine.decide`).
+ */
+const SHORT_FORM = 34;
+
+/**
  * One configured limit: the engine of a middleware or of a route.
  * @template Req
  */
 class Engine {
-  /** The native `respond` of an `HttpLimiter` (the one-call path), else undefined. */
-  /** @type {((key: Key, cost: unknown, style: number, legacy: boolean, now: number) => string) | undefined} */
+  /**
+   * The native `respond` of an `HttpLimiter` (the one-call path) with this
+   * engine's header style, else undefined.
+   * @type {((key: Key, cost?: unknown, unixNowSecs?: number) => string) | undefined}
+   */
   #respond;
+  /** Its `keptPolicy`. */
+  /** @type {(() => string | undefined) | undefined} */
+  #keptPolicy;
+  /** What `keptPolicy` returned, once it returned a value (it then never changes). */
+  /** @type {string | undefined} */
+  #policyValue;
   /** @type {Float64Array} */
   #f = new Float64Array(0);
   /** @type {BigInt64Array} */
@@ -215,7 +230,9 @@ class Engine {
       // Decided above.
     } else if (limiter instanceof HttpLimiter) {
       const methods = methodsOf(limiter);
-      this.#respond = methods.respond;
+      const responder = methods.responder(this.#style, this.#legacy);
+      this.#respond = responder.respond;
+      this.#keptPolicy = responder.keptPolicy;
       [this.#f, this.#big] = views(methods.scratch);
       this.#policies = limiter.policyNames;
     } else {
@@ -249,25 +266,55 @@ class Engine {
   }
 
   /**
-   * The verdict on a request: `null` when it is exempt (nothing to send),
-   * or its outcome — now for a local limit with a synchronous key, in a
-   * Promise otherwise. What the engine reads of the request comes as
-   * arguments (no object made per request).
+   * The verdict on a request: `null` when it is exempt (nothing to send);
+   * for a local limit with a synchronous key, the response fields' text
+   * (a string) — its decision is then `decision()`, until the next request
+   * of this engine; otherwise its outcome, maybe in a Promise. What the
+   * engine reads of the request comes as arguments (no object made per
+   * request).
+   *
+   * The text is the native functions' (see `fieldList`), or its short form:
+   * an admitted request's `RateLimit` value alone (it starts with `"`,
+   * never a field's code), whose `RateLimit-Policy` value is
+   * `keptPolicy()` — the two fields set with no text cut (`SHORT_FORM`).
    * @param {Req} request The framework's request, for the user's
    *   functions.
    * @param {Record<string, string | string[] | undefined>} headers
    * @param {string | undefined} peer The TCP peer's address.
    * @param {string} method
    * @param {string} url The request target: a path, maybe a query.
-   * @returns {Outcome | Promise<Outcome> | null}
+   * @returns {string | Outcome | Promise<Outcome> | null}
    */
   decide(request, headers, peer, method, url) {
     if (this.#exemptMethods.size > 0 && this.#exemptMethods.has(method.toUpperCase())) return null;
     if (this.#exemptPaths.length > 0 && this.#exempt(url)) return null;
     const cost = this.#costFunction === undefined ? this.#cost : this.#costFunction(request);
     const key = this.#keyOf(request, headers, peer);
-    if (isThenable(key)) return Promise.resolve(key).then((k) => this.#decideKey(k, cost));
+    if (typeof key !== 'string' && isThenable(key)) return Promise.resolve(key).then((k) => this.#decideKey(k, cost));
+    const respond = this.#respond;
+    if (respond !== undefined) {
+      // Without the arguments it would not read: fewer values to convert.
+      if (this.#legacy) return respond(/** @type {Key} */ (key), cost, unixNowSecs());
+      return cost === undefined ? respond(/** @type {Key} */ (key)) : respond(/** @type {Key} */ (key), cost);
+    }
     return this.#decideKey(/** @type {Key} */ (key), cost);
+  }
+
+  /**
+   * The decision behind the text `decide` returned last, read before the
+   * engine's next request.
+   * @returns {Decision}
+   */
+  decision() {
+    return decisionAt(this.#f, this.#big, 0);
+  }
+
+  /**
+   * The `RateLimit-Policy` value of the text's short form.
+   * @returns {string}
+   */
+  keptPolicy() {
+    return (this.#policyValue ??= /** @type {() => string} */ (this.#keptPolicy)());
   }
 
   /**
@@ -278,8 +325,8 @@ class Engine {
   #decideKey(key, cost) {
     const respond = this.#respond;
     if (respond !== undefined) {
-      const text = respond(key, cost, this.#style, this.#legacy, this.#legacy ? unixNowSecs() : 0);
-      const decision = decisionAt(this.#f, this.#big, 0);
+      const text = this.#legacy ? respond(key, cost, unixNowSecs()) : respond(key, cost);
+      const decision = this.decision();
       return { allowed: decision.allowed, text, decision };
     }
     const checkEach = this.#checkEach;
@@ -365,4 +412,4 @@ function isThenable(value) {
   return typeof value === 'object' && value !== null && typeof (/** @type {{ then?: unknown }} */ (value).then) === 'function';
 }
 
-module.exports = { Engine, isThenable, OPTIONS };
+module.exports = { Engine, isThenable, OPTIONS, SHORT_FORM };

@@ -7,7 +7,7 @@
  * @module
  */
 
-const { Engine, isThenable } = require('./engine.js');
+const { Engine, SHORT_FORM, isThenable } = require('./engine.js');
 
 /**
  * What the middleware reads of a request: Node's `IncomingMessage` (an
@@ -56,14 +56,17 @@ function rateLimit(options) {
   const names = engine.names;
 
   /**
-   * @param {import('./engine.js').Outcome} outcome
-   * @param {Req} req
+   * Sets the response fields of `text` (see `Engine.decide`).
+   * @param {string} text
    * @param {Response} res
-   * @param {Next} next
    */
-  function send(outcome, req, res, next) {
+  function setFields(text, res) {
+    if (text.charCodeAt(0) === SHORT_FORM) {
+      res.setHeader(names[0], engine.keptPolicy());
+      res.setHeader(names[1], text);
+      return;
+    }
     // `fieldList`'s loop, setting each field rather than making an array.
-    const text = outcome.text;
     for (let start = 0; start < text.length; ) {
       const end = text.indexOf('\n', start);
       const name = names[text.charCodeAt(start) - 48];
@@ -74,27 +77,53 @@ function rateLimit(options) {
       res.setHeader(name, text.slice(start + 1, end));
       start = end + 1;
     }
-    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (req))[property] = outcome.decision;
-    if (outcome.allowed) {
+  }
+
+  /**
+   * Puts the decision on the request, and goes on or answers.
+   * @param {import('../decision.js').Decision} decision
+   * @param {Req} req
+   * @param {Response} res
+   * @param {Next} next
+   */
+  function conclude(decision, req, res, next) {
+    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (req))[property] = decision;
+    if (decision.allowed) {
       next();
       return;
     }
-    const body = engine.body(req, outcome.decision);
+    const body = engine.body(req, decision);
     if (isThenable(body)) Promise.resolve(body).then((b) => refuse(res, status, b), next);
     else refuse(res, status, body);
   }
 
+  /**
+   * @param {import('./engine.js').Outcome} outcome
+   * @param {Req} req
+   * @param {Response} res
+   * @param {Next} next
+   */
+  function send(outcome, req, res, next) {
+    setFields(outcome.text, res);
+    conclude(outcome.decision, req, res, next);
+  }
+
   return function ratekeeperRateLimit(req, res, next) {
-    let outcome;
+    let verdict;
     try {
-      outcome = engine.decide(req, req.headers, req.socket.remoteAddress, req.method ?? 'GET', req.originalUrl ?? req.url ?? '/');
+      verdict = engine.decide(req, req.headers, req.socket.remoteAddress, req.method ?? 'GET', req.originalUrl ?? req.url ?? '/');
     } catch (error) {
       next(error);
       return;
     }
-    if (outcome === null) next();
-    else if (outcome instanceof Promise) outcome.then((o) => send(o, req, res, next), next);
-    else send(outcome, req, res, next);
+    if (typeof verdict === 'string') {
+      // A local limit: its decision read now, before any other request.
+      const decision = engine.decision();
+      setFields(verdict, res);
+      conclude(decision, req, res, next);
+    } else if (verdict === null) next();
+    else if (verdict instanceof Promise) verdict.then((o) => send(o, req, res, next), next);
+    else send(verdict, req, res, next);
   };
 }
 

@@ -9,7 +9,7 @@
  * @module
  */
 
-const { Engine, OPTIONS, isThenable } = require('./engine.js');
+const { Engine, OPTIONS, SHORT_FORM, isThenable } = require('./engine.js');
 const native = require('../binding.js');
 const { readOptions } = require('../options.js');
 
@@ -124,14 +124,17 @@ function onRequest(engine) {
   const names = engine.names;
 
   /**
-   * @param {import('./engine.js').Outcome} outcome
-   * @param {FastifyRequestLike} request
+   * Sets the response fields of `text` (see `Engine.decide`).
+   * @param {string} text
    * @param {FastifyReplyLike} reply
-   * @param {(error?: unknown) => void} done
    */
-  function send(outcome, request, reply, done) {
+  function setFields(text, reply) {
+    if (text.charCodeAt(0) === SHORT_FORM) {
+      reply.header(names[0], engine.keptPolicy());
+      reply.header(names[1], text);
+      return;
+    }
     // `fieldList`'s loop, setting each field rather than making an array.
-    const text = outcome.text;
     for (let start = 0; start < text.length; ) {
       const end = text.indexOf('\n', start);
       const name = names[text.charCodeAt(start) - 48];
@@ -142,28 +145,54 @@ function onRequest(engine) {
       reply.header(name, text.slice(start + 1, end));
       start = end + 1;
     }
-    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (request))[property] = outcome.decision;
-    if (outcome.allowed) {
+  }
+
+  /**
+   * Puts the decision on the request, and goes on or answers.
+   * @param {import('../decision.js').Decision} decision
+   * @param {FastifyRequestLike} request
+   * @param {FastifyReplyLike} reply
+   * @param {(error?: unknown) => void} done
+   */
+  function conclude(decision, request, reply, done) {
+    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (request))[property] = decision;
+    if (decision.allowed) {
       done();
       return;
     }
     // Answered here: `done` is not called, so the route's handler is not.
-    const body = engine.body(request, outcome.decision);
+    const body = engine.body(request, decision);
     if (isThenable(body)) Promise.resolve(body).then((b) => reply.code(status).send(b), done);
     else reply.code(status).send(body);
   }
 
+  /**
+   * @param {import('./engine.js').Outcome} outcome
+   * @param {FastifyRequestLike} request
+   * @param {FastifyReplyLike} reply
+   * @param {(error?: unknown) => void} done
+   */
+  function send(outcome, request, reply, done) {
+    setFields(outcome.text, reply);
+    conclude(outcome.decision, request, reply, done);
+  }
+
   return function ratekeeperOnRequest(request, reply, done) {
-    let outcome;
+    let verdict;
     try {
-      outcome = engine.decide(request, request.headers, request.raw.socket.remoteAddress, request.method, request.url);
+      verdict = engine.decide(request, request.headers, request.raw.socket.remoteAddress, request.method, request.url);
     } catch (error) {
       done(error);
       return;
     }
-    if (outcome === null) done();
-    else if (outcome instanceof Promise) outcome.then((o) => send(o, request, reply, done), done);
-    else send(outcome, request, reply, done);
+    if (typeof verdict === 'string') {
+      // A local limit: its decision read now, before any other request.
+      const decision = engine.decision();
+      setFields(verdict, reply);
+      conclude(decision, request, reply, done);
+    } else if (verdict === null) done();
+    else if (verdict instanceof Promise) verdict.then((o) => send(o, request, reply, done), done);
+    else send(verdict, request, reply, done);
   };
 }
 

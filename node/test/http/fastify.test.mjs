@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { fastifyRateLimit, codes } from 'ratekeeper';
+import { HttpLimiter, ManualClock, fastifyRateLimit, codes, responseFields } from 'ratekeeper';
 import { assertFields, hammer, listenFastify, send } from './support.mjs';
 
 const apps = [];
@@ -39,6 +39,39 @@ describe('fastifyRateLimit', () => {
       assert.equal(responses.filter((r) => r.status === 200).length, 20);
       assert.equal(responses.filter((r) => r.status === 429).length, 20);
       for (const r of responses) assertFields(r.headers, decisionOf(r), { name: '20-in-1hr' });
+    }
+  });
+
+  test('request after request, one limit or several: the fields are the library\'s for the decisions, the decision on the request', async () => {
+    // The plugin's first admitted request writes the fields in full, later
+    // ones in the short form (RateLimit alone, the policy kept): a twin
+    // limiter on a clock of its own says what each should be.
+    // Eight items: longer than the native stack text, the general path.
+    const eight = '3/minute; 5/hour; 6/day; 7/month; 8/year; 9 per 2 hours; 10 per 3 days; 11 per 4 months';
+    for (const limit of ['3/minute', '3/minute; 5/hour', eight]) {
+      const clock = new ManualClock();
+      const app = Fastify();
+      apps.push(app);
+      await app.register(fastifyRateLimit, { limit, clock, body: refusedBody });
+      app.get('/', answer);
+      const twinClock = new ManualClock();
+      const twin = new HttpLimiter(limit, { clock: twinClock });
+      const statuses = [];
+      for (let i = 0; i < 8; i++) {
+        const response = await app.inject({ method: 'GET', url: '/' });
+        const { decision, parts } = twin.checkEach('127.0.0.1');
+        const expected = responseFields(decision, { parts: parts.map((d, j) => [twin.policyNames[j], d]) });
+        const actual = Object.fromEntries(Object.entries(response.headers).filter(([name]) => /^(ratelimit|retry-after)/.test(name)));
+        const wanted = Object.fromEntries(Object.entries(expected).map(([name, value]) => [name.toLowerCase(), value]));
+        assert.deepEqual(actual, wanted, `${limit}: request ${i + 1}`);
+        const body = response.json();
+        assert.deepEqual(body.admitted ?? body.refused, JSON.parse(JSON.stringify(decision)), `${limit}: request ${i + 1}`);
+        assert.equal(response.statusCode, decision.allowed ? 200 : 429);
+        statuses.push(response.statusCode);
+        clock.advance(7_000);
+        twinClock.advance(7_000);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429]);
     }
   });
 
