@@ -208,7 +208,7 @@ const FIELD_SEPARATOR: char = '\n';
 ///
 /// A responder's `respond` has a shorter form for the usual answer, an
 /// admitted request in draft-8 whose `RateLimit-Policy` value is the one
-/// the limiter kept (see [`KeptPolicy`]): the `RateLimit` value alone,
+/// the limiter kept (see [`core::KeptDraft8`]): the `RateLimit` value alone,
 /// which starts with `"` (a policy name, quoted), never a code; the
 /// responder's `keptPolicy()` is the other field's value. JavaScript then
 /// sets both fields without cutting the text.
@@ -421,109 +421,23 @@ struct Limiter {
     /// it changes only with the items' limits and windows, the same request
     /// after request, so later ones write only `RateLimit` (as
     /// ratekeeper-tower keeps it).
-    policy: OnceLock<KeptPolicy>,
+    policy: OnceLock<core::KeptDraft8>,
 }
 
-/// A `RateLimit-Policy` value and the `(limit, window)` of each item it was
-/// written for (the names are the limiter's, fixed), as the start of the
-/// fields' text, with the start of each item's `RateLimit` value
-/// (`"name";r=`) as [`Decision::write_ratelimit`] wrote it: the names are
-/// quoted and checked there, once, and a request then writes only its
-/// numbers (as ratekeeper-tower does).
-struct KeptPolicy {
-    shape: Vec<(u64, Option<u64>)>,
-    value: String,
-    state_starts: Vec<Box<str>>,
-}
+/// Text written on the stack: the fields' text of the fast path (a longer
+/// one, of many policies or long names, takes the general path).
+type StackText = core::ShortText<256>;
 
-impl KeptPolicy {
-    fn fits(&self, decisions: &[Decision]) -> bool {
-        self.shape.len() == decisions.len()
-            && self
-                .shape
-                .iter()
-                .zip(decisions)
-                .all(|(&(limit, window), d)| limit == d.limit && window == d.window_secs())
-    }
-
-    /// Kept from the library's draft-8 `RateLimit-Policy` `value` for
-    /// `parts` and their names; `None` if an item's start is not found
-    /// (then every request takes the general path).
-    fn new<'a>(value: &str, parts: &[Decision], names: impl Iterator<Item = &'a str>) -> Option<Self> {
-        let state_starts = parts
-            .iter()
-            .zip(names)
-            .map(|(decision, name)| {
-                let mut item = String::new();
-                decision.write_ratelimit(name, &mut item).ok()?;
-                // The last `;r=` is the parameter's: an escaped name may
-                // hold one too, before it.
-                let end = item.rfind(";r=")? + 3;
-                Some(item[..end].into())
-            })
-            .collect::<Option<Vec<Box<str>>>>()?;
-        Some(KeptPolicy {
-            shape: parts.iter().map(|d| (d.limit, d.window_secs())).collect(),
-            value: value.to_owned(),
-            state_starts,
-        })
-    }
-
-    /// The `RateLimit` value of admitted `parts` (which
-    /// [`fits`](Self::fits)), into `out`: `None` if it does not fit there.
-    fn write(&self, parts: &[Decision], out: &mut StackText) -> Option<()> {
-        for (i, (decision, start)) in parts.iter().zip(&self.state_starts).enumerate() {
-            if i > 0 {
-                out.push(b", ")?;
-            }
-            out.push(start.as_bytes())?;
-            out.push_u64(decision.remaining)?;
-            if let Some(t) = decision.reset_after_secs() {
-                out.push(b";t=")?;
-                out.push_u64(t)?;
-            }
-        }
-        Some(())
-    }
-}
-
-/// ASCII text written on the stack: the fields' text of the fast path (a
-/// longer one, of many policies or long names, takes the general path).
-struct StackText {
-    len: usize,
-    bytes: [u8; 256],
-}
-
-impl StackText {
-    fn new() -> Self {
-        StackText { len: 0, bytes: [0; 256] }
-    }
-
-    fn push(&mut self, text: &[u8]) -> Option<()> {
-        let end = self.len + text.len();
-        self.bytes.get_mut(self.len..end)?.copy_from_slice(text);
-        self.len = end;
-        Some(())
-    }
-
-    /// `n` in decimal, without `core::fmt`'s machinery.
-    fn push_u64(&mut self, n: u64) -> Option<()> {
-        let mut digits = [0u8; ratekeeper::core::decision::U64_DIGITS];
-        let start = ratekeeper::core::decision::format_u64(n, &mut digits);
-        self.push(&digits[start..])
-    }
-
-    /// As a JavaScript string (Latin-1: the text is ASCII).
-    fn to_js(&self, env: sys::napi_env) -> Result<sys::napi_value, Failure> {
-        let mut out = ptr::null_mut();
-        // SAFETY: `bytes[..len]` is initialised ASCII (hence Latin-1): the
-        // kept starts were written by the library's checked writers, the
-        // rest are digits and separators.
-        let status =
-            unsafe { sys::napi_create_string_latin1(env, self.bytes.as_ptr().cast(), self.len as isize, &mut out) };
-        js::check(env, status, "create string")?;
-        Ok(out)
-    }
+/// A [`StackText`] as a JavaScript string (Latin-1: the text is ASCII).
+fn stack_text_to_js(text: &StackText, env: sys::napi_env) -> Result<sys::napi_value, Failure> {
+    let bytes = text.as_bytes();
+    let mut out = ptr::null_mut();
+    // SAFETY: `bytes` is initialised ASCII (hence Latin-1): the kept starts
+    // were written by the library's checked writers, the rest are digits
+    // and separators.
+    let status = unsafe { sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out) };
+    js::check(env, status, "create string")?;
+    Ok(out)
 }
 
 impl Limiter {
@@ -597,8 +511,8 @@ impl Limiter {
             if let Some(kept) = self.policy.get().filter(|kept| kept.fits(parts)) {
                 // The short form (see `FieldText`).
                 let mut text = StackText::new();
-                if kept.write(parts, &mut text).is_some() {
-                    return Ok(text.to_js(env)?);
+                if kept.write_ratelimit(parts, &mut text).is_some() {
+                    return Ok(stack_text_to_js(&text, env)?);
                 }
             }
         }
@@ -606,7 +520,7 @@ impl Limiter {
         if draft8_only && self.policy.get().is_none() {
             if let Some((_, value)) = fields.iter().find(|(name, _)| *name == FIELD_NAMES[RATELIMIT_POLICY]) {
                 let names = self.limiter.policy_names().iter().map(String::as_str);
-                if let Some(kept) = KeptPolicy::new(value, parts, names) {
+                if let Some(kept) = core::KeptDraft8::new(value, parts, names) {
                     let _ = self.policy.set(kept);
                 }
             }
@@ -698,7 +612,7 @@ fn respond(r: &Arc<Responder>, args: &Args) -> Result<Returned, Boxed> {
 /// it never changes.
 fn kept_policy(r: &Arc<Responder>, args: &Args) -> Result<Returned, Boxed> {
     Ok(match r.limiter.policy.get() {
-        Some(kept) => Returned::Value(js::latin1(args.env, &kept.value)?),
+        Some(kept) => Returned::Value(js::latin1(args.env, kept.policy())?),
         None => Returned::Undefined,
     })
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
-use ratekeeper::http::{response_fields, HeaderStyle, Policy};
+use ratekeeper::http::{response_fields, HeaderStyle, KeptDraft8, Policy, ShortText};
 use ratekeeper::Decision;
 use tower_layer::Layer;
 
@@ -76,26 +76,12 @@ pub(crate) struct Settings {
     pub(crate) policy_field: OnceLock<PolicyField>,
 }
 
-/// A `RateLimit-Policy` value and the `(limit, window)` of each policy it
-/// was written for (the names are the limiter's, fixed for the layer), with
-/// the start of each policy's item in `RateLimit` (`"name";r=`), as
-/// [`Decision::write_ratelimit`] wrote it.
+/// The draft-8 `RateLimit-Policy` value kept for the layer's policies (see
+/// [`KeptDraft8`]), and the same as a header value, cloned per response.
 #[derive(Clone)]
 pub(crate) struct PolicyField {
-    shape: Vec<(u64, Option<u64>)>,
+    kept: KeptDraft8,
     value: HeaderValue,
-    state_starts: Vec<Box<str>>,
-}
-
-impl PolicyField {
-    fn fits(&self, decisions: &[Decision]) -> bool {
-        self.shape.len() == decisions.len()
-            && self
-                .shape
-                .iter()
-                .zip(decisions)
-                .all(|(&(limit, window), d)| limit == d.limit && window == d.window_secs())
-    }
 }
 
 /// The header fields a response gets, with their names parsed once: none,
@@ -109,53 +95,6 @@ pub(crate) enum Fields {
 
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
-
-/// A value written on the stack, for the `RateLimit` field of the fast
-/// path: a value longer than this (many policies, long names) takes the
-/// general one.
-struct StackText {
-    len: usize,
-    bytes: [u8; 192],
-}
-
-impl StackText {
-    fn push(&mut self, text: &[u8]) -> Option<()> {
-        let end = self.len + text.len();
-        self.bytes.get_mut(self.len..end)?.copy_from_slice(text);
-        self.len = end;
-        Some(())
-    }
-
-    /// `n` in decimal, without `core::fmt`'s machinery.
-    fn push_u64(&mut self, n: u64) -> Option<()> {
-        let mut digits = [0u8; 20];
-        let (mut n, mut start) = (n, digits.len());
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.push(&digits[start..])
-    }
-}
-
-/// Where each policy's `RateLimit` item starts: its text up to its `r=`
-/// value, as [`Decision::write_ratelimit`] writes it (the name is quoted
-/// and checked there, once). The last `;r=` is the parameter's: an escaped
-/// name may hold one too, before it.
-fn state_starts<L: KeyedCheck>(limiter: &L, decisions: &[Decision]) -> Option<Vec<Box<str>>> {
-    (0..decisions.len())
-        .map(|i| {
-            let mut item = String::new();
-            decisions[i].write_ratelimit(limiter.policy_name(i), &mut item).ok()?;
-            let end = item.rfind(";r=")? + 3;
-            Some(item[..end].into())
-        })
-        .collect()
-}
 
 impl Settings {
     /// The rate-limit fields of `verdict` (and `Retry-After` for a refusal
@@ -195,9 +134,9 @@ impl Settings {
             // The names passed response_fields' check: later requests of
             // the same policies reuse this value and write only `RateLimit`.
             if let Some((_, value)) = fields.iter().find(|(name, _)| *name == RATELIMIT_POLICY) {
-                let shape = decisions.iter().map(|d| (d.limit, d.window_secs())).collect();
-                if let Some(state_starts) = state_starts(limiter, decisions) {
-                    let _ = self.policy_field.set(PolicyField { shape, value: value.clone(), state_starts });
+                let names = (0..decisions.len()).map(|i| limiter.policy_name(i));
+                if let Some(kept) = value.to_str().ok().and_then(|text| KeptDraft8::new(text, decisions, names)) {
+                    let _ = self.policy_field.set(PolicyField { kept, value: value.clone() });
                 }
             }
         }
@@ -210,20 +149,10 @@ impl Settings {
     /// (on the stack, then copied once). `None` sends the request down the
     /// general path.
     fn draft8_fields(&self, decisions: &[Decision]) -> Option<Fields> {
-        let policy = self.policy_field.get().filter(|kept| kept.fits(decisions))?;
-        let mut text = StackText { len: 0, bytes: [0; 192] };
-        for (i, (decision, start)) in decisions.iter().zip(&policy.state_starts).enumerate() {
-            if i > 0 {
-                text.push(b", ")?;
-            }
-            text.push(start.as_bytes())?;
-            text.push_u64(decision.remaining)?;
-            if let Some(t) = decision.reset_after_secs() {
-                text.push(b";t=")?;
-                text.push_u64(t)?;
-            }
-        }
-        let bytes = Bytes::copy_from_slice(&text.bytes[..text.len]);
+        let policy = self.policy_field.get().filter(|field| field.kept.fits(decisions))?;
+        let mut text = ShortText::<192>::new();
+        policy.kept.write_ratelimit(decisions, &mut text)?;
+        let bytes = Bytes::copy_from_slice(text.as_bytes());
         // SAFETY: the text is UTF-8 — pieces of strings Decision::write_ratelimit
         // wrote (its names printable ASCII), ASCII digits and separators —
         // and no header field value holds anything else (no CR, no LF).

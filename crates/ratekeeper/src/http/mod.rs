@@ -42,6 +42,7 @@
 
 mod client;
 mod fields;
+mod kept;
 mod limiter;
 mod limits;
 
@@ -50,5 +51,6 @@ pub use client::{
 };
 pub(crate) use fields::decimal;
 pub use fields::{response_fields, HeaderStyle, Policy};
+pub use kept::{KeptDraft8, ShortText};
 pub use limiter::{limiter_from_text, HttpLimiter, KeyedTextLimiter, LimiterTextError};
 pub use limits::{parse_limits, LimitsTextError, RateItem, TimeUnit};
