@@ -327,15 +327,24 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
         .expect("redis-server must be installed (scripts/setup.sh installs it)")
 }
 
-/// A free port below 55536: a cluster node also listens on its port + 10000.
+/// A free port whose port + 10000 is free too (a cluster node listens on
+/// both), both below the kernel's range of ephemeral ports: there, a port
+/// free now could be taken at any moment by an outgoing connection's local
+/// end (tests/redis/with-redis lost a cluster node that way in CI).
 fn free_port() -> u16 {
-    loop {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        if port <= 55_535 {
-            return port;
-        }
-    }
+    use std::hash::{BuildHasher, RandomState};
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap_or(32_768);
+    let (lowest, highest) = (10_000, ephemeral.min(65_536) - 10_000);
+    let random = RandomState::new();
+    (0u64..)
+        .map(|i| (lowest + random.hash_one(i) % (highest - lowest)) as u16)
+        .find(|&port| {
+            TcpListener::bind(("127.0.0.1", port)).is_ok() && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok()
+        })
+        .expect("a free port")
 }
 
 /// Seven users, each with an in-process limiter: what a batch of their
