@@ -192,6 +192,18 @@ export class Engine<Req> {
      */
     keptPolicy(): string;
     /**
+     * Sets the response fields of `text` (what `decide` returned, or an
+     * outcome's) with `set(target, name, value)`, the framework's own
+     * setter: the two fields of the short form as they are, or each field of
+     * the full text (`fieldList`'s loop, setting each rather than making an
+     * array).
+     * @template T
+     * @param {string} text
+     * @param {T} target
+     * @param {(target: T, name: string, value: string) => void} set
+     */
+    setFields<T>(text: string, target: T, set: (target: T, name: string, value: string) => void): void;
+    /**
      * A refusal's body, as built by the `body` option (or the default text).
      * @param {Req} request
      * @param {Decision} decision

@@ -318,6 +318,36 @@ class Engine {
   }
 
   /**
+   * Sets the response fields of `text` (what `decide` returned, or an
+   * outcome's) with `set(target, name, value)`, the framework's own
+   * setter: the two fields of the short form as they are, or each field of
+   * the full text (`fieldList`'s loop, setting each rather than making an
+   * array).
+   * @template T
+   * @param {string} text
+   * @param {T} target
+   * @param {(target: T, name: string, value: string) => void} set
+   */
+  setFields(text, target, set) {
+    const names = this.names;
+    if (text.charCodeAt(0) === SHORT_FORM) {
+      set(target, names[0], this.keptPolicy());
+      set(target, names[1], text);
+      return;
+    }
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf('\n', start);
+      const name = names[text.charCodeAt(start) - 48];
+      if (end === -1) {
+        set(target, name, text.slice(start + 1));
+        break;
+      }
+      set(target, name, text.slice(start + 1, end));
+      start = end + 1;
+    }
+  }
+
+  /**
    * @param {Key} key
    * @param {unknown} cost
    * @returns {Outcome | Promise<Outcome>}

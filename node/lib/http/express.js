@@ -7,7 +7,7 @@
  * @module
  */
 
-const { Engine, SHORT_FORM, isThenable } = require('./engine.js');
+const { Engine, isThenable } = require('./engine.js');
 
 /**
  * What the middleware reads of a request: Node's `IncomingMessage` (an
@@ -53,31 +53,7 @@ function rateLimit(options) {
   const engine = new Engine(options);
   const property = engine.requestProperty;
   const status = engine.statusCode;
-  const names = engine.names;
 
-  /**
-   * Sets the response fields of `text` (see `Engine.decide`).
-   * @param {string} text
-   * @param {Response} res
-   */
-  function setFields(text, res) {
-    if (text.charCodeAt(0) === SHORT_FORM) {
-      res.setHeader(names[0], engine.keptPolicy());
-      res.setHeader(names[1], text);
-      return;
-    }
-    // `fieldList`'s loop, setting each field rather than making an array.
-    for (let start = 0; start < text.length; ) {
-      const end = text.indexOf('\n', start);
-      const name = names[text.charCodeAt(start) - 48];
-      if (end === -1) {
-        res.setHeader(name, text.slice(start + 1));
-        break;
-      }
-      res.setHeader(name, text.slice(start + 1, end));
-      start = end + 1;
-    }
-  }
 
   /**
    * Puts the decision on the request, and goes on or answers.
@@ -104,7 +80,7 @@ function rateLimit(options) {
    * @param {Next} next
    */
   function send(outcome, req, res, next) {
-    setFields(outcome.text, res);
+    engine.setFields(outcome.text, res, setField);
     conclude(outcome.decision, req, res, next);
   }
 
@@ -119,7 +95,7 @@ function rateLimit(options) {
     if (typeof verdict === 'string') {
       // A local limit: its decision read now, before any other request.
       const decision = engine.decision();
-      setFields(verdict, res);
+      engine.setFields(verdict, res, setField);
       conclude(decision, req, res, next);
     } else if (verdict === null) next();
     else if (verdict instanceof Promise) verdict.then((o) => send(o, req, res, next), next);
@@ -146,6 +122,16 @@ function refuse(res, status, body) {
     if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.end(JSON.stringify(body));
   }
+}
+
+/**
+ * One response field, as the framework sets it.
+ * @param {Response} res
+ * @param {string} name
+ * @param {string} value
+ */
+function setField(res, name, value) {
+  res.setHeader(name, value);
 }
 
 module.exports = { rateLimit };

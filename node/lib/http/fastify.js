@@ -9,7 +9,7 @@
  * @module
  */
 
-const { Engine, OPTIONS, SHORT_FORM, isThenable } = require('./engine.js');
+const { Engine, OPTIONS, isThenable } = require('./engine.js');
 const native = require('../binding.js');
 const { readOptions } = require('../options.js');
 
@@ -121,31 +121,7 @@ function register(fastify, options) {
 function onRequest(engine) {
   const property = engine.requestProperty;
   const status = engine.statusCode;
-  const names = engine.names;
 
-  /**
-   * Sets the response fields of `text` (see `Engine.decide`).
-   * @param {string} text
-   * @param {FastifyReplyLike} reply
-   */
-  function setFields(text, reply) {
-    if (text.charCodeAt(0) === SHORT_FORM) {
-      reply.header(names[0], engine.keptPolicy());
-      reply.header(names[1], text);
-      return;
-    }
-    // `fieldList`'s loop, setting each field rather than making an array.
-    for (let start = 0; start < text.length; ) {
-      const end = text.indexOf('\n', start);
-      const name = names[text.charCodeAt(start) - 48];
-      if (end === -1) {
-        reply.header(name, text.slice(start + 1));
-        break;
-      }
-      reply.header(name, text.slice(start + 1, end));
-      start = end + 1;
-    }
-  }
 
   /**
    * Puts the decision on the request, and goes on or answers.
@@ -173,7 +149,7 @@ function onRequest(engine) {
    * @param {(error?: unknown) => void} done
    */
   function send(outcome, request, reply, done) {
-    setFields(outcome.text, reply);
+    engine.setFields(outcome.text, reply, setField);
     conclude(outcome.decision, request, reply, done);
   }
 
@@ -188,7 +164,7 @@ function onRequest(engine) {
     if (typeof verdict === 'string') {
       // A local limit: its decision read now, before any other request.
       const decision = engine.decision();
-      setFields(verdict, reply);
+      engine.setFields(verdict, reply, setField);
       conclude(decision, request, reply, done);
     } else if (verdict === null) done();
     else if (verdict instanceof Promise) verdict.then((o) => send(o, request, reply, done), done);
@@ -204,5 +180,15 @@ Object.defineProperties(fastifyRateLimit, {
   [Symbol.for('fastify.display-name')]: { value: 'ratekeeper' },
   [Symbol.for('plugin-meta')]: { value: Object.freeze({ name: 'ratekeeper', fastify: '4.x || 5.x' }) },
 });
+
+/**
+ * One response field, as the framework sets it.
+ * @param {FastifyReplyLike} reply
+ * @param {string} name
+ * @param {string} value
+ */
+function setField(reply, name, value) {
+  reply.header(name, value);
+}
 
 module.exports = { fastifyRateLimit };
